@@ -1,0 +1,51 @@
+# Conifer — the two commands a new machine needs: `make demo` and `make test`.
+# MPI=openmpi (default) or MPI=mpich selects the MPI a build targets; each gets its own
+# target directory (target/openmpi, target/mpich) so both can exist side by side.
+
+MPI ?= openmpi
+MPIS := openmpi mpich
+RANKS ?= 4
+TARGET_DIR = target/$(1)
+CARGO_FOR = CONIFER_MPI=$(1) CARGO_TARGET_DIR=$(call TARGET_DIR,$(1)) cargo
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: setup build demo test test-one lint bench spec spec-check clean
+
+setup:
+	@scripts/setup.sh --real-apps
+
+build: setup
+	$(call CARGO_FOR,$(MPI)) build --release
+
+demo: build
+	@scripts/demo.sh $(MPI) $(RANKS)
+
+test: setup lint spec-check
+	@for mpi in $(MPIS); do $(MAKE) --no-print-directory test-one MPI=$$mpi || exit 1; done
+
+test-one:
+	@echo "== building and testing with $(MPI)"
+	$(call CARGO_FOR,$(MPI)) build --release
+	$(call CARGO_FOR,$(MPI)) test --release --workspace
+
+lint:
+	cargo fmt --all -- --check
+	CONIFER_MPI=openmpi cargo clippy --release --workspace --all-targets -- -D warnings
+
+bench: build
+	@scripts/bench.sh $(MPI)
+
+# The normalized MPI function table is committed; `spec` regenerates it from pympistandard
+# and `spec-check` fails when the committed one differs from what the generator derives.
+spec: setup
+	python3 tools/gen-mpi-table.py crates/conifer-spec/mpi-functions.json
+
+spec-check: setup
+	@python3 tools/gen-mpi-table.py target/mpi-functions.check.json 2>/dev/null
+	@cmp -s target/mpi-functions.check.json crates/conifer-spec/mpi-functions.json || \
+	  { echo "crates/conifer-spec/mpi-functions.json is stale: run 'make spec' and commit it"; exit 1; }
+
+clean:
+	cargo clean
+	rm -rf target

@@ -1,0 +1,67 @@
+//! `conifer info`: the MPI this build targets and what its preload library wraps, read from
+//! the library itself.
+
+use std::ffi::{c_char, CStr};
+use std::process::ExitCode;
+
+/// Loads libconifer.so and returns the wrap report it was built with.
+fn wrap_report() -> Result<serde_json::Value, String> {
+    let library = crate::launch::preload_library()?;
+    let path = std::ffi::CString::new(library.as_os_str().as_encoded_bytes())
+        .map_err(|_| "library path contains a NUL byte".to_string())?;
+    // SAFETY: dlopen/dlsym with valid C strings; the symbol is `extern "C" fn() -> *const c_char`
+    // returning a static NUL-terminated string.
+    unsafe {
+        let handle = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+        if handle.is_null() {
+            let why = CStr::from_ptr(libc::dlerror())
+                .to_string_lossy()
+                .into_owned();
+            return Err(format!("cannot load {}: {why}", library.display()));
+        }
+        let symbol = libc::dlsym(handle, c"conifer_wrap_report".as_ptr());
+        if symbol.is_null() {
+            return Err(format!(
+                "{} is not a Conifer preload library",
+                library.display()
+            ));
+        }
+        let report: extern "C" fn() -> *const c_char = std::mem::transmute(symbol);
+        let text = CStr::from_ptr(report()).to_string_lossy().into_owned();
+        serde_json::from_str(&text).map_err(|e| format!("wrap report unreadable: {e}"))
+    }
+}
+
+/// Prints the wrap report.
+pub fn print(json: bool) -> Result<ExitCode, String> {
+    let report = wrap_report()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("JSON value prints")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let count = |key: &str| report[key].as_u64().unwrap_or(0);
+    let list = |key: &str| report[key].as_array().map(Vec::len).unwrap_or(0);
+    println!(
+        "built for         {}",
+        report["mpi"].as_str().unwrap_or("?")
+    );
+    println!(
+        "MPI library       {}",
+        report["library"].as_str().unwrap_or("?")
+    );
+    println!(
+        "C wrappers        {} of the library's {} exported MPI_* functions ({} without a PMPI_ entry)",
+        count("c_wrapped"),
+        count("library_mpi_functions"),
+        list("c_not_wrapped")
+    );
+    println!(
+        "Fortran wrappers  {} procedures x 4 manglings = {} symbols",
+        count("fortran_wrapped"),
+        count("fortran_symbols")
+    );
+    Ok(ExitCode::SUCCESS)
+}

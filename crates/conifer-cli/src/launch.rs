@@ -1,0 +1,141 @@
+//! `conifer exec` and `conifer run`: start programs with libconifer.so preloaded.
+
+use clap::Args;
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+/// Options that control tracing, shared by `exec` and `run`; passed to the ranks as
+/// environment variables so they reach the preload library under any launcher.
+#[derive(Args, Clone)]
+pub struct TraceOptions {
+    /// Trace file to write (default: `<program>-<ranks>r.cft` in the working directory;
+    /// also `CONIFER_OUT`).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+}
+
+impl TraceOptions {
+    fn as_env(&self) -> Vec<(&'static str, OsString)> {
+        let mut env = Vec::new();
+        if let Some(path) = &self.output {
+            env.push(("CONIFER_OUT", absolute(path).into_os_string()));
+        }
+        env
+    }
+
+    fn as_args(&self) -> Vec<OsString> {
+        let mut args = Vec::new();
+        if let Some(path) = &self.output {
+            args.push("-o".into());
+            args.push(absolute(path).into_os_string());
+        }
+        args
+    }
+}
+
+fn absolute(path: &std::path::Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Finds libconifer.so: `CONIFER_LIB`, else next to the `conifer` binary (as cargo builds
+/// them), else in `../lib` relative to it (as installed).
+pub fn preload_library() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("CONIFER_LIB") {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "CONIFER_LIB={} does not exist; unset it or point it to libconifer.so",
+                path.display()
+            ))
+        };
+    }
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate the conifer binary: {e}"))?;
+    let dir = exe.parent().unwrap_or(std::path::Path::new("."));
+    [dir.join("libconifer.so"), dir.join("../lib/libconifer.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "libconifer.so not found next to {}; build it with `make build` or set CONIFER_LIB",
+                exe.display()
+            )
+        })
+}
+
+/// Replaces this process with `program`, libconifer.so preloaded (after anything already in
+/// `LD_PRELOAD`, which keeps its precedence).
+pub fn exec(options: &TraceOptions, program: &[String]) -> Result<ExitCode, String> {
+    let library = preload_library()?;
+    let mut preload = OsString::new();
+    if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
+        preload.push(existing);
+        preload.push(":");
+    }
+    preload.push(library.as_os_str());
+    let error = Command::new(&program[0])
+        .args(&program[1..])
+        .env("LD_PRELOAD", preload)
+        .envs(options.as_env())
+        .exec();
+    Err(format!("cannot run {}: {error}", program[0]))
+}
+
+/// The launcher of the MPI this conifer is built for, and the flags this machine needs.
+fn launcher(ranks: u32) -> (String, Vec<String>, Vec<(&'static str, &'static str)>) {
+    let mpi = env!("CONIFER_BUILT_FOR_MPI");
+    let mut flags = vec!["-n".to_string(), ranks.to_string()];
+    let mut env = Vec::new();
+    if mpi == "openmpi" {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        if ranks as usize > cores {
+            flags.push("--oversubscribe".into());
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            env.push(("OMPI_ALLOW_RUN_AS_ROOT", "1"));
+            env.push(("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"));
+        }
+    }
+    (format!("mpirun.{mpi}"), flags, env)
+}
+
+/// Runs `program` on `ranks` ranks under this MPI's launcher, each rank through `conifer exec`.
+pub fn run(
+    ranks: u32,
+    launcher_args: &[String],
+    options: &TraceOptions,
+    program: &[String],
+) -> Result<ExitCode, String> {
+    if ranks == 0 {
+        return Err("-n must be at least 1".into());
+    }
+    preload_library()?;
+    let me =
+        std::env::current_exe().map_err(|e| format!("cannot locate the conifer binary: {e}"))?;
+    let (launcher, flags, env) = launcher(ranks);
+    let status = Command::new(&launcher)
+        .args(flags)
+        .args(launcher_args)
+        .arg(me)
+        .arg("exec")
+        .args(options.as_args())
+        .arg("--")
+        .args(program)
+        .envs(env)
+        .status()
+        .map_err(|e| {
+            format!("cannot start {launcher}: {e}; is this MPI installed (scripts/setup.sh)?")
+        })?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
+        None => ExitCode::FAILURE,
+    })
+}

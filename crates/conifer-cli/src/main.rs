@@ -1,0 +1,79 @@
+//! `conifer`: launch traced MPI runs and read the traces they leave.
+
+mod info;
+mod launch;
+mod stats;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Conifer: complete, compressed MPI tracing.
+#[derive(Parser)]
+#[command(name = "conifer", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Trace one rank: set up the preload and exec the program (`mpirun -n 4 conifer exec ./app`).
+    Exec {
+        #[command(flatten)]
+        options: launch::TraceOptions,
+        /// The program and its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        program: Vec<String>,
+    },
+    /// Launch a traced run with the MPI Conifer was built for (`conifer run -n 4 ./app`).
+    Run {
+        /// Number of ranks.
+        #[arg(short = 'n', long = "np")]
+        ranks: u32,
+        /// Extra argument for the MPI launcher (repeatable), e.g. `--launcher-arg=--bind-to=none`.
+        #[arg(long = "launcher-arg", allow_hyphen_values = true)]
+        launcher_args: Vec<String>,
+        #[command(flatten)]
+        options: launch::TraceOptions,
+        /// The program and its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        program: Vec<String>,
+    },
+    /// Per-function call counts and facts about the run.
+    Stats {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Which MPI this Conifer is built for and what its preload library wraps.
+    Info {
+        /// Print JSON instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Exec { options, program } => launch::exec(&options, &program),
+        Command::Run {
+            ranks,
+            launcher_args,
+            options,
+            program,
+        } => launch::run(ranks, &launcher_args, &options, &program),
+        Command::Stats { file, json } => stats::print(&file, json),
+        Command::Info { json } => info::print(json),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("conifer: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Generates the C-ABI wrappers: one `MPI_X` per `PMPI_X` that the installed `mpi.h` declares and
+//! the installed library exports, with the exact parameter types bindgen read from `mpi.h`.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+use std::collections::BTreeSet;
+use syn::{FnArg, ForeignItem, Item, Pat, Signature};
+
+/// A C function to wrap: its name without the `P` and its signature from `mpi.h`.
+pub struct CFunction {
+    /// `MPI_Send`.
+    pub name: String,
+    /// The `PMPI_Send` declaration as bindgen rendered it.
+    pub signature: Signature,
+}
+
+/// The `PMPI_*` declarations in bindgen's output whose `MPI_*` and `PMPI_*` names the library
+/// exports, sorted by name.
+pub fn declared_and_exported(bindings: &str, exported: &BTreeSet<String>) -> Vec<CFunction> {
+    let file = syn::parse_file(bindings).expect("bindgen output parses as Rust");
+    let mut out = Vec::new();
+    for item in file.items {
+        let Item::ForeignMod(block) = item else {
+            continue;
+        };
+        for foreign in block.items {
+            let ForeignItem::Fn(f) = foreign else {
+                continue;
+            };
+            let pmpi = f.sig.ident.to_string();
+            let Some(name) = pmpi.strip_prefix('P').map(str::to_string) else {
+                continue;
+            };
+            if exported.contains(&pmpi) && exported.contains(&name) {
+                out.push(CFunction {
+                    name,
+                    signature: f.sig,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// What a wrapper does besides recording, for the few calls that drive the runtime.
+pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream) {
+    match name {
+        "MPI_Init" | "MPI_Init_thread" => (
+            quote! {},
+            quote! { if call.is_outermost() { crate::runtime::after_init(); } },
+        ),
+        "MPI_Finalize" => (
+            quote! { if call.is_outermost() { crate::runtime::before_finalize(); } },
+            quote! {},
+        ),
+        _ => (quote! {}, quote! {}),
+    }
+}
+
+/// The wrapper of one C function, recorded under function id `id`.
+pub fn wrapper(function: &CFunction, id: u16) -> TokenStream {
+    let mut sig = function.signature.clone();
+    sig.ident = Ident::new(&function.name, Span::call_site());
+    // C variadics cannot be defined in stable Rust; MPI_Pcontrol's extra arguments are
+    // implementation-defined and ignored by every PMPI, so the wrapper takes the fixed ones.
+    sig.variadic = None;
+    sig.unsafety = Some(Default::default());
+    sig.abi = Some(syn::parse_quote!(extern "C"));
+    let pmpi = &function.signature.ident;
+    let args: Vec<&Pat> = sig
+        .inputs
+        .iter()
+        .map(|a| match a {
+            FnArg::Typed(t) => &*t.pat,
+            FnArg::Receiver(_) => unreachable!("foreign functions have no receiver"),
+        })
+        .collect();
+    let (before, after) = lifecycle_hooks(&function.name);
+    quote! {
+        #[no_mangle]
+        pub #sig {
+            let call = crate::runtime::CallGuard::enter(#id);
+            #before
+            let ret = crate::mpi::#pmpi(#(#args),*);
+            #after
+            drop(call);
+            ret
+        }
+    }
+}

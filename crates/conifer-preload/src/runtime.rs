@@ -1,0 +1,67 @@
+//! The per-process tracing state every wrapper touches: a per-thread nesting depth, so that
+//! only the outermost MPI call of a thread is recorded (MPICH's Fortran library calls the C
+//! `MPI_*` functions; MPI libraries may call their own public functions), and the per-function
+//! call counters.
+
+use crate::wrappers::FUNCTION_NAMES;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+const FUNCTION_COUNT: usize = FUNCTION_NAMES.len();
+
+static CALL_COUNTS: [AtomicU64; FUNCTION_COUNT] = [const { AtomicU64::new(0) }; FUNCTION_COUNT];
+static RECORDING: AtomicBool = AtomicBool::new(true);
+
+thread_local! {
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Held by a wrapper for the duration of one MPI call.
+pub struct CallGuard {
+    outermost: bool,
+}
+
+impl CallGuard {
+    /// Enters an MPI call of function `id`; records it if it is the thread's outermost one.
+    #[inline(always)]
+    pub fn enter(id: u16) -> CallGuard {
+        let outermost = DEPTH.with(|depth| {
+            let d = depth.get();
+            depth.set(d + 1);
+            d == 0
+        });
+        if outermost && RECORDING.load(Ordering::Relaxed) {
+            CALL_COUNTS[id as usize].fetch_add(1, Ordering::Relaxed);
+        }
+        CallGuard { outermost }
+    }
+
+    /// True when no other wrapper of this thread is active: the call came from the application.
+    #[inline(always)]
+    pub fn is_outermost(&self) -> bool {
+        self.outermost
+    }
+}
+
+impl Drop for CallGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        DEPTH.with(|depth| depth.set(depth.get() - 1));
+    }
+}
+
+/// Called once MPI is initialised (after `MPI_Init` / `MPI_Init_thread` returned).
+pub fn after_init() {
+    crate::finalize::remember_start();
+}
+
+/// Called at the start of the application's `MPI_Finalize`, while MPI still works: stops
+/// recording and writes the trace.
+pub fn before_finalize() {
+    RECORDING.store(false, Ordering::Relaxed);
+    let counts: Vec<u64> = CALL_COUNTS
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .collect();
+    crate::finalize::write_trace(&counts);
+}

@@ -1,0 +1,12 @@
+//! Conifer's trace data model and the `.cft` file format.
+//!
+//! A `.cft` file is a magic number, a format version, and a sequence of length-prefixed,
+//! CRC-32-checked sections ending with an `END` section (see `docs/format.md`). The reader
+//! rejects foreign, truncated, corrupted or newer files with a [`FormatError`] that says so in
+//! one line.
+
+mod container;
+mod model;
+
+pub use container::{read_sections, write_sections, FormatError, Section, FORMAT_VERSION, MAGIC};
+pub use model::{FunctionCounts, Language, Metadata, Trace};
