@@ -1,0 +1,143 @@
+//! Helpers shared by the integration tests: which MPI this build targets, how to launch real
+//! MPI programs with and without Conifer, and how to read what they print.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The MPI this build targets (`CONIFER_MPI`, as for the build; Open MPI when unset).
+pub fn mpi() -> String {
+    std::env::var("CONIFER_MPI").unwrap_or_else(|_| "openmpi".into())
+}
+
+/// True for MPICH, which busy-polls: tests keep it at few ranks and iterations.
+pub fn is_mpich() -> bool {
+    mpi() == "mpich"
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The `conifer` binary under test.
+pub fn conifer() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_conifer"))
+}
+
+/// MPI runs are serialised: this machine has 2 cores and oversubscribed runs in parallel
+/// would only make each slower (MPICH by orders of magnitude).
+pub fn mpi_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = conifer().parent().unwrap().join("test-scratch").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Builds the test apps once for this MPI and returns their directory.
+pub fn apps_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = conifer().parent().unwrap().join("apps");
+        let status = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(repo_root().join("tests/apps"))
+            .arg(format!("MPI={}", mpi()))
+            .arg(format!("OUT={}", out.display()))
+            .status()
+            .expect("make runs");
+        assert!(status.success(), "building the test apps failed");
+        out
+    })
+    .clone()
+}
+
+/// The launcher command line for `ranks` ranks of this MPI, as a user would type it.
+pub fn mpirun(ranks: u32) -> Command {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("300")
+        .arg(format!("mpirun.{}", mpi()))
+        .arg("-n")
+        .arg(ranks.to_string());
+    if mpi() == "openmpi" {
+        cmd.arg("--oversubscribe");
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    }
+    cmd
+}
+
+/// Runs a command to completion and fails the test, showing its output, if it did not succeed.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("command starts");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The lines of `text` that start with `prefix`, sorted (ranks print in any order).
+pub fn lines_with(text: &[u8], prefix: &str) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(text)
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// The apps' own call counts: `COUNT rank=R MPI_Name N` lines, as (rank, name) → N.
+pub fn app_counts(stdout: &[u8]) -> BTreeMap<(u32, String), u64> {
+    lines_with(stdout, "COUNT ")
+        .iter()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(fields.len(), 4, "malformed count line {line:?}");
+            let rank = fields[1].strip_prefix("rank=").unwrap().parse().unwrap();
+            ((rank, fields[2].to_string()), fields[3].parse().unwrap())
+        })
+        .collect()
+}
+
+/// `conifer stats --json` of a trace.
+pub fn stats_json(trace: &Path) -> serde_json::Value {
+    let out = run_ok(
+        Command::new(conifer())
+            .arg("stats")
+            .arg("--json")
+            .arg(trace),
+    );
+    serde_json::from_slice(&out.stdout).expect("stats --json prints JSON")
+}
+
+/// The per-rank counts a trace reports, summed over bindings, as (rank, name) → N (zeros omitted).
+pub fn traced_counts(stats: &serde_json::Value) -> BTreeMap<(u32, String), u64> {
+    let mut counts = BTreeMap::new();
+    for f in stats["functions_per_rank"].as_array().unwrap() {
+        let name = f["name"].as_str().unwrap().to_string();
+        for (rank, n) in f["per_rank"].as_array().unwrap().iter().enumerate() {
+            let n = n.as_u64().unwrap();
+            if n > 0 {
+                *counts.entry((rank as u32, name.clone())).or_insert(0) += n;
+            }
+        }
+    }
+    counts
+}
