@@ -64,6 +64,49 @@ def fortran_params(params):
     return out
 
 
+#: Procedures removed from the standard in MPI-3.0 that Open MPI 4.1 and MPICH 4.0 still export
+#: (old codes call them), in MPI-2.2's definition: (name, [(param, kind, direction, length)]).
+REMOVED_IN_MPI3 = [
+    ("MPI_Address", [("location", "BUFFER", "in", None), ("address", "DISPLACEMENT", "out", None)]),
+    ("MPI_Errhandler_create", [("function", "FUNCTION", "in", None), ("errhandler", "ERRHANDLER", "out", None)]),
+    ("MPI_Errhandler_get", [("comm", "COMMUNICATOR", "in", None), ("errhandler", "ERRHANDLER", "out", None)]),
+    ("MPI_Errhandler_set", [("comm", "COMMUNICATOR", "in", None), ("errhandler", "ERRHANDLER", "in", None)]),
+    ("MPI_Type_extent", [("datatype", "DATATYPE", "in", None), ("extent", "DISPLACEMENT", "out", None)]),
+    ("MPI_Type_lb", [("datatype", "DATATYPE", "in", None), ("displacement", "DISPLACEMENT", "out", None)]),
+    ("MPI_Type_ub", [("datatype", "DATATYPE", "in", None), ("displacement", "DISPLACEMENT", "out", None)]),
+    ("MPI_Type_hvector", [
+        ("count", "XFER_NUM_ELEM_NNI", "in", None), ("blocklength", "XFER_NUM_ELEM_NNI", "in", None),
+        ("stride", "DISPLACEMENT", "in", None), ("oldtype", "DATATYPE", "in", None),
+        ("newtype", "DATATYPE", "out", None)]),
+    ("MPI_Type_hindexed", [
+        ("count", "ARRAY_LENGTH_NNI", "in", None), ("array_of_blocklengths", "XFER_NUM_ELEM_NNI", "in", "count"),
+        ("array_of_displacements", "DISPLACEMENT", "in", "count"), ("oldtype", "DATATYPE", "in", None),
+        ("newtype", "DATATYPE", "out", None)]),
+    ("MPI_Type_struct", [
+        ("count", "ARRAY_LENGTH_NNI", "in", None), ("array_of_blocklengths", "XFER_NUM_ELEM_NNI", "in", "count"),
+        ("array_of_displacements", "DISPLACEMENT", "in", "count"), ("array_of_types", "DATATYPE", "in", "count"),
+        ("newtype", "DATATYPE", "out", None)]),
+]
+
+
+def removed_procedures():
+    """Table entries for REMOVED_IN_MPI3 (C and Fortran bindings, deprecated)."""
+    out = []
+    for name, params in REMOVED_IN_MPI3:
+        c_params = [
+            {
+                "name": pname, "kind": kind, "dir": direction, "const": False,
+                "length": normalize_length(length), "optional": False, "root_only": False,
+                "c_base_type": std.KINDS[kind.lower()]._iso_c_small,
+            }
+            for pname, kind, direction, length in params
+        ]
+        fortran = [{"name": p[0], "string": False} for p in params] + [{"name": "ierror", "string": False}]
+        out.append(dict(name=name, large_count=False, c=True, fortran=True, deprecated=True,
+                        return_kind="ERROR_CODE", params=c_params, fortran_params=fortran))
+    return out
+
+
 def main(apis_path, out_path):
     with open(apis_path) as f:
         apis = json.load(f)
@@ -102,6 +145,8 @@ def main(apis_path, out_path):
                     fortran_params=[],
                 )
             )
+    functions += removed_procedures()
+    functions.sort(key=lambda fn: fn["name"])
     with open(out_path, "w") as f:
         # One function per line: small diffs when the standard changes, easy to grep.
         f.write('{"source": %s,\n "functions": [\n' % json.dumps("pympistandard " + std_version()))

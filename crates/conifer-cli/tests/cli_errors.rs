@@ -1,0 +1,94 @@
+//! Bad input gets one clear line on stderr and a non-zero exit, never a panic.
+
+mod common;
+
+use common::*;
+use std::process::{Command, Output};
+
+fn conifer_fails(args: &[&str]) -> String {
+    let out: Output = Command::new(conifer()).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "conifer {args:?} succeeded");
+    assert!(
+        !stderr.contains("panicked"),
+        "conifer {args:?} panicked:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("RUST_BACKTRACE"),
+        "conifer {args:?} printed a backtrace hint"
+    );
+    stderr
+}
+
+fn one_line(stderr: &str) -> &str {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line, got:\n{stderr}");
+    lines[0]
+}
+
+#[test]
+fn missing_trace_file() {
+    let err = conifer_fails(&["stats", "/nonexistent/run.cft"]);
+    assert!(
+        one_line(&err).contains("cannot read /nonexistent/run.cft"),
+        "{err}"
+    );
+}
+
+#[test]
+fn foreign_file() {
+    let err = conifer_fails(&["stats", conifer().to_str().unwrap()]);
+    assert!(one_line(&err).contains("not a Conifer trace"), "{err}");
+}
+
+#[test]
+fn truncated_and_corrupted_traces() {
+    let dir = scratch("cli-errors");
+    let trace = dir.join("ring.cft");
+    {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new("timeout")
+                .arg("300")
+                .arg(conifer())
+                .args(["run", "-n", "2", "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join("ring"))
+                .arg("3")
+                .current_dir(&dir),
+        );
+    }
+    let bytes = std::fs::read(&trace).unwrap();
+    let cut = dir.join("cut.cft");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let err = conifer_fails(&["stats", cut.to_str().unwrap()]);
+    assert!(one_line(&err).contains("truncated"), "{err}");
+
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x20;
+    let bad = dir.join("bad.cft");
+    std::fs::write(&bad, &flipped).unwrap();
+    let err = conifer_fails(&["stats", bad.to_str().unwrap()]);
+    assert!(one_line(&err).contains("corrupted"), "{err}");
+}
+
+#[test]
+fn program_that_does_not_exist() {
+    let err = conifer_fails(&["exec", "/nonexistent/app"]);
+    assert!(
+        one_line(&err).contains("cannot run /nonexistent/app"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_flag_is_named() {
+    let err = conifer_fails(&["stats", "--frobnicate", "x.cft"]);
+    assert!(err.contains("--frobnicate"), "{err}");
+}
+
+#[test]
+fn zero_ranks() {
+    let err = conifer_fails(&["run", "-n", "0", "./app"]);
+    assert!(one_line(&err).contains("-n must be at least 1"), "{err}");
+}

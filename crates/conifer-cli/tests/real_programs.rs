@@ -1,0 +1,170 @@
+//! Packaged MPI programs not written here (Debian's LAMMPS, mpi4py and NetPIPE) run under
+//! Conifer with unchanged output, and their traces agree with what the programs are known to do.
+//! LAMMPS and mpi4py are built against Open MPI in Debian; NetPIPE exists for both MPIs.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn traced(ranks: u32, trace: &Path, program: &[&str], dir: &Path) -> std::process::Output {
+    run_ok(
+        mpirun(ranks)
+            .arg(conifer())
+            .arg("exec")
+            .arg("-o")
+            .arg(trace)
+            .args(program)
+            .current_dir(dir),
+    )
+}
+
+fn untraced(ranks: u32, program: &[&str], dir: &Path) -> std::process::Output {
+    run_ok(mpirun(ranks).args(program).current_dir(dir))
+}
+
+/// Per-rank calls of `name` in a trace.
+fn per_rank(stats: &serde_json::Value, name: &str) -> Vec<u64> {
+    let ranks = stats["ranks"].as_u64().unwrap() as usize;
+    let counts = traced_counts(stats);
+    (0..ranks as u32)
+        .map(|r| counts.get(&(r, name.to_string())).copied().unwrap_or(0))
+        .collect()
+}
+
+/// LAMMPS's thermodynamic output: the table between the `Step` header and `Loop time`.
+fn thermo_table(stdout: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(stdout);
+    text.lines()
+        .skip_while(|l| !l.trim_start().starts_with("Step"))
+        .take_while(|l| !l.starts_with("Loop time"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn lammps_melt_output_is_unchanged() {
+    if is_mpich() || !Path::new("/usr/bin/lmp").exists() {
+        return; // Debian's LAMMPS is built against Open MPI
+    }
+    let dir = scratch("lammps");
+    let input = "/usr/share/lammps/examples/melt/in.melt";
+    let _lock = mpi_lock();
+    let plain = untraced(4, &["lmp", "-in", input], &dir);
+    let trace = dir.join("lmp.cft");
+    let with = traced(4, &trace, &["lmp", "-in", input], &dir);
+    let table = thermo_table(&plain.stdout);
+    assert!(
+        table.len() > 3,
+        "LAMMPS printed no thermo table:\n{}",
+        String::from_utf8_lossy(&plain.stdout)
+    );
+    assert_eq!(
+        thermo_table(&with.stdout),
+        table,
+        "LAMMPS's physics changed under Conifer"
+    );
+
+    let stats = stats_json(&trace);
+    assert_eq!(stats["ranks"], 4);
+    assert_eq!(per_rank(&stats, "MPI_Init"), vec![1; 4]);
+    assert_eq!(per_rank(&stats, "MPI_Finalize"), vec![1; 4]);
+    // Every halo message LAMMPS posts with Irecv is completed by one Wait.
+    assert_eq!(per_rank(&stats, "MPI_Irecv"), per_rank(&stats, "MPI_Wait"));
+    assert!(per_rank(&stats, "MPI_Irecv").iter().all(|&n| n > 100));
+}
+
+#[test]
+fn mpi4py_ringtest_sends_what_it_is_asked_to() {
+    if is_mpich() || !Path::new("/usr/lib/python3/dist-packages/mpi4py").exists() {
+        return; // Debian's mpi4py is built against Open MPI
+    }
+    let dir = scratch("mpi4py");
+    let trace = dir.join("ring.cft");
+    // Debian's interpreter: the python3 first on PATH may be another build without mpi4py.
+    let program = [
+        "/usr/bin/python3",
+        "-m",
+        "mpi4py.bench",
+        "ringtest",
+        "-n",
+        "1000",
+        "-s",
+        "5",
+        "-l",
+        "50",
+    ];
+    let _lock = mpi_lock();
+    let plain = untraced(4, &program, &dir);
+    let with = traced(4, &trace, &program, &dir);
+    let shape = |out: &[u8]| {
+        String::from_utf8_lossy(out)
+            .lines()
+            .map(|l| l.split(" = ").next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&with.stdout), shape(&plain.stdout));
+    assert!(shape(&plain.stdout)[0].starts_with("time for 50 loops"));
+
+    let stats = stats_json(&trace);
+    // ringtest: every rank sends and receives once per warm-up and timed loop (5 + 50).
+    assert_eq!(per_rank(&stats, "MPI_Send"), vec![55; 4]);
+    assert_eq!(per_rank(&stats, "MPI_Recv"), vec![55; 4]);
+    assert_eq!(
+        per_rank(&stats, "MPI_Init_thread"),
+        vec![1; 4],
+        "mpi4py initialises with MPI_Init_thread"
+    );
+}
+
+#[test]
+fn netpipe_runs_and_its_messages_match_up() {
+    let binary = if is_mpich() { "NPmpich2" } else { "NPopenmpi" };
+    if Command::new("which")
+        .arg(binary)
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(true)
+    {
+        panic!("{binary} is not installed: run scripts/setup.sh --real-apps");
+    }
+    let dir = scratch("netpipe");
+    let trace = dir.join("np.cft");
+    let _lock = mpi_lock();
+    let plain = untraced(2, &[binary, "-u", "64", "-o", "plain.out"], &dir);
+    let with = traced(2, &trace, &[binary, "-u", "64", "-o", "traced.out"], &dir);
+    // NetPIPE's result file has one line per message size: bytes, Mbps, seconds.
+    let sizes = |file: &str| {
+        std::fs::read_to_string(dir.join(file))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    assert!(plain.status.success() && with.status.success());
+    assert!(
+        sizes("plain.out").len() > 10,
+        "NetPIPE measured too few sizes"
+    );
+    assert_eq!(
+        sizes("traced.out"),
+        sizes("plain.out"),
+        "NetPIPE measured other message sizes"
+    );
+
+    let stats = stats_json(&trace);
+    let sends = per_rank(&stats, "MPI_Send");
+    let recvs = per_rank(&stats, "MPI_Recv");
+    // Ping-pong: what one rank sends, the other receives.
+    assert_eq!(
+        (sends[0], sends[1]),
+        (recvs[1], recvs[0]),
+        "sends and receives do not pair up"
+    );
+    assert!(sends[0] > 1000);
+    let functions: BTreeMap<String, u64> =
+        serde_json::from_value(stats["functions"].clone()).unwrap();
+    assert_eq!(functions["MPI_Init"], 2);
+}
