@@ -27,14 +27,18 @@ test: setup lint spec-check
 test-one:
 	@echo "== building and testing with $(MPI)"
 	$(call CARGO_FOR,$(MPI)) build --release
-	$(call CARGO_FOR,$(MPI)) test --release --workspace
+	$(call CARGO_FOR,$(MPI)) nextest run --release --workspace --no-fail-fast
 
 lint:
 	cargo fmt --all -- --check
 	CONIFER_MPI=openmpi cargo clippy --release --workspace --all-targets -- -D warnings
 
-bench: build
-	@scripts/bench.sh $(MPI)
+# make bench [MPI=openmpi|mpich|all] [QUICK=1]: writes bench/results.md and bench/results.json.
+BENCH_MPIS = $(if $(filter all,$(MPI)),$(MPIS),$(MPI))
+bench: setup
+	@for mpi in $(BENCH_MPIS); do $(call CARGO_FOR,$$mpi) build --release || exit 1; done
+	$(call CARGO_FOR,openmpi) run --release -q -p conifer-bench -- $(if $(QUICK),--quick) \
+	  $(foreach m,$(BENCH_MPIS),--mpi $(m)) --out bench
 
 # The normalized MPI function table is committed; `spec` regenerates it from pympistandard
 # and `spec-check` fails when the committed one differs from what the generator derives.

@@ -10,6 +10,7 @@ apt_packages=(
   libopenmpi-dev openmpi-bin
   libmpich-dev mpich
   gfortran
+  time
 )
 if [[ "${1:-}" == "--real-apps" ]]; then
   apt_packages+=(lammps lammps-examples python3-mpi4py netpipe-openmpi netpipe-mpich2)

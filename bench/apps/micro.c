@@ -1,0 +1,60 @@
+/* Per-call cost microbenchmarks for `make bench`.
+ *   micro comm_rank N   N calls of MPI_Comm_rank
+ *   micro p2p N         N iterations of Irecv+Isend with both ring neighbours, Waitall
+ *   micro allreduce N   N Allreduces of one 8-byte double
+ * Rank 0 prints `NS_PER_ITER <ns>`: the loop's wall time (clock_gettime, after a barrier),
+ * divided by N, as the maximum over ranks. */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 3) {
+    if (rank == 0) fprintf(stderr, "usage: micro comm_rank|p2p|allreduce N\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const char *kind = argv[1];
+  long n = atol(argv[2]);
+  int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  double sendbuf[2] = {1.0, 2.0}, recvbuf[2];
+  MPI_Request reqs[4];
+  int r;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double start = now_ns();
+  if (strcmp(kind, "comm_rank") == 0) {
+    for (long i = 0; i < n; i++) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  } else if (strcmp(kind, "p2p") == 0) {
+    for (long i = 0; i < n; i++) {
+      MPI_Irecv(&recvbuf[0], 1, MPI_DOUBLE, left, 0, MPI_COMM_WORLD, &reqs[0]);
+      MPI_Irecv(&recvbuf[1], 1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &reqs[1]);
+      MPI_Isend(&sendbuf[0], 1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD, &reqs[2]);
+      MPI_Isend(&sendbuf[1], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &reqs[3]);
+      MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE);
+    }
+  } else if (strcmp(kind, "allreduce") == 0) {
+    for (long i = 0; i < n; i++) MPI_Allreduce(&sendbuf[0], &recvbuf[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  } else {
+    if (rank == 0) fprintf(stderr, "micro: unknown benchmark %s\n", kind);
+    MPI_Finalize();
+    return 2;
+  }
+  double elapsed = now_ns() - start, slowest;
+  MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("NS_PER_ITER %.1f\n", slowest / (double)n);
+  MPI_Finalize();
+  return 0;
+}

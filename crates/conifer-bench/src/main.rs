@@ -1,0 +1,163 @@
+//! `make bench`: Conifer's measurements in one reproducible table.
+//!
+//! Usage: `conifer-bench [--quick] --mpi openmpi [--mpi mpich] --out bench/`. Needs the
+//! builds of `make build MPI=<mpi>` (target/<mpi>/release).
+
+mod report;
+mod runner;
+mod suites;
+
+use report::Report;
+use runner::Setup;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+struct Options {
+    quick: bool,
+    mpis: Vec<String>,
+    out: PathBuf,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        quick: false,
+        mpis: Vec::new(),
+        out: PathBuf::from("bench"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => options.quick = true,
+            "--mpi" => options
+                .mpis
+                .push(args.next().ok_or("--mpi needs openmpi or mpich")?),
+            "--out" => options.out = PathBuf::from(args.next().ok_or("--out needs a directory")?),
+            other => {
+                return Err(format!(
+                    "unknown argument {other}; usage: conifer-bench [--quick] --mpi MPI --out DIR"
+                ))
+            }
+        }
+    }
+    if options.mpis.is_empty() {
+        options.mpis.push("openmpi".into());
+    }
+    if let Some(bad) = options
+        .mpis
+        .iter()
+        .find(|m| *m != "openmpi" && *m != "mpich")
+    {
+        return Err(format!("--mpi {bad}: use openmpi or mpich"));
+    }
+    Ok(options)
+}
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+fn build_programs(mpi: &str, dir: &str, out: &std::path::Path) -> Result<(), String> {
+    let status = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(repo_root().join(dir))
+        .arg(format!("MPI={mpi}"))
+        .arg(format!("OUT={}", out.display()))
+        .status()
+        .map_err(|e| format!("cannot run make: {e}"))?;
+    status
+        .success()
+        .then_some(())
+        .ok_or_else(|| format!("building {dir} for {mpi} failed"))
+}
+
+fn setup(mpi: &str) -> Result<Setup, String> {
+    let bin = repo_root().join("target").join(mpi).join("release");
+    if !bin.join("conifer").exists() || !bin.join("libconifer.so").exists() {
+        return Err(format!(
+            "no build for {mpi} in {}: run `make build MPI={mpi}` first",
+            bin.display()
+        ));
+    }
+    let apps = bin.join("apps");
+    let bench_apps = bin.join("bench-apps");
+    let scratch = bin.join("bench-scratch");
+    build_programs(mpi, "tests/apps", &apps)?;
+    build_programs(mpi, "bench/apps", &bench_apps)?;
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+    Ok(Setup {
+        mpi: mpi.into(),
+        bin,
+        apps,
+        bench_apps,
+        scratch,
+        root: repo_root(),
+    })
+}
+
+fn mpi_version(mpi: &str) -> String {
+    let out = Command::new(format!("mpirun.{mpi}"))
+        .arg("--version")
+        .output();
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    format!("{mpi}: {line}")
+}
+
+fn utc_now() -> String {
+    let out = Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output();
+    out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn run(options: &Options) -> Result<(), String> {
+    let mut tables = Vec::new();
+    let mut versions = Vec::new();
+    for mpi in &options.mpis {
+        eprintln!(
+            "== benchmarks on {mpi}{}",
+            if options.quick { " (QUICK)" } else { "" }
+        );
+        let setup = setup(mpi)?;
+        versions.push(mpi_version(mpi));
+        tables.extend(suites::all(&setup, options.quick)?);
+    }
+    let report = Report {
+        date: utc_now(),
+        cores: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        mpi_versions: versions,
+        quick: options.quick,
+        tables,
+    };
+    std::fs::create_dir_all(&options.out).map_err(|e| e.to_string())?;
+    let md = options.out.join("results.md");
+    let json = options.out.join("results.json");
+    std::fs::write(&md, report.markdown())
+        .map_err(|e| format!("cannot write {}: {e}", md.display()))?;
+    let text = serde_json::to_string_pretty(&report).expect("report serialises");
+    std::fs::write(&json, text).map_err(|e| format!("cannot write {}: {e}", json.display()))?;
+    eprintln!("== wrote {} and {}", md.display(), json.display());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match parse_args().and_then(|o| run(&o)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("conifer-bench: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Launching MPI programs with and without Conifer and timing them: wall time, what they
+//! print, the trace they leave, and each rank's peak memory (GNU time's `%M`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Where everything a benchmark needs lives.
+pub struct Setup {
+    /// The MPI (`openmpi` / `mpich`).
+    pub mpi: String,
+    /// `target/<mpi>/release`, with `conifer` and `libconifer.so`.
+    pub bin: PathBuf,
+    /// Built test apps.
+    pub apps: PathBuf,
+    /// Built benchmark programs.
+    pub bench_apps: PathBuf,
+    /// Scratch directory for traces and outputs.
+    pub scratch: PathBuf,
+    /// The repository root, stripped from commands shown in the report.
+    pub root: PathBuf,
+}
+
+/// One finished run.
+pub struct RunResult {
+    /// Wall time of the whole launch, seconds.
+    pub seconds: f64,
+    /// Standard output.
+    pub stdout: String,
+    /// Trace size in bytes (traced runs only).
+    pub trace_bytes: Option<u64>,
+    /// Peak resident memory of each rank in KiB (when measured).
+    pub peak_kib: Vec<u64>,
+}
+
+impl Setup {
+    /// The launcher prefix for `ranks` ranks, as a user types it on this machine.
+    pub fn mpirun(&self, ranks: u32) -> Vec<String> {
+        let mut cmd = vec![
+            "timeout".into(),
+            "600".into(),
+            format!("mpirun.{}", self.mpi),
+            "-n".into(),
+            ranks.to_string(),
+        ];
+        if self.mpi == "openmpi" {
+            cmd.push("--oversubscribe".into());
+        }
+        cmd
+    }
+
+    /// The full command line of one run: launcher, optionally `conifer exec -o TRACE`,
+    /// optionally GNU time per rank, then the program.
+    pub fn command(
+        &self,
+        ranks: u32,
+        traced: bool,
+        measure_memory: bool,
+        program: &[String],
+    ) -> Vec<String> {
+        let mut cmd = self.mpirun(ranks);
+        if traced {
+            cmd.push(self.bin.join("conifer").display().to_string());
+            cmd.extend([
+                "exec".into(),
+                "-o".into(),
+                self.trace_path().display().to_string(),
+            ]);
+        }
+        if measure_memory {
+            cmd.extend(["/usr/bin/time".into(), "-f".into(), "PEAK_KIB %M".into()]);
+        }
+        cmd.extend(program.iter().cloned());
+        cmd
+    }
+
+    /// A command line as the report shows it: paths relative to the repository root.
+    pub fn shown(&self, cmd: &[String]) -> String {
+        cmd.join(" ")
+            .replace(&format!("{}/", self.root.display()), "")
+    }
+
+    fn trace_path(&self) -> PathBuf {
+        self.scratch.join("bench.cft")
+    }
+
+    /// Runs a command line (from [`Setup::command`]) and measures it.
+    pub fn run(&self, cmd: &[String], traced: bool) -> Result<RunResult, String> {
+        let trace = self.trace_path();
+        let _ = std::fs::remove_file(&trace);
+        let start = Instant::now();
+        let out = Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .current_dir(&self.scratch)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", cmd[0]))?;
+        let seconds = start.elapsed().as_secs_f64();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if !out.status.success() {
+            return Err(format!(
+                "`{}` failed ({}): {}",
+                cmd.join(" "),
+                out.status,
+                last_line(&stderr)
+            ));
+        }
+        let peak_kib = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("PEAK_KIB ")?.trim().parse().ok())
+            .collect();
+        let trace_bytes = if traced {
+            Some(
+                std::fs::metadata(&trace)
+                    .map_err(|e| format!("no trace from `{}`: {e}", cmd.join(" ")))?
+                    .len(),
+            )
+        } else {
+            None
+        };
+        Ok(RunResult {
+            seconds,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            trace_bytes,
+            peak_kib,
+        })
+    }
+
+    /// Total MPI calls recorded in the last traced run's trace.
+    pub fn traced_calls(&self) -> Result<u64, String> {
+        let out = Command::new(self.bin.join("conifer"))
+            .arg("stats")
+            .arg("--json")
+            .arg(self.trace_path())
+            .output()
+            .map_err(|e| e.to_string())?;
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+        json["calls"]
+            .as_u64()
+            .ok_or_else(|| "stats without calls".into())
+    }
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+}
+
+/// The median of a non-empty sample.
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    }
+}
+
+/// Whether a path exists (for optional real programs).
+pub fn installed(path: &str) -> bool {
+    Path::new(path).exists()
+}

@@ -1,0 +1,335 @@
+//! The benchmark suites: per-call overhead, test-app wall time, trace size against ranks and
+//! iterations, packaged real programs, and peak memory per rank.
+
+use crate::report::Table;
+use crate::runner::{installed, median, Setup};
+use serde_json::{json, Value};
+
+/// Repetitions of each traced/untraced pair.
+fn repetitions(quick: bool) -> usize {
+    if quick {
+        3
+    } else {
+        5
+    }
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.into())
+}
+
+fn round(v: f64, digits: i32) -> Value {
+    let scale = 10f64.powi(digits);
+    json!((v * scale).round() / scale)
+}
+
+/// Runs untraced and traced alternately `reps` times; returns (untraced, traced) samples of
+/// `measure` and the traced command line.
+fn interleaved<T>(
+    setup: &Setup,
+    ranks: u32,
+    program: &[String],
+    reps: usize,
+    mut measure: impl FnMut(&crate::runner::RunResult) -> Result<T, String>,
+) -> Result<(Vec<T>, Vec<T>, String), String> {
+    let (mut plain, mut traced) = (Vec::new(), Vec::new());
+    let plain_cmd = setup.command(ranks, false, false, program);
+    let traced_cmd = setup.command(ranks, true, false, program);
+    for _ in 0..reps {
+        plain.push(measure(&setup.run(&plain_cmd, false)?)?);
+        traced.push(measure(&setup.run(&traced_cmd, true)?)?);
+    }
+    Ok((plain, traced, setup.shown(&traced_cmd)))
+}
+
+fn ns_per_iter(result: &crate::runner::RunResult) -> Result<f64, String> {
+    result
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("NS_PER_ITER ")?.trim().parse().ok())
+        .ok_or_else(|| format!("micro printed no NS_PER_ITER: {}", result.stdout))
+}
+
+fn per_call_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
+    let mut table = Table::new(
+        &format!("Per-call overhead ({})", setup.mpi),
+        "Tight loops on 2 ranks; loop time per iteration measured inside the program (slowest rank). \
+         Overhead per call = median over interleaved runs of (traced - untraced) / MPI calls per iteration.",
+        &["loop", "MPI calls/iter", "iterations", "untraced ns/iter", "traced ns/iter", "overhead ns/call"],
+    );
+    let scale = if quick { 1 } else { 4 };
+    let cases: [(&str, u32, u64); 3] = [
+        ("comm_rank", 1, 500_000 * scale),
+        ("p2p", 5, 5_000 * scale),
+        ("allreduce", 1, 5_000 * scale),
+    ];
+    for (kind, calls, iterations) in cases {
+        let iterations = if setup.mpi == "mpich" {
+            iterations / 5
+        } else {
+            iterations
+        };
+        let micro = setup.bench_apps.join("micro").display().to_string();
+        let program = vec![micro, kind.to_string(), iterations.to_string()];
+        let (plain, traced, cmd) =
+            interleaved(setup, 2, &program, repetitions(quick), ns_per_iter)?;
+        let diffs: Vec<f64> = plain
+            .iter()
+            .zip(&traced)
+            .map(|(p, t)| (t - p) / calls as f64)
+            .collect();
+        table.push(
+            vec![
+                s(kind),
+                json!(calls),
+                json!(iterations),
+                round(median(&plain), 1),
+                round(median(&traced), 1),
+                round(median(&diffs), 1),
+            ],
+            cmd,
+        );
+    }
+    Ok(table)
+}
+
+/// Test apps and their arguments for the wall-time table.
+fn test_apps(setup: &Setup) -> Vec<(&'static str, String)> {
+    let iterations = if setup.mpi == "mpich" { "10" } else { "100" };
+    [
+        "stencil2d",
+        "stencil2d_f",
+        "stencil3d",
+        "ring",
+        "ring_f",
+        "waitany",
+        "comms",
+        "datatypes",
+        "persistent",
+        "onesided",
+        "mpiio",
+        "threads",
+    ]
+    .into_iter()
+    .map(|a| (a, iterations.to_string()))
+    .collect()
+}
+
+fn app_wall_time(setup: &Setup, quick: bool) -> Result<Table, String> {
+    let mut table = Table::new(
+        &format!("Test apps: wall time with and without Conifer ({}, 4 ranks)", setup.mpi),
+        "Whole-launch wall time (mpirun to exit), median of interleaved runs; ratio = traced / untraced.",
+        &["app", "iterations", "untraced s", "traced s", "ratio", "trace bytes", "calls"],
+    );
+    for (app, iterations) in test_apps(setup) {
+        let program = vec![
+            setup.apps.join(app).display().to_string(),
+            iterations.clone(),
+        ];
+        let (plain, traced, cmd) =
+            interleaved(setup, 4, &program, repetitions(quick), |r| Ok(r.seconds))?;
+        let last = setup.run(&setup.command(4, true, false, &program), true)?;
+        let (p, t) = (median(&plain), median(&traced));
+        table.push(
+            vec![
+                s(app),
+                s(&iterations),
+                round(p, 3),
+                round(t, 3),
+                round(t / p, 3),
+                json!(last.trace_bytes),
+                json!(setup.traced_calls()?),
+            ],
+            cmd,
+        );
+    }
+    Ok(table)
+}
+
+fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
+    let mut table = Table::new(
+        &format!("Trace size against ranks and iterations ({})", setup.mpi),
+        "One traced run per row. Trace bytes should follow the number of distinct behaviours, not ranks or iterations.",
+        &["app", "ranks", "iterations", "trace bytes", "calls", "wall s"],
+    );
+    let ranks: &[u32] = match (setup.mpi.as_str(), quick) {
+        ("mpich", _) => &[4],
+        (_, true) => &[4, 16, 64],
+        _ => &[4, 9, 16, 27, 64],
+    };
+    let mut cases: Vec<(&str, u32, &str)> = Vec::new();
+    for &n in ranks {
+        cases.push(("stencil2d", n, "100"));
+        cases.push(("stencil3d", n, "100"));
+    }
+    let iterations: &[&str] = if quick {
+        &["100", "1000"]
+    } else {
+        &["100", "1000", "10000"]
+    };
+    for &it in iterations {
+        cases.push(("stencil2d", 4, it));
+    }
+    for (app, n, it) in cases {
+        let program = vec![setup.apps.join(app).display().to_string(), it.to_string()];
+        let cmd = setup.command(n, true, false, &program);
+        let r = setup.run(&cmd, true)?;
+        table.push(
+            vec![
+                s(app),
+                json!(n),
+                s(it),
+                json!(r.trace_bytes),
+                json!(setup.traced_calls()?),
+                round(r.seconds, 2),
+            ],
+            setup.shown(&cmd),
+        );
+    }
+    Ok(table)
+}
+
+/// Packaged MPI programs not written here, by MPI: (name, ranks, command).
+fn real_programs(setup: &Setup) -> Vec<(&'static str, u32, Vec<String>)> {
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut programs = Vec::new();
+    if setup.mpi == "openmpi" {
+        if installed("/usr/bin/lmp") {
+            programs.push((
+                "LAMMPS in.melt",
+                4,
+                owned(&["lmp", "-in", "/usr/share/lammps/examples/melt/in.melt"]),
+            ));
+        }
+        if installed("/usr/lib/python3/dist-packages/mpi4py") {
+            programs.push((
+                "mpi4py ringtest",
+                4,
+                owned(&[
+                    "/usr/bin/python3",
+                    "-m",
+                    "mpi4py.bench",
+                    "ringtest",
+                    "-n",
+                    "1024",
+                    "-l",
+                    "1000",
+                ]),
+            ));
+        }
+        if installed("/usr/bin/NPopenmpi") {
+            programs.push((
+                "NetPIPE (to 64 B)",
+                2,
+                owned(&["NPopenmpi", "-u", "64", "-o", "np.out"]),
+            ));
+        }
+    } else if installed("/usr/bin/NPmpich2") {
+        programs.push((
+            "NetPIPE (to 64 B)",
+            2,
+            owned(&["NPmpich2", "-u", "64", "-o", "np.out"]),
+        ));
+    }
+    programs
+}
+
+fn real_program_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
+    let mut table = Table::new(
+        &format!("Real programs not written here ({})", setup.mpi),
+        "Debian-packaged MPI programs; whole-launch wall time, median of interleaved runs.",
+        &[
+            "program",
+            "ranks",
+            "untraced s",
+            "traced s",
+            "ratio",
+            "trace bytes",
+            "calls",
+        ],
+    );
+    for (name, ranks, program) in real_programs(setup) {
+        let (plain, traced, cmd) =
+            interleaved(
+                setup,
+                ranks,
+                &program,
+                repetitions(quick),
+                |r| Ok(r.seconds),
+            )?;
+        let last = setup.run(&setup.command(ranks, true, false, &program), true)?;
+        let (p, t) = (median(&plain), median(&traced));
+        table.push(
+            vec![
+                s(name),
+                json!(ranks),
+                round(p, 3),
+                round(t, 3),
+                round(t / p, 3),
+                json!(last.trace_bytes),
+                json!(setup.traced_calls()?),
+            ],
+            cmd,
+        );
+    }
+    Ok(table)
+}
+
+fn peak_memory(setup: &Setup) -> Result<Table, String> {
+    let mut table = Table::new(
+        &format!("Peak memory per rank ({})", setup.mpi),
+        "GNU time's maximum resident set size of each rank (KiB); median and maximum over ranks.",
+        &[
+            "app",
+            "ranks",
+            "iterations",
+            "untraced median KiB",
+            "traced median KiB",
+            "untraced max KiB",
+            "traced max KiB",
+        ],
+    );
+    let iterations = if setup.mpi == "mpich" { "100" } else { "10000" };
+    let program = vec![
+        setup.apps.join("stencil2d").display().to_string(),
+        iterations.to_string(),
+    ];
+    let plain = setup.run(&setup.command(4, false, true, &program), false)?;
+    let cmd = setup.command(4, true, true, &program);
+    let traced = setup.run(&cmd, true)?;
+    let stats = |v: &[u64]| {
+        let f: Vec<f64> = v.iter().map(|&k| k as f64).collect();
+        (median(&f), f.iter().cloned().fold(0.0, f64::max))
+    };
+    if plain.peak_kib.len() != 4 || traced.peak_kib.len() != 4 {
+        return Err(
+            "GNU time did not report every rank's memory (is /usr/bin/time installed?)".into(),
+        );
+    }
+    let (pm, px) = stats(&plain.peak_kib);
+    let (tm, tx) = stats(&traced.peak_kib);
+    table.push(
+        vec![
+            s("stencil2d"),
+            json!(4),
+            s(iterations),
+            json!(pm),
+            json!(tm),
+            json!(px),
+            json!(tx),
+        ],
+        setup.shown(&cmd),
+    );
+    Ok(table)
+}
+
+/// Every suite, in report order.
+pub fn all(setup: &Setup, quick: bool) -> Result<Vec<Table>, String> {
+    Ok(vec![
+        per_call_overhead(setup, quick)?,
+        app_wall_time(setup, quick)?,
+        real_program_overhead(setup, quick)?,
+        trace_size_scaling(setup, quick)?,
+        peak_memory(setup)?,
+    ])
+}

@@ -1,0 +1,1 @@
+//! Conifer compression algorithms (under construction).
