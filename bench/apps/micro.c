@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
   int left = (rank + size - 1) % size, right = (rank + 1) % size;
   double sendbuf[2] = {1.0, 2.0}, recvbuf[2];
   MPI_Request reqs[4];
+  MPI_Status statuses[4];
   int r;
   MPI_Barrier(MPI_COMM_WORLD);
   double start = now_ns();
@@ -43,7 +44,7 @@ int main(int argc, char **argv) {
       MPI_Irecv(&recvbuf[1], 1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &reqs[1]);
       MPI_Isend(&sendbuf[0], 1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD, &reqs[2]);
       MPI_Isend(&sendbuf[1], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &reqs[3]);
-      MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE);
+      MPI_Waitall(4, reqs, statuses);
     }
   } else if (strcmp(kind, "allreduce") == 0) {
     for (long i = 0; i < n; i++) MPI_Allreduce(&sendbuf[0], &recvbuf[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -110,7 +110,7 @@ int main(int argc, char **argv)
     free(g);
     free(gn);
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (bad)
         tally_result(rank, "FAIL block (%d,%d) differs from serial reference", px, py);
     else if (gsum != refsum)

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
     free(gn);
 
     MPI(Comm_free, &cart);
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     int fail = bad || gsum != refsum || crank != rank;
     if (crank != rank)
         tally_result(rank, "FAIL cart rank %d != world rank", crank);

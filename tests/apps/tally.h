@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 /* MPICH's mpi.h declares MPI_Waitall(..., MPI_Status array_of_statuses[]) and
@@ -118,6 +119,25 @@ static inline int tally_iters(int argc, char **argv, int dflt)
             return v;
     }
     return dflt;
+}
+
+/* Wall-clock seconds (C11 timespec_get): times MPI_Finalize from outside MPI. */
+static inline double tally_seconds(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* MPI_Finalize, counted, with rank 0 printing `INFO rank=0 finalize_ms=<ms>`. */
+static inline void tally_timed_finalize(int rank)
+{
+    double start = tally_seconds();
+    MPI(Finalize);
+    if (rank == 0) {
+        printf("INFO rank=0 finalize_ms=%.3f\n", (tally_seconds() - start) * 1e3);
+        fflush(stdout);
+    }
 }
 
 #endif

@@ -23,23 +23,61 @@ fn round(v: f64, digits: i32) -> Value {
     json!((v * scale).round() / scale)
 }
 
-/// Runs untraced and traced alternately `reps` times; returns (untraced, traced) samples of
-/// `measure` and the traced command line.
+/// Interleaved samples of one program, untraced and traced.
+struct Samples<T> {
+    plain: Vec<T>,
+    traced: Vec<T>,
+    /// The traced command, as shown in the report.
+    command: String,
+    /// Size of the trace the last traced run wrote.
+    trace_bytes: Option<u64>,
+}
+
+/// Runs untraced and traced alternately `reps` times, measuring each run with `measure`.
 fn interleaved<T>(
     setup: &Setup,
     ranks: u32,
     program: &[String],
     reps: usize,
     mut measure: impl FnMut(&crate::runner::RunResult) -> Result<T, String>,
-) -> Result<(Vec<T>, Vec<T>, String), String> {
-    let (mut plain, mut traced) = (Vec::new(), Vec::new());
+) -> Result<Samples<T>, String> {
     let plain_cmd = setup.command(ranks, false, false, program);
     let traced_cmd = setup.command(ranks, true, false, program);
+    let mut samples = Samples {
+        plain: Vec::new(),
+        traced: Vec::new(),
+        command: setup.shown(&traced_cmd),
+        trace_bytes: None,
+    };
     for _ in 0..reps {
-        plain.push(measure(&setup.run(&plain_cmd, false)?)?);
-        traced.push(measure(&setup.run(&traced_cmd, true)?)?);
+        samples.plain.push(measure(&setup.run(&plain_cmd, false)?)?);
+        let traced = setup.run(&traced_cmd, true)?;
+        samples.trace_bytes = traced.trace_bytes;
+        samples.traced.push(measure(&traced)?);
     }
-    Ok((plain, traced, setup.shown(&traced_cmd)))
+    Ok(samples)
+}
+
+/// A wall-time row: `labels`, then untraced and traced medians, their ratio, trace bytes and calls.
+fn wall_time_row(
+    setup: &Setup,
+    table: &mut Table,
+    mut labels: Vec<Value>,
+    ranks: u32,
+    program: &[String],
+    quick: bool,
+) -> Result<(), String> {
+    let samples = interleaved(setup, ranks, program, repetitions(quick), |r| Ok(r.seconds))?;
+    let (p, t) = (median(&samples.plain), median(&samples.traced));
+    labels.extend([
+        round(p, 3),
+        round(t, 3),
+        round(t / p, 3),
+        json!(samples.trace_bytes),
+        json!(setup.traced_calls()?),
+    ]);
+    table.push(labels, samples.command);
+    Ok(())
 }
 
 fn ns_per_iter(result: &crate::runner::RunResult) -> Result<f64, String> {
@@ -71,11 +109,11 @@ fn per_call_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
         };
         let micro = setup.bench_apps.join("micro").display().to_string();
         let program = vec![micro, kind.to_string(), iterations.to_string()];
-        let (plain, traced, cmd) =
-            interleaved(setup, 2, &program, repetitions(quick), ns_per_iter)?;
-        let diffs: Vec<f64> = plain
+        let samples = interleaved(setup, 2, &program, repetitions(quick), ns_per_iter)?;
+        let diffs: Vec<f64> = samples
+            .plain
             .iter()
-            .zip(&traced)
+            .zip(&samples.traced)
             .map(|(p, t)| (t - p) / calls as f64)
             .collect();
         table.push(
@@ -83,11 +121,11 @@ fn per_call_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
                 s(kind),
                 json!(calls),
                 json!(iterations),
-                round(median(&plain), 1),
-                round(median(&traced), 1),
+                round(median(&samples.plain), 1),
+                round(median(&samples.traced), 1),
                 round(median(&diffs), 1),
             ],
-            cmd,
+            samples.command,
         );
     }
     Ok(table)
@@ -126,31 +164,43 @@ fn app_wall_time(setup: &Setup, quick: bool) -> Result<Table, String> {
             setup.apps.join(app).display().to_string(),
             iterations.clone(),
         ];
-        let (plain, traced, cmd) =
-            interleaved(setup, 4, &program, repetitions(quick), |r| Ok(r.seconds))?;
-        let last = setup.run(&setup.command(4, true, false, &program), true)?;
-        let (p, t) = (median(&plain), median(&traced));
-        table.push(
-            vec![
-                s(app),
-                s(&iterations),
-                round(p, 3),
-                round(t, 3),
-                round(t / p, 3),
-                json!(last.trace_bytes),
-                json!(setup.traced_calls()?),
-            ],
-            cmd,
-        );
+        let labels = vec![s(app), s(&iterations)];
+        wall_time_row(setup, &mut table, labels, 4, &program, quick)?;
     }
     Ok(table)
 }
 
+/// Rank 0's `MPI_Finalize` time as the stencil apps print it (`INFO rank=0 finalize_ms=`).
+fn finalize_ms(result: &crate::runner::RunResult) -> Result<f64, String> {
+    result
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("INFO rank=0 finalize_ms=")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .ok_or_else(|| "the app printed no finalize_ms".to_string())
+}
+
 fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
     let mut table = Table::new(
-        &format!("Trace size against ranks and iterations ({})", setup.mpi),
-        "One traced run per row. Trace bytes should follow the number of distinct behaviours, not ranks or iterations.",
-        &["app", "ranks", "iterations", "trace bytes", "calls", "wall s"],
+        &format!(
+            "Trace size and MPI_Finalize time against ranks and iterations ({})",
+            setup.mpi
+        ),
+        "Trace bytes should follow the number of distinct behaviours, not ranks or iterations. \
+         MPI_Finalize time is rank 0's, measured by the app; median of interleaved runs.",
+        &[
+            "app",
+            "ranks",
+            "iterations",
+            "trace bytes",
+            "calls",
+            "untraced Finalize ms",
+            "traced Finalize ms",
+        ],
     );
     let ranks: &[u32] = match (setup.mpi.as_str(), quick) {
         ("mpich", _) => &[4],
@@ -162,28 +212,24 @@ fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
         cases.push(("stencil2d", n, "100"));
         cases.push(("stencil3d", n, "100"));
     }
-    let iterations: &[&str] = if quick {
-        &["100", "1000"]
-    } else {
-        &["100", "1000", "10000"]
-    };
+    let iterations: &[&str] = if quick { &["1000"] } else { &["1000", "10000"] };
     for &it in iterations {
         cases.push(("stencil2d", 4, it));
     }
     for (app, n, it) in cases {
         let program = vec![setup.apps.join(app).display().to_string(), it.to_string()];
-        let cmd = setup.command(n, true, false, &program);
-        let r = setup.run(&cmd, true)?;
+        let samples = interleaved(setup, n, &program, repetitions(quick), finalize_ms)?;
         table.push(
             vec![
                 s(app),
                 json!(n),
                 s(it),
-                json!(r.trace_bytes),
+                json!(samples.trace_bytes),
                 json!(setup.traced_calls()?),
-                round(r.seconds, 2),
+                round(median(&samples.plain), 1),
+                round(median(&samples.traced), 1),
             ],
-            setup.shown(&cmd),
+            samples.command,
         );
     }
     Ok(table)
@@ -249,28 +295,8 @@ fn real_program_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
         ],
     );
     for (name, ranks, program) in real_programs(setup) {
-        let (plain, traced, cmd) =
-            interleaved(
-                setup,
-                ranks,
-                &program,
-                repetitions(quick),
-                |r| Ok(r.seconds),
-            )?;
-        let last = setup.run(&setup.command(ranks, true, false, &program), true)?;
-        let (p, t) = (median(&plain), median(&traced));
-        table.push(
-            vec![
-                s(name),
-                json!(ranks),
-                round(p, 3),
-                round(t, 3),
-                round(t / p, 3),
-                json!(last.trace_bytes),
-                json!(setup.traced_calls()?),
-            ],
-            cmd,
-        );
+        let labels = vec![s(name), json!(ranks)];
+        wall_time_row(setup, &mut table, labels, ranks, &program, quick)?;
     }
     Ok(table)
 }

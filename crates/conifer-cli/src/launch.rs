@@ -14,6 +14,10 @@ pub struct TraceOptions {
     /// also `CONIFER_OUT`).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
+    /// Also write each rank's uncompressed record to FILE.raw/ (for `conifer verify`; also
+    /// `CONIFER_RAW=1`).
+    #[arg(long)]
+    pub raw: bool,
 }
 
 impl TraceOptions {
@@ -21,6 +25,9 @@ impl TraceOptions {
         let mut env = Vec::new();
         if let Some(path) = &self.output {
             env.push(("CONIFER_OUT", absolute(path).into_os_string()));
+        }
+        if self.raw {
+            env.push(("CONIFER_RAW", "1".into()));
         }
         env
     }
@@ -30,6 +37,9 @@ impl TraceOptions {
         if let Some(path) = &self.output {
             args.push("-o".into());
             args.push(absolute(path).into_os_string());
+        }
+        if self.raw {
+            args.push("--raw".into());
         }
         args
     }

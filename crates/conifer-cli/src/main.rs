@@ -1,8 +1,10 @@
 //! `conifer`: launch traced MPI runs and read the traces they leave.
 
+mod decode;
 mod info;
 mod launch;
 mod stats;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -48,6 +50,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Every call with every argument, one per line.
+    Decode {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// Only this rank.
+        #[arg(long)]
+        rank: Option<u32>,
+        /// Only ranks A-B (inclusive).
+        #[arg(long)]
+        ranks: Option<String>,
+        /// One JSON object per call.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare a trace with the raw record of the same run (`--raw`), call by call.
+    Verify {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// The raw record directory (default: FILE.raw).
+        #[arg(long)]
+        raw: Option<PathBuf>,
+    },
     /// Which MPI this Conifer is built for and what its preload library wraps.
     Info {
         /// Print JSON instead of a summary.
@@ -67,6 +91,13 @@ fn main() -> ExitCode {
             program,
         } => launch::run(ranks, &launcher_args, &options, &program),
         Command::Stats { file, json } => stats::print(&file, json),
+        Command::Decode {
+            file,
+            rank,
+            ranks,
+            json,
+        } => decode::print(&file, rank, ranks.as_deref(), json),
+        Command::Verify { file, raw } => verify::run(&file, raw.as_deref()),
         Command::Info { json } => info::print(json),
     };
     match result {

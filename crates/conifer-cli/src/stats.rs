@@ -1,5 +1,7 @@
 //! `conifer stats`: what a trace says about a run.
 
+use conifer_trace::assemble::terminal_counts;
+use conifer_trace::decode::{human_time, Signature};
 use conifer_trace::{Language, Trace};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,13 +13,48 @@ pub fn load(path: &Path) -> Result<Trace, String> {
     Trace::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Per-function totals over all ranks and both bindings, by name.
-fn totals(trace: &Trace) -> BTreeMap<&str, u64> {
-    let mut totals = BTreeMap::new();
-    for c in &trace.counts {
-        *totals.entry(c.name.as_str()).or_insert(0) += c.per_rank.iter().sum::<u64>();
+/// Calls per function name and rank, counted from the grammars (not expanded).
+fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
+    let ranks = trace.meta.ranks as usize;
+    let names: BTreeMap<u16, &str> = trace
+        .catalog
+        .iter()
+        .map(|f| (f.id, f.name.as_str()))
+        .collect();
+    let functions: Vec<&str> = trace
+        .record
+        .signatures
+        .iter()
+        .map(|s| {
+            Signature::parse(s)
+                .and_then(|sig| names.get(&sig.function).copied())
+                .ok_or_else(|| "a signature names no known function".to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let per_grammar: Vec<_> = trace.record.grammars.iter().map(terminal_counts).collect();
+    let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (rank, threads) in trace.record.rank_grammars.iter().enumerate() {
+        for &g in threads {
+            for (&terminal, &n) in &per_grammar[g as usize] {
+                counts
+                    .entry(functions[terminal as usize].to_string())
+                    .or_insert_with(|| vec![0; ranks])[rank] += n;
+            }
+        }
     }
-    totals
+    Ok(counts)
+}
+
+/// The wrappers' own per-function counters, summed over bindings (a cross-check).
+fn counter_counts(trace: &Trace) -> BTreeMap<String, Vec<u64>> {
+    let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for c in &trace.counts {
+        let entry = counts
+            .entry(c.name.clone())
+            .or_insert_with(|| vec![0; c.per_rank.len()]);
+        entry.iter_mut().zip(&c.per_rank).for_each(|(a, b)| *a += b);
+    }
+    counts
 }
 
 fn calls_through(trace: &Trace, language: Language) -> u64 {
@@ -32,26 +69,46 @@ fn calls_through(trace: &Trace, language: Language) -> u64 {
 /// Prints the statistics of the trace at `path`.
 pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
     let trace = load(path)?;
-    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let functions = totals(&trace);
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let sections =
+        conifer_trace::section_sizes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let per_rank = grammar_counts(&trace)?;
+    let counters_agree = counter_counts(&trace) == per_rank;
+    let functions: BTreeMap<&str, u64> = per_rank
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.iter().sum()))
+        .collect();
     let calls: u64 = functions.values().sum();
+    let rules: usize = trace.record.grammars.iter().map(|g| g.rule_count()).sum();
+    let time_ns: f64 = trace
+        .record
+        .timing
+        .iter()
+        .flatten()
+        .map(|(_, t)| t.sum)
+        .sum();
+    let m = &trace.meta;
     if json {
         let value = serde_json::json!({
-            "file_bytes": file_bytes,
-            "ranks": trace.meta.ranks,
+            "file_bytes": bytes.len(),
+            "ranks": m.ranks,
             "calls": calls,
-            "partial": trace.meta.partial,
-            "mpi": trace.meta.mpi,
-            "mpi_library_version": trace.meta.mpi_library_version,
-            "command_line": trace.meta.command_line,
+            "signatures": trace.record.signatures.len(),
+            "unique_grammars": trace.record.grammars.len(),
+            "grammar_rules": rules,
+            "time_in_mpi_ns": time_ns,
+            "partial": m.partial,
+            "mpi": m.mpi,
+            "mpi_library_version": m.mpi_library_version,
+            "command_line": m.command_line,
+            "bytes_by_section": sections.iter().map(|(t, n)| (t.clone(), *n)).collect::<BTreeMap<_, _>>(),
             "calls_by_language": {
                 "c": calls_through(&trace, Language::C),
                 "fortran": calls_through(&trace, Language::Fortran),
             },
+            "counters_agree": counters_agree,
             "functions": functions,
-            "functions_per_rank": trace.counts.iter().map(|c| serde_json::json!({
-                "name": c.name, "language": c.language, "per_rank": c.per_rank,
-            })).collect::<Vec<_>>(),
+            "functions_per_rank": per_rank,
         });
         println!(
             "{}",
@@ -59,39 +116,56 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let m = &trace.meta;
     println!(
-        "trace      {} ({file_bytes} bytes){}",
+        "trace       {} ({} bytes){}",
         path.display(),
+        bytes.len(),
         if m.partial { "  PARTIAL" } else { "" }
     );
-    println!("command    {}", m.command_line.join(" "));
-    println!("mpi        {} ({})", m.mpi_library_version, m.mpi);
-    println!("ranks      {}", m.ranks);
+    println!("command     {}", m.command_line.join(" "));
+    println!("mpi         {} ({})", m.mpi_library_version, m.mpi);
+    println!("ranks       {}", m.ranks);
     println!(
-        "calls      {calls} ({} C, {} Fortran)",
+        "calls       {calls} ({} C, {} Fortran), {} in MPI over all ranks",
         calls_through(&trace, Language::C),
-        calls_through(&trace, Language::Fortran)
+        calls_through(&trace, Language::Fortran),
+        human_time(time_ns)
     );
+    println!(
+        "compressed  {} signatures, {} distinct grammars ({} rules) for {} rank threads",
+        trace.record.signatures.len(),
+        trace.record.grammars.len(),
+        rules,
+        trace
+            .record
+            .rank_grammars
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>()
+    );
+    let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();
+    println!("sections    {}", sizes.join(", "));
+    if !counters_agree {
+        println!("warning     the wrappers' call counters disagree with the grammars");
+    }
     println!();
     println!(
         "{:<28} {:>12} {:>10} {:>10}",
         "function", "calls", "min/rank", "max/rank"
     );
-    let mut by_count: Vec<_> = functions.iter().collect();
-    by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (name, total) in by_count {
-        let (min, max) = trace
-            .counts
-            .iter()
-            .filter(|c| c.name == *name)
-            .fold(vec![0u64; m.ranks as usize], |mut acc, c| {
-                acc.iter_mut().zip(&c.per_rank).for_each(|(a, b)| *a += b);
-                acc
-            })
-            .iter()
-            .fold((u64::MAX, 0), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-        println!("{name:<28} {total:>12} {min:>10} {max:>10}");
+    let mut by_count: Vec<_> = per_rank.iter().collect();
+    by_count.sort_by(|a, b| {
+        functions[b.0.as_str()]
+            .cmp(&functions[a.0.as_str()])
+            .then(a.0.cmp(b.0))
+    });
+    for (name, counts) in by_count {
+        let min = counts.iter().min().copied().unwrap_or(0);
+        let max = counts.iter().max().copied().unwrap_or(0);
+        println!(
+            "{name:<28} {:>12} {min:>10} {max:>10}",
+            functions[name.as_str()]
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

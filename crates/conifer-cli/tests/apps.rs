@@ -34,7 +34,7 @@ fn check_app(app: &str, ranks: u32, iterations: u32, launch: Launch) {
             Command::new("timeout")
                 .arg("300")
                 .arg(conifer())
-                .args(["run", "-n", &ranks.to_string(), "-o"])
+                .args(["run", "--raw", "-n", &ranks.to_string(), "-o"])
                 .arg(&trace)
                 .arg(&program)
                 .arg(iterations.to_string())
@@ -44,6 +44,7 @@ fn check_app(app: &str, ranks: u32, iterations: u32, launch: Launch) {
             mpirun(ranks)
                 .arg(conifer())
                 .arg("exec")
+                .arg("--raw")
                 .arg("-o")
                 .arg(&trace)
                 .arg(&program)
@@ -77,8 +78,20 @@ fn check_app(app: &str, ranks: u32, iterations: u32, launch: Launch) {
         app_counts,
         "{app}: Conifer's counts differ from the app's own"
     );
-    let language = if app.ends_with("_f") { "fortran" } else { "c" };
+    assert_eq!(
+        stats["counters_agree"], true,
+        "{app}: the wrappers' counters disagree with the grammars"
+    );
+
+    // Lossless: the compressed trace decodes to exactly the raw record, call by call.
+    let verify = run_ok(Command::new(conifer()).arg("verify").arg(&trace));
     let total: u64 = app_counts.values().sum();
+    assert_eq!(
+        String::from_utf8_lossy(&verify.stdout).trim(),
+        format!("identical: {total} calls on {ranks} ranks"),
+        "{app}: verify"
+    );
+    let language = if app.ends_with("_f") { "fortran" } else { "c" };
     assert_eq!(
         stats["calls_by_language"][language], total,
         "{app}: calls recorded under the wrong binding"

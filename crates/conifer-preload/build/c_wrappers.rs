@@ -1,6 +1,7 @@
 //! Generates the C-ABI wrappers: one `MPI_X` per `PMPI_X` that the installed `mpi.h` declares and
 //! the installed library exports, with the exact parameter types bindgen read from `mpi.h`.
 
+use crate::encoders::Encoding;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 use std::collections::BTreeSet;
@@ -43,23 +44,27 @@ pub fn declared_and_exported(bindings: &str, exported: &BTreeSet<String>) -> Vec
     out
 }
 
-/// What a wrapper does besides recording, for the few calls that drive the runtime.
-pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream) {
+/// What a wrapper does besides recording, for the few calls that drive the runtime: code run
+/// before and after the PMPI call, and whether the call's record must be finished before the
+/// PMPI call (`MPI_Finalize` writes the trace, which must include the `MPI_Finalize` itself).
+pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
     match name {
         "MPI_Init" | "MPI_Init_thread" => (
             quote! {},
             quote! { if call.is_outermost() { crate::runtime::after_init(); } },
+            false,
         ),
         "MPI_Finalize" => (
             quote! { if call.is_outermost() { crate::runtime::before_finalize(); } },
             quote! {},
+            true,
         ),
-        _ => (quote! {}, quote! {}),
+        _ => (quote! {}, quote! {}, false),
     }
 }
 
-/// The wrapper of one C function, recorded under function id `id`.
-pub fn wrapper(function: &CFunction, id: u16) -> TokenStream {
+/// The wrapper of one C function, recorded under function id `id` with `encoding`.
+pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStream {
     let mut sig = function.signature.clone();
     sig.ident = Ident::new(&function.name, Span::call_site());
     // C variadics cannot be defined in stable Rust; MPI_Pcontrol's extra arguments are
@@ -76,14 +81,37 @@ pub fn wrapper(function: &CFunction, id: u16) -> TokenStream {
             FnArg::Receiver(_) => unreachable!("foreign functions have no receiver"),
         })
         .collect();
-    let (before, after) = lifecycle_hooks(&function.name);
+    let (before, after, finish_early) = lifecycle_hooks(&function.name);
+    let Encoding {
+        prologue, epilogue, ..
+    } = encoding;
+    let record_early = if prologue.is_empty() {
+        quote! { if let Some(rec) = rec { rec.finish(&0); } }
+    } else {
+        quote! { if let Some(mut rec) = rec { #prologue rec.finish(&0); } }
+    };
+    let body = if finish_early {
+        quote! {
+            #record_early
+            #before
+            let ret = crate::mpi::#pmpi(#(#args),*);
+        }
+    } else {
+        quote! {
+            let mut rec = rec;
+            if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); }
+            #before
+            let ret = crate::mpi::#pmpi(#(#args),*);
+            #after
+            if let Some(mut rec) = rec { rec.after_pmpi(); #epilogue rec.finish(&ret); }
+        }
+    };
     quote! {
         #[no_mangle]
         pub #sig {
             let call = crate::runtime::CallGuard::enter(#id);
-            #before
-            let ret = crate::mpi::#pmpi(#(#args),*);
-            #after
+            let rec = if call.is_outermost() { crate::record::Call::start(#id) } else { None };
+            #body
             drop(call);
             ret
         }

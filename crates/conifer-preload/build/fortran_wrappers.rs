@@ -67,12 +67,32 @@ pub fn wrappers(function: &Function, id: u16) -> TokenStream {
         .collect();
     let entry = format_ident!("REAL_{}", stem.to_ascii_uppercase());
     let inner = format_ident!("{}_traced", stem);
-    let (before, after) = super::c_wrappers::lifecycle_hooks(&function.name);
+    let (before, after, finish_early) = super::c_wrappers::lifecycle_hooks(&function.name);
     // Subroutines return nothing; the few Fortran functions (MPI_WTIME, …) pass a value back.
     let (bind, result) = if ret.is_empty() {
         (quote! {}, quote! {})
     } else {
         (quote! { let ret = }, quote! { ret })
+    };
+    // Arguments are not decoded yet (recorded as the call alone); `ierror`, the last
+    // argument when present, is the recorded result.
+    let ierror = match function.fortran_params.last() {
+        Some(p) if p.name == "ierror" => {
+            let last = format_ident!("a{}", function.fortran_params.len() - 1);
+            quote! { crate::record::read_ierror(#last) }
+        }
+        _ => quote! { 0 },
+    };
+    let (early, late) = if finish_early {
+        (
+            quote! { if let Some(rec) = rec.take() { rec.finish(&0); } },
+            quote! {},
+        )
+    } else {
+        (
+            quote! { if let Some(rec) = rec.as_mut() { rec.before_pmpi(); } },
+            quote! { if let Some(mut rec) = rec { rec.after_pmpi(); rec.finish(&#ierror); } },
+        )
     };
     let outer: Vec<TokenStream> = manglings(&stem)
         .iter()
@@ -93,10 +113,13 @@ pub fn wrappers(function: &Function, id: u16) -> TokenStream {
         #[inline(always)]
         unsafe fn #inner(#(#params: #types),*) #ret {
             let call = crate::runtime::CallGuard::enter(#id);
+            let mut rec = if call.is_outermost() { crate::record::Call::start(#id) } else { None };
+            #early
             #before
             let real: unsafe extern "C" fn(#(#types),*) #ret = ::std::mem::transmute(#entry.get());
             #bind real(#(#params),*);
             #after
+            #late
             drop(call);
             #result
         }

@@ -4,12 +4,16 @@
 //! - `wrappers.rs`: the C and Fortran wrappers and the function-name table;
 //! - `wrap-report.json`: what was wrapped and what the library exports that was not.
 
+mod arg_types;
 mod c_wrappers;
 mod elf_symbols;
+mod encoders;
 mod fortran_wrappers;
 mod mpi_install;
+mod predefined;
 
 use mpi_install::{Flavor, Installation};
+use proc_macro2::TokenStream;
 use quote::quote;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -34,9 +38,14 @@ fn generate_bindings(mpi: &Installation, out: &Path) -> String {
     text
 }
 
-fn compile_shim(mpi: &Installation) {
+fn compile_shim(mpi: &Installation, out: &Path) {
+    let generated = out.join("predefined.c");
+    std::fs::write(&generated, predefined::c_source()).expect("write predefined.c");
     let mut build = cc::Build::new();
-    build.file("src/shim.c").warnings_into_errors(true);
+    build
+        .file("src/shim.c")
+        .file(&generated)
+        .warnings_into_errors(true);
     for dir in &mpi.include_dirs {
         build.include(dir);
     }
@@ -77,17 +86,25 @@ fn main() {
     names.extend(f_functions.iter().map(|f| f.name.clone()));
     let c_count = c_functions.len();
     let mut code = Vec::new();
+    let mut slots: Vec<Vec<String>> = Vec::new();
     for (i, f) in c_functions.iter().enumerate() {
-        code.push(c_wrappers::wrapper(f, i as u16));
+        let spec_entry = spec.iter().find(|s| s.name == f.name);
+        let encoding = encoders::encoding(&f.name, &f.signature, spec_entry);
+        code.push(c_wrappers::wrapper(f, i as u16, &encoding));
+        slots.push(encoding.slots);
     }
     for (i, f) in f_functions.iter().enumerate() {
         code.push(fortran_wrappers::wrappers(f, (c_count + i) as u16));
+        slots.push(Vec::new());
     }
     let total = names.len();
+    let slot_lists: Vec<TokenStream> = slots.iter().map(|s| quote! { &[#(#s),*] }).collect();
     let tokens = quote! {
         /// Names of all wrapped functions, indexed by function id: the C functions first, then
         /// the Fortran procedures (named in their C spelling).
         pub static FUNCTION_NAMES: [&str; #total] = [#(#names),*];
+        /// For each function id, the parameter name of each value its signature records.
+        pub static FUNCTION_SLOTS: [&[&str]; #total] = [#(#slot_lists),*];
         /// Ids below this are C functions, the rest Fortran procedures.
         pub const FIRST_FORTRAN_ID: u16 = #c_count as u16;
         #(#code)*
@@ -104,7 +121,7 @@ fn main() {
         &f_exported,
         &f_functions,
     );
-    compile_shim(&mpi);
+    compile_shim(&mpi, &out);
     link_mpi(&mpi);
     println!("cargo:rustc-env=CONIFER_BUILT_FOR_MPI={}", flavor.suffix());
 }

@@ -4,8 +4,9 @@
 //! application.
 
 use crate::mpi::*;
-use crate::wrappers::{FIRST_FORTRAN_ID, FUNCTION_NAMES};
-use conifer_trace::{FunctionCounts, Language, Metadata, Trace};
+use crate::wrappers::{FIRST_FORTRAN_ID, FUNCTION_NAMES, FUNCTION_SLOTS};
+use conifer_trace::rank_record::RankRecord;
+use conifer_trace::{FunctionCounts, FunctionInfo, Language, Metadata, Trace};
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -64,6 +65,49 @@ unsafe fn gather_u64(
         ),
     )?;
     Ok(all)
+}
+
+/// Gathers a byte string of any length from every rank to rank 0 of `comm`.
+unsafe fn gather_bytes(
+    mine: &[u8],
+    comm: MPI_Comm,
+    rank: c_int,
+    size: c_int,
+) -> Result<Vec<Vec<u8>>, String> {
+    let lengths = gather_u64(&[mine.len() as u64], comm, rank, size)?;
+    let counts: Vec<c_int> = lengths.iter().map(|&n| n as c_int).collect();
+    let mut displs = Vec::with_capacity(counts.len());
+    let mut total = 0usize;
+    for &n in &counts {
+        displs.push(total as c_int);
+        total += n as usize;
+    }
+    if total > c_int::MAX as usize {
+        return Err(
+            "the ranks' records exceed 2 GiB; the merge is not implemented for that size".into(),
+        );
+    }
+    let mut all = vec![0u8; total];
+    let t = conifer_type_byte();
+    check(
+        "PMPI_Gatherv",
+        PMPI_Gatherv(
+            mine.as_ptr().cast(),
+            mine.len() as c_int,
+            t,
+            all.as_mut_ptr().cast(),
+            counts.as_ptr(),
+            displs.as_ptr(),
+            t,
+            0,
+            comm,
+        ),
+    )?;
+    Ok(counts
+        .iter()
+        .zip(&displs)
+        .map(|(&n, &d)| all[d as usize..(d + n) as usize].to_vec())
+        .collect())
 }
 
 /// Gathers each rank's host name to rank 0.
@@ -147,7 +191,40 @@ fn output_path(command: &[String], ranks: c_int) -> String {
     format!("{program}-{ranks}r.cft")
 }
 
-fn build_trace(all_counts: &[u64], ranks: usize, hosts: Vec<String>) -> Trace {
+/// The functions that occur in `signatures`, with their slot names.
+fn catalog(signatures: &[Vec<u8>]) -> Vec<FunctionInfo> {
+    let mut ids: Vec<u16> = signatures
+        .iter()
+        .filter_map(|s| conifer_trace::varint::Reader::new(s).u64())
+        .filter_map(|id| u16::try_from(id).ok())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .filter(|&id| (id as usize) < FUNCTION_NAMES.len())
+        .map(|id| FunctionInfo {
+            id,
+            name: FUNCTION_NAMES[id as usize].to_string(),
+            language: if id < FIRST_FORTRAN_ID {
+                Language::C
+            } else {
+                Language::Fortran
+            },
+            slots: FUNCTION_SLOTS[id as usize]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        })
+        .collect()
+}
+
+fn build_trace(
+    all_counts: &[u64],
+    ranks: usize,
+    hosts: Vec<String>,
+    records: Vec<RankRecord>,
+) -> Trace {
+    let record = conifer_trace::assemble::merge(records);
     let functions = FUNCTION_NAMES.len();
     let mut counts = Vec::new();
     for (id, name) in FUNCTION_NAMES.iter().enumerate() {
@@ -179,6 +256,8 @@ fn build_trace(all_counts: &[u64], ranks: usize, hosts: Vec<String>) -> Trace {
             partial: false,
         },
         counts,
+        catalog: catalog(&record.signatures),
+        record,
     }
 }
 
@@ -193,12 +272,19 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
     check("PMPI_Comm_size", PMPI_Comm_size(comm, &mut size))?;
     let all = gather_u64(counts, comm, rank, size)?;
     let hosts = gather_hosts(comm, rank, size)?;
+    let path = output_path(&command_line(), size);
+    let mine = crate::record::rank_record();
+    crate::record::write_raw(&format!("{path}.raw"), rank)?;
+    let blobs = gather_bytes(&mine.to_bytes(), comm, rank, size)?;
     check("PMPI_Comm_free", PMPI_Comm_free(&mut comm))?;
     if rank != 0 {
         return Ok(None);
     }
-    let trace = build_trace(&all, size as usize, hosts);
-    let path = output_path(&trace.meta.command_line, size);
+    let records = blobs
+        .iter()
+        .map(|b| RankRecord::from_bytes(b).ok_or("a rank sent an unreadable record"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let trace = build_trace(&all, size as usize, hosts, records);
     std::fs::write(&path, trace.to_bytes())
         .map_err(|e| format!("cannot write trace to {path}: {e}"))?;
     Ok(Some((path, trace)))

@@ -8,6 +8,7 @@
 mod finalize;
 mod fortran;
 mod mpi;
+mod record;
 mod runtime;
 
 /// The generated wrappers (`OUT_DIR/wrappers.rs`).
@@ -15,6 +16,7 @@ mod runtime;
     non_snake_case,
     clippy::missing_safety_doc,
     clippy::too_many_arguments,
+    clippy::unnecessary_cast,
     unused_imports
 )]
 pub mod wrappers {

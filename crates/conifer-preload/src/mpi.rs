@@ -14,12 +14,44 @@ include!(concat!(env!("OUT_DIR"), "/mpi_bindings.rs"));
 extern "C" {
     /// `MPI_COMM_WORLD`.
     pub fn conifer_comm_world() -> MPI_Comm;
+    /// `MPI_COMM_SELF`.
+    pub fn conifer_comm_self() -> MPI_Comm;
+    /// `MPI_COMM_NULL`.
+    pub fn conifer_comm_null() -> MPI_Comm;
     /// `MPI_UINT64_T`.
     pub fn conifer_type_uint64() -> MPI_Datatype;
     /// `MPI_CHAR`.
     pub fn conifer_type_char() -> MPI_Datatype;
+    /// `MPI_BYTE`.
+    pub fn conifer_type_byte() -> MPI_Datatype;
+    /// `MPI_BAND`.
+    pub fn conifer_op_band() -> MPI_Op;
+    /// `MPI_MAX`.
+    pub fn conifer_op_max() -> MPI_Op;
     /// `MPI_MAX_LIBRARY_VERSION_STRING`.
     pub fn conifer_max_library_version_string() -> std::ffi::c_int;
     /// `MPI_MAX_PROCESSOR_NAME`.
     pub fn conifer_max_processor_name() -> std::ffi::c_int;
+    /// `MPI_ANY_SOURCE`.
+    pub fn conifer_any_source() -> std::ffi::c_int;
+    /// `MPI_PROC_NULL`.
+    pub fn conifer_proc_null() -> std::ffi::c_int;
+    /// `MPI_ROOT`.
+    pub fn conifer_root() -> std::ffi::c_int;
+    /// `MPI_UNDEFINED`.
+    pub fn conifer_undefined() -> std::ffi::c_int;
+    /// `MPI_IN_PLACE`.
+    pub fn conifer_in_place() -> *const std::ffi::c_void;
+    /// `MPI_BOTTOM`.
+    pub fn conifer_bottom() -> *const std::ffi::c_void;
+    /// `MPI_STATUS_IGNORE`.
+    pub fn conifer_status_ignore() -> *const std::ffi::c_void;
+    /// `MPI_STATUSES_IGNORE`.
+    pub fn conifer_statuses_ignore() -> *const std::ffi::c_void;
+    /// `MPI_ERRCODES_IGNORE`.
+    pub fn conifer_errcodes_ignore() -> *const std::ffi::c_void;
+    /// `MPI_UNWEIGHTED`.
+    pub fn conifer_unweighted() -> *const std::ffi::c_void;
+    /// `MPI_WEIGHTS_EMPTY`.
+    pub fn conifer_weights_empty() -> *const std::ffi::c_void;
 }

@@ -53,12 +53,14 @@ impl Drop for CallGuard {
 /// Called once MPI is initialised (after `MPI_Init` / `MPI_Init_thread` returned).
 pub fn after_init() {
     crate::finalize::remember_start();
+    crate::record::after_init();
 }
 
 /// Called at the start of the application's `MPI_Finalize`, while MPI still works: stops
 /// recording and writes the trace.
 pub fn before_finalize() {
     RECORDING.store(false, Ordering::Relaxed);
+    crate::record::stop();
     let counts: Vec<u64> = CALL_COUNTS
         .iter()
         .map(|c| c.load(Ordering::Relaxed))

@@ -1,9 +1,26 @@
 /* Values that mpi.h defines as macros (their representation differs between MPIs), exposed as
  * functions so the Rust runtime gets them exactly as the application does. */
 #include <mpi.h>
+#include <stdint.h>
 
 MPI_Comm conifer_comm_world(void) { return MPI_COMM_WORLD; }
+MPI_Comm conifer_comm_self(void) { return MPI_COMM_SELF; }
+MPI_Comm conifer_comm_null(void) { return MPI_COMM_NULL; }
 MPI_Datatype conifer_type_uint64(void) { return MPI_UINT64_T; }
 MPI_Datatype conifer_type_char(void) { return MPI_CHAR; }
+MPI_Datatype conifer_type_byte(void) { return MPI_BYTE; }
+MPI_Op conifer_op_band(void) { return MPI_BAND; }
+MPI_Op conifer_op_max(void) { return MPI_MAX; }
 int conifer_max_library_version_string(void) { return MPI_MAX_LIBRARY_VERSION_STRING; }
 int conifer_max_processor_name(void) { return MPI_MAX_PROCESSOR_NAME; }
+int conifer_any_source(void) { return MPI_ANY_SOURCE; }
+int conifer_proc_null(void) { return MPI_PROC_NULL; }
+int conifer_root(void) { return MPI_ROOT; }
+int conifer_undefined(void) { return MPI_UNDEFINED; }
+const void *conifer_in_place(void) { return MPI_IN_PLACE; }
+const void *conifer_bottom(void) { return MPI_BOTTOM; }
+const void *conifer_status_ignore(void) { return MPI_STATUS_IGNORE; }
+const void *conifer_statuses_ignore(void) { return MPI_STATUSES_IGNORE; }
+const void *conifer_errcodes_ignore(void) { return MPI_ERRCODES_IGNORE; }
+const void *conifer_unweighted(void) { return MPI_UNWEIGHTED; }
+const void *conifer_weights_empty(void) { return MPI_WEIGHTS_EMPTY; }

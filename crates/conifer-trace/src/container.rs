@@ -140,6 +140,14 @@ pub fn read_sections(file: &[u8]) -> Result<Vec<Section>, FormatError> {
     }
 }
 
+/// Size in bytes of each section of a valid file image (tag, payload bytes), `END` excluded.
+pub fn section_sizes(file: &[u8]) -> Result<Vec<(String, usize)>, FormatError> {
+    Ok(read_sections(file)?
+        .iter()
+        .map(|s| (tag_name(&s.tag), s.payload.len()))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

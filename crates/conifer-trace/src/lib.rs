@@ -5,8 +5,16 @@
 //! rejects foreign, truncated, corrupted or newer files with a [`FormatError`] that says so in
 //! one line.
 
+pub mod assemble;
 mod container;
+pub mod decode;
 mod model;
+pub mod predefined;
+pub mod rank_record;
+pub mod value;
+pub mod varint;
 
-pub use container::{read_sections, write_sections, FormatError, Section, FORMAT_VERSION, MAGIC};
-pub use model::{FunctionCounts, Language, Metadata, Trace};
+pub use container::{
+    read_sections, section_sizes, write_sections, FormatError, Section, FORMAT_VERSION, MAGIC,
+};
+pub use model::{FunctionCounts, FunctionInfo, Language, Metadata, Trace};

@@ -1,6 +1,10 @@
 //! What a trace holds, and its mapping onto sections.
 
+use crate::assemble::Merged;
 use crate::container::{read_sections, write_sections, FormatError, Section};
+use crate::rank_record::{Membership, Timing};
+use crate::varint::{put_i64, put_u64, Reader};
+use conifer_compress::FrozenGrammar;
 use serde::{Deserialize, Serialize};
 
 /// The run a trace was recorded from.
@@ -45,30 +49,174 @@ pub struct FunctionCounts {
     pub per_rank: Vec<u64>,
 }
 
-/// A whole trace in memory.
+/// One wrapped function: what the function ids in signatures stand for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionInfo {
+    /// The id signatures use.
+    pub id: u16,
+    /// C spelling (`MPI_Isend`).
+    pub name: String,
+    /// Binding.
+    pub language: Language,
+    /// Parameter name of each value a signature of this function records, in order.
+    pub slots: Vec<String>,
+}
+
+/// A whole trace in memory.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     /// The run.
     pub meta: Metadata,
-    /// Per-function call counts (functions never called are omitted).
+    /// Per-function call counts kept by the wrappers (functions never called are omitted):
+    /// a cross-check of the grammars, which hold the same calls.
     pub counts: Vec<FunctionCounts>,
+    /// The functions the signatures use.
+    pub catalog: Vec<FunctionInfo>,
+    /// Signatures, grammars, rank map, communicators and timing.
+    pub record: Merged,
 }
 
 const META: [u8; 4] = *b"META";
 const COUNTS: [u8; 4] = *b"CNTS";
+const CATALOG: [u8; 4] = *b"FUNC";
+const SIGNATURES: [u8; 4] = *b"SIGS";
+const GRAMMARS: [u8; 4] = *b"GRAM";
+const RANK_MAP: [u8; 4] = *b"RMAP";
+const COMMS: [u8; 4] = *b"COMM";
+const TIMING: [u8; 4] = *b"TIME";
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_u64(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+fn encode_record(m: &Merged) -> [Vec<u8>; 5] {
+    let mut sigs = Vec::new();
+    put_u64(&mut sigs, m.signatures.len() as u64);
+    m.signatures.iter().for_each(|s| put_bytes(&mut sigs, s));
+    let mut grams = Vec::new();
+    put_u64(&mut grams, m.grammars.len() as u64);
+    m.grammars
+        .iter()
+        .for_each(|g| put_bytes(&mut grams, &g.to_bytes()));
+    let mut map = Vec::new();
+    put_u64(&mut map, m.rank_grammars.len() as u64);
+    for threads in &m.rank_grammars {
+        put_u64(&mut map, threads.len() as u64);
+        threads.iter().for_each(|g| put_u64(&mut map, (*g).into()));
+    }
+    let mut comms = Vec::new();
+    put_u64(&mut comms, m.comms.len() as u64);
+    for list in &m.comms {
+        put_u64(&mut comms, list.len() as u64);
+        for c in list {
+            put_bytes(&mut comms, &c.comm);
+            put_i64(&mut comms, c.my_rank);
+        }
+    }
+    let mut timing = Vec::new();
+    put_u64(&mut timing, m.timing.len() as u64);
+    for list in &m.timing {
+        put_u64(&mut timing, list.len() as u64);
+        for (t, stats) in list {
+            put_u64(&mut timing, (*t).into());
+            stats.encode(&mut timing);
+        }
+    }
+    [sigs, grams, map, comms, timing]
+}
+
+fn malformed(what: &str) -> FormatError {
+    FormatError::Malformed(format!("{what} section is inconsistent"))
+}
+
+fn list<T>(
+    bytes: &[u8],
+    what: &str,
+    mut item: impl FnMut(&mut Reader) -> Option<T>,
+) -> Result<Vec<T>, FormatError> {
+    let mut r = Reader::new(bytes);
+    let n = r.count().ok_or_else(|| malformed(what))?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(item(&mut r).ok_or_else(|| malformed(what))?);
+    }
+    if r.remaining() != 0 {
+        return Err(malformed(what));
+    }
+    Ok(out)
+}
+
+fn decode_record<'a>(
+    find: &dyn Fn([u8; 4]) -> Result<&'a [u8], FormatError>,
+) -> Result<Merged, FormatError> {
+    let signatures = list(find(SIGNATURES)?, "SIGS", |r| {
+        let n = r.count()?;
+        r.take(n).map(<[u8]>::to_vec)
+    })?;
+    let grammars = list(find(GRAMMARS)?, "GRAM", |r| {
+        let n = r.count()?;
+        FrozenGrammar::from_bytes(r.take(n)?).ok()
+    })?;
+    let rank_grammars = list(find(RANK_MAP)?, "RMAP", |r| {
+        let n = r.count()?;
+        (0..n).map(|_| r.u32()).collect::<Option<Vec<u32>>>()
+    })?;
+    let comms = list(find(COMMS)?, "COMM", |r| {
+        let n = r.count()?;
+        (0..n)
+            .map(|_| {
+                let len = r.count()?;
+                let comm = r.take(len)?.to_vec();
+                Some(Membership {
+                    comm,
+                    my_rank: r.i64()?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+    })?;
+    let timing = list(find(TIMING)?, "TIME", |r| {
+        let n = r.count()?;
+        (0..n)
+            .map(|_| Some((r.u32()?, Timing::decode(r)?)))
+            .collect::<Option<Vec<_>>>()
+    })?;
+    let terminals = signatures.len() as u32;
+    let grammar_count = grammars.len() as u32;
+    if grammars.iter().any(|g| {
+        g.rules()
+            .iter()
+            .flatten()
+            .any(|i| matches!(i.symbol, conifer_compress::Symbol::Terminal(t) if t >= terminals))
+    }) || rank_grammars.iter().flatten().any(|&g| g >= grammar_count)
+    {
+        return Err(FormatError::Malformed(
+            "a grammar refers to a signature or grammar that does not exist".into(),
+        ));
+    }
+    Ok(Merged {
+        signatures,
+        grammars,
+        rank_grammars,
+        comms,
+        timing,
+    })
+}
 
 impl Trace {
     /// The file image of this trace.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let [sigs, grams, map, comms, timing] = encode_record(&self.record);
+        let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
         write_sections(&[
-            Section {
-                tag: META,
-                payload: to_json(&self.meta),
-            },
-            Section {
-                tag: COUNTS,
-                payload: to_json(&self.counts),
-            },
+            section(META, to_json(&self.meta)),
+            section(CATALOG, to_json(&self.catalog)),
+            section(COUNTS, to_json(&self.counts)),
+            section(SIGNATURES, sigs),
+            section(GRAMMARS, grams),
+            section(RANK_MAP, map),
+            section(COMMS, comms),
+            section(TIMING, timing),
         ])
     }
 
@@ -99,7 +247,24 @@ impl Trace {
                 "call counts do not cover every rank".into(),
             ));
         }
-        Ok(Trace { meta, counts })
+        let catalog: Vec<FunctionInfo> =
+            serde_json::from_slice(find(CATALOG)?).map_err(|e| parse_err("FUNC", e))?;
+        let record = decode_record(&find)?;
+        let ranks = meta.ranks as usize;
+        if record.rank_grammars.len() != ranks
+            || record.comms.len() != ranks
+            || record.timing.len() != ranks
+        {
+            return Err(FormatError::Malformed(
+                "the record does not cover every rank".into(),
+            ));
+        }
+        Ok(Trace {
+            meta,
+            counts,
+            catalog,
+            record,
+        })
     }
 
     /// Total calls of `name` over all ranks and bindings.
@@ -144,6 +309,27 @@ mod tests {
                     per_rank: vec![1, 0],
                 },
             ],
+            catalog: vec![FunctionInfo {
+                id: 0,
+                name: "MPI_Send".into(),
+                language: Language::C,
+                slots: vec!["buf".into(), "count".into()],
+            }],
+            record: crate::assemble::merge(vec![rank(&[1, 2, 1, 2]), rank(&[2, 1])]),
+        }
+    }
+
+    fn rank(seq: &[u32]) -> crate::rank_record::RankRecord {
+        let mut g = conifer_compress::Grammar::new();
+        seq.iter().for_each(|&t| g.push(t - 1));
+        crate::rank_record::RankRecord {
+            signatures: vec![vec![0, 1], vec![0, 2]],
+            timing: vec![Timing::default(); 2],
+            grammars: vec![g.freeze()],
+            comms: vec![Membership {
+                comm: vec![2, 0, 0, 1],
+                my_rank: 1,
+            }],
         }
     }
 

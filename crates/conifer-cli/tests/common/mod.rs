@@ -127,15 +127,17 @@ pub fn stats_json(trace: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stats --json prints JSON")
 }
 
-/// The per-rank counts a trace reports, summed over bindings, as (rank, name) → N (zeros omitted).
+/// The per-rank counts a trace reports (from its grammars), as (rank, name) → N (zeros omitted).
 pub fn traced_counts(stats: &serde_json::Value) -> BTreeMap<(u32, String), u64> {
     let mut counts = BTreeMap::new();
-    for f in stats["functions_per_rank"].as_array().unwrap() {
-        let name = f["name"].as_str().unwrap().to_string();
-        for (rank, n) in f["per_rank"].as_array().unwrap().iter().enumerate() {
+    for (name, per_rank) in stats["functions_per_rank"]
+        .as_object()
+        .expect("functions_per_rank")
+    {
+        for (rank, n) in per_rank.as_array().unwrap().iter().enumerate() {
             let n = n.as_u64().unwrap();
             if n > 0 {
-                *counts.entry((rank as u32, name.clone())).or_insert(0) += n;
+                counts.insert((rank as u32, name.clone()), n);
             }
         }
     }

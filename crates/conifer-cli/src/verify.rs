@@ -1,0 +1,96 @@
+//! `conifer verify`: the trace against the raw record written with `--raw`, call by call.
+
+use crate::stats::load;
+use conifer_trace::decode::Signature;
+use conifer_trace::varint::Reader;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The raw record of one rank: per thread, its signatures in call order.
+fn read_raw(path: &Path) -> Result<Vec<Vec<Vec<u8>>>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut r = Reader::new(&bytes);
+    let mut threads: Vec<Vec<Vec<u8>>> = Vec::new();
+    while r.remaining() > 0 {
+        let bad = || format!("{} is not a Conifer raw record", path.display());
+        let thread = r.u32().ok_or_else(bad)? as usize;
+        let len = r.count().ok_or_else(bad)?;
+        let sig = r.take(len).ok_or_else(bad)?.to_vec();
+        if threads.len() <= thread {
+            threads.resize(thread + 1, Vec::new());
+        }
+        threads[thread].push(sig);
+    }
+    Ok(threads)
+}
+
+fn describe(sig: &[u8]) -> String {
+    match Signature::parse(sig) {
+        Some(s) => format!(
+            "function {} with {} values {:?}, returning {}",
+            s.function,
+            s.values.len(),
+            s.values,
+            s.ret
+        ),
+        None => format!("malformed signature {sig:?}"),
+    }
+}
+
+/// Compares the trace at `path` with the raw record in `raw` (default: `<path>.raw`).
+pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
+    let trace = load(path)?;
+    let dir: PathBuf = raw
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(format!("{}.raw", path.display())));
+    if !dir.is_dir() {
+        return Err(format!(
+            "no raw record at {}: record the run with --raw (or CONIFER_RAW=1)",
+            dir.display()
+        ));
+    }
+    let mut calls = 0u64;
+    for rank in 0..trace.meta.ranks {
+        let raw = read_raw(&dir.join(format!("rank{rank}.raw")))?;
+        let traced = trace.thread_sequences(rank);
+        if traced.len() != raw.len() {
+            println!(
+                "rank {rank}: the trace has {} threads, the raw record {}",
+                traced.len(),
+                raw.len()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        for (thread, (seq, expected)) in traced.into_iter().zip(&raw).enumerate() {
+            let mut n = 0usize;
+            for got in seq {
+                match expected.get(n) {
+                    Some(want) if want.as_slice() == got => {}
+                    Some(want) => {
+                        println!(
+                            "first difference: rank {rank} thread {thread} call {n}:\n  raw:   {}\n  trace: {}",
+                            describe(want),
+                            describe(got)
+                        );
+                        return Ok(ExitCode::FAILURE);
+                    }
+                    None => {
+                        println!("rank {rank} thread {thread}: the trace has more calls than the raw record ({n})");
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+                n += 1;
+            }
+            if n != expected.len() {
+                println!(
+                    "rank {rank} thread {thread}: the trace has {n} calls, the raw record {}",
+                    expected.len()
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+            calls += n as u64;
+        }
+    }
+    println!("identical: {calls} calls on {} ranks", trace.meta.ranks);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,172 @@
+//! The immutable, canonical form of a grammar and its streaming expansion.
+
+/// A right-hand-side symbol of a frozen grammar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Symbol {
+    /// A terminal id, as passed to [`Grammar::push`](crate::Grammar::push).
+    Terminal(u32),
+    /// A reference to a rule, by its dense index (never 0, the start rule).
+    Rule(u32),
+}
+
+/// One right-hand-side item: `symbol` repeated `exponent` times (at least 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Item {
+    /// What is repeated.
+    pub symbol: Symbol,
+    /// How many times in a row; at least 1.
+    pub exponent: u64,
+}
+
+/// An immutable grammar in canonical form: rules numbered densely, rule 0
+/// the start rule, the others in order of first appearance in a depth-first,
+/// left-to-right walk from rule 0.
+///
+/// Canonical numbering makes equal sequences give equal values and
+/// byte-identical [`to_bytes`](Self::to_bytes), so ranks that recorded the
+/// same sequence can be deduplicated by equality or hash.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FrozenGrammar {
+    rules: Vec<Vec<Item>>,
+    len: u64,
+}
+
+impl FrozenGrammar {
+    /// Wraps rules already known to be canonical, acyclic and to expand to
+    /// `len` terminals.
+    pub(crate) fn from_canonical(rules: Vec<Vec<Item>>, len: u64) -> Self {
+        FrozenGrammar { rules, len }
+    }
+
+    /// The same grammar with every terminal `t` replaced by `f(t)`. With an injective `f`
+    /// (renumbering a rank's local signature ids to global ones) the result is still canonical
+    /// and keeps both invariants, since neither depends on terminal values.
+    pub fn map_terminals(&self, f: impl Fn(u32) -> u32) -> FrozenGrammar {
+        let rules = self
+            .rules
+            .iter()
+            .map(|rule| {
+                rule.iter()
+                    .map(|item| Item {
+                        symbol: match item.symbol {
+                            Symbol::Terminal(t) => Symbol::Terminal(f(t)),
+                            rule_ref => rule_ref,
+                        },
+                        exponent: item.exponent,
+                    })
+                    .collect()
+            })
+            .collect();
+        FrozenGrammar {
+            rules,
+            len: self.len,
+        }
+    }
+
+    /// The right-hand sides, indexed by rule number; rule 0 is the start rule.
+    pub fn rules(&self) -> &[Vec<Item>] {
+        &self.rules
+    }
+
+    /// Number of rules, the start rule included.
+    pub fn rule_count(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Total number of right-hand-side items over all rules.
+    pub fn item_count(&self) -> usize {
+        self.rules.iter().map(Vec::len).sum()
+    }
+
+    /// Length of the expanded sequence, known without expanding.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when the grammar expands to the empty sequence.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Streams the terminals in order. Memory is proportional to the depth
+    /// of the grammar, not to the length of the sequence.
+    pub fn expand(&self) -> Expand<'_> {
+        Expand {
+            rules: &self.rules,
+            frames: vec![Frame {
+                rule: 0,
+                pos: 0,
+                reps: 1,
+            }],
+            terminal: 0,
+            run: 0,
+            left: self.len,
+        }
+    }
+}
+
+/// Position inside one rule: the next item, and how many more times the
+/// whole right-hand side is to be walked (the referencing item's exponent).
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    rule: u32,
+    pos: usize,
+    reps: u64,
+}
+
+/// Iterator over the terminals of a [`FrozenGrammar`], see
+/// [`FrozenGrammar::expand`].
+#[derive(Clone, Debug)]
+pub struct Expand<'a> {
+    rules: &'a [Vec<Item>],
+    frames: Vec<Frame>,
+    terminal: u32,
+    /// How many more copies of `terminal` to yield before moving on.
+    run: u64,
+    /// How many terminals remain in total.
+    left: u64,
+}
+
+impl Iterator for Expand<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        loop {
+            if self.run > 0 {
+                self.run -= 1;
+                self.left -= 1;
+                return Some(self.terminal);
+            }
+            let frame = self.frames.last_mut()?;
+            let body = &self.rules[frame.rule as usize];
+            let Some(item) = body.get(frame.pos) else {
+                frame.reps -= 1;
+                if frame.reps == 0 {
+                    self.frames.pop();
+                } else {
+                    frame.pos = 0;
+                }
+                continue;
+            };
+            frame.pos += 1;
+            match item.symbol {
+                Symbol::Terminal(terminal) => {
+                    self.terminal = terminal;
+                    self.run = item.exponent;
+                }
+                Symbol::Rule(rule) => self.frames.push(Frame {
+                    rule,
+                    pos: 0,
+                    reps: item.exponent,
+                }),
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match usize::try_from(self.left) {
+            Ok(left) => (left, Some(left)),
+            Err(_) => (usize::MAX, None),
+        }
+    }
+}

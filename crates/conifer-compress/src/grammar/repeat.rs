@@ -1,0 +1,114 @@
+//! The repeat fast path: one more iteration of a loop costs a comparison
+//! per terminal instead of a round of digram replacements.
+//!
+//! When the start rule ends with `A^k` and the next terminal is the first of
+//! `A`'s expansion, terminals are held back (not yet given to Sequitur) as
+//! long as they follow `A`'s expansion, walked by a cursor over the live
+//! grammar, which does not change meanwhile. A complete copy of the
+//! expansion turns `A^k` into `A^(k+1)`; a mismatch replays the held
+//! terminals through the ordinary path, exactly as if they had not been
+//! held. Every rule's expansion is fixed when the rule is made (substitution,
+//! merging and inlining all preserve it), so its length and first terminal
+//! are recorded then and the check to start costs O(1).
+
+use super::{is_item, rule_of, Grammar};
+
+/// Longest expansion the fast path follows, bounding the held terminals.
+const MAX_HELD: u64 = 1 << 16;
+
+/// Position in the expansion of one rule of the live grammar.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Cursor {
+    /// Per rule being walked: the next node of its body, and how many more
+    /// times the body is to be walked including the current one.
+    frames: Vec<(u32, u64)>,
+    terminal: u32,
+    /// Copies of `terminal` still to come before moving on.
+    run: u64,
+}
+
+impl Grammar {
+    /// Appends a terminal, through the fast path when it applies.
+    pub(super) fn push_terminal(&mut self, terminal: u32) {
+        if !self.held.is_empty() {
+            if self.cursor_next() == Some(terminal) {
+                self.held.push(terminal);
+                let last = self.last();
+                let rule = rule_of(self.nodes[last as usize].sym).expect("held after a rule");
+                if self.held.len() as u64 == self.rules[rule as usize].length {
+                    self.held.clear();
+                    self.raise_exponent(last);
+                }
+                return;
+            }
+            self.replay_held();
+        }
+        if !self.start_holding(terminal) {
+            self.append(terminal);
+        }
+    }
+
+    /// Gives the held terminals to Sequitur, as if they had never been held.
+    pub(super) fn replay_held(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        for &terminal in &held {
+            self.append(terminal);
+        }
+        self.held = held;
+        self.held.clear();
+    }
+
+    /// Starts holding `terminal` if the start rule ends with a rule whose
+    /// expansion begins with it.
+    fn start_holding(&mut self, terminal: u32) -> bool {
+        let Some(rule) = rule_of(self.nodes[self.last() as usize].sym) else {
+            return false;
+        };
+        let slot = self.rules[rule as usize];
+        if slot.first_terminal != terminal || slot.length > MAX_HELD {
+            return false;
+        }
+        self.cursor.frames.clear();
+        self.cursor.frames.push((self.first(rule), 1));
+        self.cursor.run = 0;
+        let first = self.cursor_next();
+        debug_assert_eq!(first, Some(terminal), "recorded first terminal");
+        self.held.push(terminal);
+        true
+    }
+
+    /// The next terminal of the expansion the cursor walks.
+    fn cursor_next(&mut self) -> Option<u32> {
+        let cursor = &mut self.cursor;
+        loop {
+            if cursor.run > 0 {
+                cursor.run -= 1;
+                return Some(cursor.terminal);
+            }
+            let (next, reps) = cursor.frames.last_mut()?;
+            let node = self.nodes[*next as usize];
+            if !is_item(node.sym) {
+                *reps -= 1;
+                if *reps == 0 {
+                    cursor.frames.pop();
+                } else {
+                    *next = node.next;
+                }
+                continue;
+            }
+            *next = node.next;
+            match rule_of(node.sym) {
+                None => {
+                    cursor.terminal = node.sym as u32;
+                    cursor.run = node.exp;
+                }
+                Some(rule) => {
+                    let guard = self.rules[rule as usize].guard;
+                    cursor
+                        .frames
+                        .push((self.nodes[guard as usize].next, node.exp));
+                }
+            }
+        }
+    }
+}

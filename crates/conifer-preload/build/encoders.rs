@@ -1,0 +1,345 @@
+//! Generates, for each wrapped C function, the code that records its arguments: inputs before
+//! the PMPI call (the prologue), outputs after it (the epilogue). The semantic kind, direction
+//! and array length of each parameter come from the spec table; the C type from `mpi.h`.
+//! What the generator cannot interpret safely it records as opaque, never guessing at memory.
+
+use crate::arg_types::{shape, Base, Shape};
+use conifer_spec::{Function, Param};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+use syn::{FnArg, Pat, Signature, Type};
+
+/// Recording code of one function and the names of the values it records, in order.
+pub struct Encoding {
+    /// Runs before the PMPI call.
+    pub prologue: TokenStream,
+    /// Runs after the PMPI call.
+    pub epilogue: TokenStream,
+    /// Parameter name of each recorded value, prologue values first.
+    pub slots: Vec<String>,
+}
+
+struct Arg {
+    ident: Ident,
+    ty: Type,
+    spec: Option<Param>,
+}
+
+fn args(sig: &Signature, spec: Option<&Function>) -> Vec<Arg> {
+    let c_params: Vec<&FnArg> = sig.inputs.iter().collect();
+    // Pair by position only when the header and the standard agree on the parameter count.
+    let spec_params = spec
+        .map(|f| &f.params)
+        .filter(|p| p.len() == c_params.len());
+    c_params
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            FnArg::Typed(t) => match &*t.pat {
+                Pat::Ident(id) => Some(Arg {
+                    ident: id.ident.clone(),
+                    ty: (*t.ty).clone(),
+                    spec: spec_params.map(|p| p[i].clone()),
+                }),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+fn kind_ident(kind: &str) -> TokenStream {
+    let k = Ident::new(kind, Span::call_site());
+    quote! { conifer_trace::value::HandleKind::#k }
+}
+
+fn is_rank(p: &Param) -> bool {
+    matches!(p.kind.as_str(), "RANK" | "RANK_NNI")
+}
+
+/// The communicator a rank parameter refers to: the nearest communicator parameter before it,
+/// else the first one (`Intercomm_create`'s `remote_leader` is a rank in `peer_comm`).
+fn comm_for(args: &[Arg], index: usize) -> TokenStream {
+    let is_comm = |a: &Arg| matches!(shape(&a.ty), Shape::Value(Base::Handle("Comm")));
+    let found = args[..index]
+        .iter()
+        .rev()
+        .find(|a| is_comm(a))
+        .or_else(|| args.iter().find(|a| is_comm(a)));
+    match found {
+        Some(a) => {
+            let id = &a.ident;
+            quote! { Some(crate::record::bits(#id)) }
+        }
+        None => quote! { None },
+    }
+}
+
+/// Names of arrays whose length is the communicator's group size in the v/w collectives.
+const PER_PEER_ARRAYS: [&str; 7] = [
+    "sendcounts",
+    "recvcounts",
+    "displs",
+    "sdispls",
+    "rdispls",
+    "sendtypes",
+    "recvtypes",
+];
+
+/// The length of an array parameter as an expression, or `None` when it cannot be known safely.
+fn length(function: &str, args: &[Arg], arg: &Arg, after_call: bool) -> Option<TokenStream> {
+    let spec = arg.spec.as_ref()?;
+    let extents = spec.length.as_ref()?;
+    let mut factors = Vec::new();
+    for extent in extents {
+        if let Ok(n) = extent.parse::<usize>() {
+            factors.push(quote! { #n });
+            continue;
+        }
+        if let Some(other) = args.iter().find(|a| a.ident == extent.as_str()) {
+            let id = &other.ident;
+            match shape(&other.ty) {
+                Shape::Value(Base::Int) => factors.push(quote! { (#id as i64).max(0) as usize }),
+                Shape::Pointer {
+                    base: Base::Int, ..
+                } if after_call => factors.push(quote! { crate::record::read_len(#id) }),
+                _ => return None,
+            }
+            continue;
+        }
+        // Completion outputs: as many as completed (`outcount`) or as requests were passed.
+        if extent == "*" && matches!(spec.name.as_str(), "array_of_statuses" | "array_of_indices") {
+            let completed = args.iter().find(|a| a.ident == "outcount");
+            let requests = args.iter().find(|a| a.ident == "array_of_requests");
+            match (completed, requests) {
+                (Some(out), _) if after_call => {
+                    let id = &out.ident;
+                    factors.push(quote! { crate::record::read_len(#id) });
+                    continue;
+                }
+                (None, Some(requests)) => {
+                    factors.push(length(function, args, requests, after_call)?);
+                    continue;
+                }
+                _ => return None,
+            }
+        }
+        let collective_v =
+            !function.contains("neighbor") && PER_PEER_ARRAYS.contains(&spec.name.as_str());
+        if extent == "*" && collective_v {
+            let comm = args
+                .iter()
+                .find(|a| matches!(shape(&a.ty), Shape::Value(Base::Handle("Comm"))))?;
+            let id = &comm.ident;
+            factors.push(quote! { crate::record::peer_count(#id) });
+            continue;
+        }
+        return None;
+    }
+    let mut factors = factors.into_iter();
+    let first = factors.next()?;
+    // Each factor is a method call, a cast or a literal: all bind tighter than `*`.
+    Some(factors.fold(first, |product, f| quote! { #product * #f }))
+}
+
+/// The root rank test for parameters significant at the root only.
+fn root_guard(args: &[Arg]) -> Option<TokenStream> {
+    let root = args.iter().find(|a| a.ident == "root")?;
+    let comm = args
+        .iter()
+        .find(|a| matches!(shape(&a.ty), Shape::Value(Base::Handle("Comm"))))?;
+    let (r, c) = (&root.ident, &comm.ident);
+    Some(quote! { crate::record::is_root(#r as i64, crate::record::bits(#c)) })
+}
+
+/// Generates the recording code of one function.
+pub fn encoding(name: &str, sig: &Signature, spec: Option<&Function>) -> Encoding {
+    let args = args(sig, spec);
+    let mut prologue = Vec::new();
+    let mut epilogue = Vec::new();
+    let (mut pro_slots, mut epi_slots) = (Vec::new(), Vec::new());
+    let has_flag = args
+        .iter()
+        .any(|a| a.ident == "flag" && a.spec.as_ref().is_some_and(|s| s.dir == "out"));
+    for (i, arg) in args.iter().enumerate() {
+        let id = &arg.ident;
+        let pname = arg
+            .spec
+            .as_ref()
+            .map(|s| s.name.clone())
+            .unwrap_or_else(|| id.to_string());
+        let dir = arg
+            .spec
+            .as_ref()
+            .map(|s| s.dir.as_str())
+            .unwrap_or("unknown");
+        let ranky = arg.spec.as_ref().is_some_and(is_rank);
+        let comm = comm_for(&args, i);
+        let root_only = arg.spec.as_ref().is_some_and(|s| s.root_only);
+        let (code, after) = match (shape(&arg.ty), dir) {
+            (Shape::Value(Base::Int), _) if ranky => {
+                (quote! { rec.rank(#id as i64, #comm); }, false)
+            }
+            (Shape::Value(Base::Int), _) => (quote! { rec.int(#id as i64); }, false),
+            (Shape::Value(Base::Handle(kind)), _) => {
+                let k = kind_ident(kind);
+                (quote! { rec.handle(#k, crate::record::bits(#id)); }, false)
+            }
+            (
+                Shape::Pointer {
+                    base: Base::Void, ..
+                },
+                _,
+            ) if arg
+                .spec
+                .as_ref()
+                .is_some_and(|s| s.kind == "BUFFER" || s.kind.starts_with("C_BUFFER")) =>
+            {
+                (
+                    quote! { rec.buffer(#id as *const ::std::ffi::c_void); },
+                    false,
+                )
+            }
+            (
+                Shape::Pointer {
+                    base: Base::Char,
+                    mutable: false,
+                },
+                _,
+            ) => (
+                quote! { rec.string(#id as *const ::std::ffi::c_char); },
+                false,
+            ),
+            (
+                Shape::Pointer {
+                    base: Base::Char,
+                    mutable: true,
+                },
+                "out",
+            ) => (
+                quote! { rec.string(#id as *const ::std::ffi::c_char); },
+                true,
+            ),
+            (Shape::Pointer { base, .. }, dir) => {
+                // Outputs are read after the call; inputs and in-out values before it.
+                let after = dir == "out";
+                match pointer_code(name, &args, arg, base, dir, after, ranky, &comm) {
+                    Some(code) => (code, after),
+                    None => (quote! { rec.opaque(); }, false),
+                }
+            }
+            _ => (quote! { rec.opaque(); }, false),
+        };
+        let guarded = match (root_only, root_guard(&args)) {
+            (true, Some(guard)) => quote! { if #guard { #code } else { rec.ignored(); } },
+            _ => code,
+        };
+        let guarded = if after && has_flag && arg.ident != "flag" {
+            quote! { if crate::record::flag_set(flag) { #guarded } else { rec.ignored(); } }
+        } else {
+            guarded
+        };
+        if after {
+            epilogue.push(guarded);
+            epi_slots.push(pname.clone());
+        } else {
+            prologue.push(guarded);
+            pro_slots.push(pname.clone());
+        }
+        if dir == "inout" {
+            // In-out integers (e.g. `MPI_Dims_create`'s dims) are recorded again after the call.
+            if let (
+                Shape::Pointer {
+                    base: Base::Int,
+                    mutable: true,
+                },
+                Some(len),
+            ) = (shape(&arg.ty), length(name, &args, arg, true))
+            {
+                epilogue.push(quote! { rec.ints(#id, #len); });
+                epi_slots.push(format!("{pname}_out"));
+            }
+            if let Shape::Pointer {
+                base: Base::Handle(kind),
+                mutable: true,
+            } = shape(&arg.ty)
+            {
+                let k = kind_ident(kind);
+                let len = length(name, &args, arg, true).unwrap_or(quote! { 1usize });
+                epilogue.push(quote! { rec.release_completed(#k, #id, #len); });
+            }
+        }
+    }
+    pro_slots.extend(epi_slots);
+    Encoding {
+        prologue: quote! { #(#prologue)* },
+        epilogue: quote! { #(#epilogue)* },
+        slots: pro_slots,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pointer_code(
+    function: &str,
+    args: &[Arg],
+    arg: &Arg,
+    base: Base,
+    dir: &str,
+    after: bool,
+    ranky: bool,
+    comm: &TokenStream,
+) -> Option<TokenStream> {
+    let id = &arg.ident;
+    let len = length(function, args, arg, after);
+    let spec = arg.spec.as_ref()?;
+    let array = spec.length.is_some();
+    Some(match (base, array, dir) {
+        (Base::Int, false, "out") if ranky => quote! { rec.rank_out(#id, #comm); },
+        (Base::Int, false, "out") => quote! { rec.int_out(#id); },
+        (Base::Int, true, _) if ranky => {
+            let len = len?;
+            quote! { rec.ranks(#id, #len, #comm); }
+        }
+        (Base::Int, true, _) => {
+            let len = len?;
+            quote! { rec.ints(#id, #len); }
+        }
+        (Base::Handle("Comm"), false, "out") => {
+            if function.contains("idup") || function.contains("get_parent") {
+                quote! { rec.local_comm(#id); }
+            } else {
+                quote! { rec.new_comm(#id); }
+            }
+        }
+        (Base::Handle("Request"), false, "out") => quote! { rec.new_request(#id, #comm); },
+        (Base::Handle(kind), false, "out") => {
+            let k = kind_ident(kind);
+            quote! { rec.new_handle(#k, #id); }
+        }
+        (Base::Handle(kind), true, "out") => {
+            let k = kind_ident(kind);
+            let len = len?;
+            quote! { rec.new_handles(#k, #id, #len); }
+        }
+        (Base::Handle(kind), _, "inout") => {
+            let k = kind_ident(kind);
+            let len = if array {
+                len?
+            } else {
+                quote! { 1usize }
+            };
+            quote! { rec.handles_before(#k, #id, #len, #array); }
+        }
+        (Base::Handle(kind), true, "in") => {
+            let k = kind_ident(kind);
+            let len = len?;
+            quote! { rec.handles(#k, #id, #len); }
+        }
+        (Base::Status, false, "out") => quote! { rec.status(#id, #comm); },
+        (Base::Status, true, "out") => {
+            let len = len?;
+            quote! { rec.statuses(#id, #len, #comm); }
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,257 @@
+//! Communicators: one symbolic id shared by all members, agreed collectively when the
+//! communicator is created (through PMPI, on the new communicator itself, or on a temporary
+//! merge of an inter-communicator), plus each rank's position in it for relative ranks.
+
+use crate::mpi::*;
+use conifer_trace::value::HandleRef;
+use std::collections::HashMap;
+
+/// Words of the free-id bitmap exchanged at agreement (ids 0..256 are recycled).
+const WORDS: usize = 4;
+
+/// What a rank knows about one communicator.
+#[derive(Clone, Copy, Debug)]
+pub struct CommInfo {
+    /// Symbolic id or predefined name.
+    pub handle: HandleRef,
+    /// The caller's rank in it.
+    pub my_rank: i64,
+    /// Size of the local group.
+    pub size: i64,
+    /// Size of the remote group of an inter-communicator.
+    pub remote_size: Option<i64>,
+}
+
+/// The communicators a rank knows and the ids in use.
+pub struct Comms {
+    known: HashMap<u64, CommInfo>,
+    /// Every (communicator, rank in it) this rank has had, freed ones included, for decoding
+    /// relative ranks. A recycled id with a different rank is listed again (decoders use the
+    /// first entry; such programs decode that communicator's ranks as relative).
+    history: Vec<(HandleRef, i64)>,
+    used: Vec<u64>,
+    /// Ids of communicators created without agreement (`MPI_Comm_idup`, parents), from the
+    /// top of the id space so they never collide with agreed ids.
+    local_next: u32,
+}
+
+/// Bits of a communicator handle.
+pub fn comm_bits(comm: MPI_Comm) -> u64 {
+    super::bits(comm)
+}
+
+unsafe fn describe(comm: MPI_Comm, handle: HandleRef) -> CommInfo {
+    let (mut rank, mut size, mut inter) = (0, 0, 0);
+    PMPI_Comm_rank(comm, &mut rank);
+    PMPI_Comm_size(comm, &mut size);
+    PMPI_Comm_test_inter(comm, &mut inter);
+    let remote_size = (inter != 0).then(|| {
+        let mut remote = 0;
+        PMPI_Comm_remote_size(comm, &mut remote);
+        i64::from(remote)
+    });
+    CommInfo {
+        handle,
+        my_rank: rank.into(),
+        size: size.into(),
+        remote_size,
+    }
+}
+
+impl Comms {
+    /// Registers `MPI_COMM_WORLD` and `MPI_COMM_SELF` (call after `MPI_Init`).
+    pub fn new() -> Comms {
+        let mut comms = Comms {
+            known: HashMap::new(),
+            history: Vec::new(),
+            used: vec![0; WORDS],
+            local_next: u32::MAX,
+        };
+        // SAFETY: MPI is initialised; the predefined communicators are valid.
+        unsafe {
+            comms.known.insert(
+                comm_bits(conifer_comm_world()),
+                describe(conifer_comm_world(), HandleRef::Named(1)),
+            );
+            comms.known.insert(
+                comm_bits(conifer_comm_self()),
+                describe(conifer_comm_self(), HandleRef::Named(2)),
+            );
+        }
+        comms.known.insert(
+            comm_bits(unsafe { conifer_comm_null() }),
+            CommInfo {
+                handle: HandleRef::Named(0),
+                my_rank: 0,
+                size: 0,
+                remote_size: None,
+            },
+        );
+        comms
+    }
+
+    /// Every intra-communicator this rank has belonged to, with its rank in it.
+    pub fn memberships(&self) -> impl Iterator<Item = (HandleRef, i64)> + '_ {
+        let predefined = self
+            .known
+            .values()
+            .filter(|i| matches!(i.handle, HandleRef::Named(_)));
+        predefined
+            .map(|i| (i.handle, i.my_rank))
+            .chain(self.history.iter().copied())
+    }
+
+    /// What is known about a communicator.
+    pub fn get(&self, bits: u64) -> Option<&CommInfo> {
+        self.known.get(&bits)
+    }
+
+    /// The local free-id bitmap offered at agreement.
+    pub fn offer(&self) -> [u64; WORDS] {
+        let mut words = [0u64; WORDS];
+        for (w, used) in words.iter_mut().zip(&self.used) {
+            *w = !used;
+        }
+        words
+    }
+
+    /// The lowest id free on every member, given the bitwise AND of all offers; `None` when
+    /// the first 256 ids are exhausted somewhere.
+    pub fn lowest_common_free(agreed: &[u64; WORDS]) -> Option<u32> {
+        agreed
+            .iter()
+            .enumerate()
+            .find(|(_, w)| **w != 0)
+            .map(|(i, w)| i as u32 * 64 + w.trailing_zeros())
+    }
+
+    fn mark_used(&mut self, id: u32) {
+        let (word, bit) = ((id / 64) as usize, id % 64);
+        if word >= self.used.len() {
+            self.used.resize(word + 1, 0);
+        }
+        self.used[word] |= 1 << bit;
+    }
+
+    /// Records a communicator created with the agreed `id`.
+    ///
+    /// # Safety
+    /// `comm` must be a valid communicator.
+    pub unsafe fn insert_agreed(&mut self, comm: MPI_Comm, id: u32) -> HandleRef {
+        self.mark_used(id);
+        let info = describe(comm, HandleRef::Id(id));
+        self.known.insert(comm_bits(comm), info);
+        if info.remote_size.is_none() && !self.history.contains(&(info.handle, info.my_rank)) {
+            self.history.push((info.handle, info.my_rank));
+        }
+        info.handle
+    }
+
+    /// Records a communicator whose id could not be agreed collectively.
+    ///
+    /// # Safety
+    /// `comm` must be a valid communicator or `MPI_COMM_NULL`.
+    pub unsafe fn insert_local(&mut self, comm: MPI_Comm) -> HandleRef {
+        if let Some(info) = self.known.get(&comm_bits(comm)) {
+            return info.handle;
+        }
+        self.local_next -= 1;
+        let handle = HandleRef::Id(self.local_next);
+        self.known.insert(
+            comm_bits(comm),
+            CommInfo {
+                handle,
+                my_rank: 0,
+                size: 0,
+                remote_size: None,
+            },
+        );
+        handle
+    }
+
+    /// The communicator behind `bits` was freed.
+    pub fn release(&mut self, bits: u64) {
+        if let Some(CommInfo {
+            handle: HandleRef::Id(id),
+            ..
+        }) = self.known.remove(&bits)
+        {
+            let (word, bit) = ((id / 64) as usize, id % 64);
+            if let Some(w) = self.used.get_mut(word) {
+                *w &= !(1 << bit);
+            }
+        }
+    }
+}
+
+/// Agrees on an id for the new communicator `comm` with all its members (a collective over
+/// `comm`, through PMPI). Returns `None` if MPI reported an error.
+///
+/// # Safety
+/// `comm` must be a valid, newly created communicator that every member is registering now.
+pub unsafe fn agree(comm: MPI_Comm, offer: [u64; WORDS], fallback: u32) -> Option<u32> {
+    let mut inter = 0;
+    PMPI_Comm_test_inter(comm, &mut inter);
+    let mut over = comm;
+    if inter != 0 {
+        let mut merged: MPI_Comm = std::mem::zeroed();
+        if PMPI_Intercomm_merge(comm, 0, &mut merged) != 0 {
+            return None;
+        }
+        over = merged;
+    }
+    let mut agreed = [0u64; WORDS];
+    let t = conifer_type_uint64();
+    let ok = PMPI_Allreduce(
+        offer.as_ptr().cast(),
+        agreed.as_mut_ptr().cast(),
+        WORDS as i32,
+        t,
+        conifer_op_band(),
+        over,
+    ) == 0;
+    let mut id = Comms::lowest_common_free(&agreed);
+    if ok && id.is_none() {
+        let mine = u64::from(fallback);
+        let mut max = 0u64;
+        PMPI_Allreduce(
+            (&mine as *const u64).cast(),
+            (&mut max as *mut u64).cast(),
+            1,
+            t,
+            conifer_op_max(),
+            over,
+        );
+        id = u32::try_from(max).ok();
+    }
+    if inter != 0 {
+        PMPI_Comm_free(&mut over);
+    }
+    if ok {
+        id
+    } else {
+        None
+    }
+}
+
+impl Comms {
+    /// An id beyond the bitmap for the rare program with more than 256 live communicators.
+    pub fn fallback_id(&self) -> u32 {
+        (self.used.len() * 64) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowest_common_free_id() {
+        let a = [!0b1011u64, !0, !0, !0];
+        let b = [!0b0111u64, !0, !0, !0];
+        let both = [a[0] & b[0], !0, !0, !0];
+        assert_eq!(Comms::lowest_common_free(&both), Some(4));
+        assert_eq!(Comms::lowest_common_free(&[0, 0, 1 << 5, 0]), Some(133));
+        assert_eq!(Comms::lowest_common_free(&[0; WORDS]), None);
+    }
+}

@@ -1,0 +1,116 @@
+//! Symbolic ids of MPI objects other than communicators and requests: one pool per handle
+//! kind, lowest free id first, ids returned when the object is freed, so ranks that create
+//! objects in the same order get the same ids. Predefined objects are named, not numbered.
+
+use conifer_trace::predefined;
+use conifer_trace::value::{HandleKind, HandleRef};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+extern "C" {
+    fn conifer_predefined_bits(kind: i32, code: i32, defined: *mut i32) -> u64;
+}
+
+/// Ids handed out lowest-first, reusable once released.
+#[derive(Default)]
+pub struct IdPool {
+    free: BinaryHeap<Reverse<u32>>,
+    next: u32,
+}
+
+impl IdPool {
+    /// The lowest id not in use.
+    pub fn take(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(Reverse(id)) => id,
+            None => {
+                self.next += 1;
+                self.next - 1
+            }
+        }
+    }
+
+    /// Makes `id` available again.
+    pub fn give_back(&mut self, id: u32) {
+        self.free.push(Reverse(id));
+    }
+}
+
+/// Handle value → symbolic id, for every kind.
+#[derive(Default)]
+pub struct Handles {
+    predefined: HashMap<(HandleKind, u64), u16>,
+    live: HashMap<(HandleKind, u64), u32>,
+    pools: HashMap<HandleKind, IdPool>,
+}
+
+impl Handles {
+    /// Learns the installed MPI's predefined handle values.
+    pub fn with_predefined() -> Handles {
+        let mut handles = Handles::default();
+        for (k, kind) in HandleKind::ALL.iter().enumerate() {
+            for code in 0..predefined::names(*kind).len() {
+                let mut defined = 0;
+                // SAFETY: generated C function with an out-pointer to a local.
+                let bits = unsafe { conifer_predefined_bits(k as i32, code as i32, &mut defined) };
+                if defined != 0 {
+                    // Synonyms (MPI_LONG_LONG_INT and MPI_LONG_LONG) keep the first name.
+                    handles
+                        .predefined
+                        .entry((*kind, bits))
+                        .or_insert(code as u16);
+                }
+            }
+        }
+        handles
+    }
+
+    /// The predefined name code of a handle value, if it is one.
+    pub fn named(&self, kind: HandleKind, bits: u64) -> Option<u16> {
+        self.predefined.get(&(kind, bits)).copied()
+    }
+
+    /// How a handle used as an input is recorded.
+    pub fn lookup(&self, kind: HandleKind, bits: u64) -> HandleRef {
+        if let Some(code) = self.named(kind, bits) {
+            return HandleRef::Named(code);
+        }
+        self.live
+            .get(&(kind, bits))
+            .map_or(HandleRef::Unknown, |&id| HandleRef::Id(id))
+    }
+
+    /// A handle returned by MPI: its existing id, or a new one.
+    pub fn register(&mut self, kind: HandleKind, bits: u64) -> HandleRef {
+        if let Some(code) = self.named(kind, bits) {
+            return HandleRef::Named(code);
+        }
+        if let Some(&id) = self.live.get(&(kind, bits)) {
+            return HandleRef::Id(id);
+        }
+        let id = self.pools.entry(kind).or_default().take();
+        self.live.insert((kind, bits), id);
+        HandleRef::Id(id)
+    }
+
+    /// The object behind `bits` was freed: its id becomes available.
+    pub fn release(&mut self, kind: HandleKind, bits: u64) {
+        if let Some(id) = self.live.remove(&(kind, bits)) {
+            self.pools.entry(kind).or_default().give_back(id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_reused_lowest_first() {
+        let mut pool = IdPool::default();
+        assert_eq!((pool.take(), pool.take(), pool.take()), (0, 1, 2));
+        pool.give_back(2);
+        pool.give_back(0);
+        assert_eq!((pool.take(), pool.take(), pool.take()), (0, 2, 3));
+    }
+}

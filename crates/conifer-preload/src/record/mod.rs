@@ -1,0 +1,683 @@
+//! Recording one MPI call: the generated wrappers drive a [`Call`] through its inputs (before
+//! the PMPI call), its outputs (after it) and [`Call::finish`]. Each argument is encoded into
+//! the call's signature with symbolic ids for objects and buffers and relative ranks; the
+//! finished signature goes into the rank's signature table and the thread's grammar.
+//!
+//! The rank's state is behind one lock, which is never held across the PMPI call itself, so
+//! threads of an `MPI_THREAD_MULTIPLE` program never wait on each other's communication.
+
+mod comms;
+mod handles;
+mod requests;
+pub mod state;
+
+use crate::mpi::*;
+use conifer_trace::rank_record::{Membership, RankRecord};
+use conifer_trace::value::{encode_buffer, encode_handle, encode_int, encode_rank};
+use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
+use conifer_trace::varint::put_u64;
+use state::State;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::time::Instant;
+
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
+static RECORDING: AtomicBool = AtomicBool::new(true);
+static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
+
+thread_local! {
+    static THREAD: Cell<u32> = const { Cell::new(u32::MAX) };
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+fn lock() -> MutexGuard<'static, State> {
+    STATE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The rank's record in the form sent to the merge.
+pub fn rank_record() -> RankRecord {
+    let state = lock();
+    let comms: Vec<Membership> = state
+        .comms
+        .as_ref()
+        .map(|c| {
+            c.memberships()
+                .map(|(handle, my_rank)| {
+                    let mut comm = Vec::new();
+                    encode_handle(&mut comm, HandleKind::Comm, handle);
+                    Membership { comm, my_rank }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    RankRecord {
+        signatures: state.signatures.iter().map(|s| s.to_vec()).collect(),
+        timing: state.timing.clone(),
+        grammars: state.grammars.iter().map(|g| g.freeze()).collect(),
+        comms,
+    }
+}
+
+/// With `CONIFER_RAW` set, writes this rank's uncompressed record to `dir/rank<R>.raw`: per
+/// call, its thread, then its signature (both length-prefixed varints), in call order.
+pub fn write_raw(dir: &str, rank: c_int) -> Result<(), String> {
+    let state = lock();
+    let Some(raw) = &state.raw else { return Ok(()) };
+    let mut out = Vec::new();
+    for (thread, sig) in raw {
+        put_u64(&mut out, (*thread).into());
+        put_u64(&mut out, sig.len() as u64);
+        out.extend_from_slice(sig);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
+    let path = format!("{dir}/rank{rank}.raw");
+    std::fs::write(&path, out).map_err(|e| format!("cannot write {path}: {e}"))
+}
+
+/// Stops recording (from `MPI_Finalize` on, nothing more is appended).
+pub fn stop() {
+    RECORDING.store(false, Ordering::Relaxed);
+}
+
+/// Learns the predefined communicators; called once MPI is initialised.
+pub fn after_init() {
+    lock().comms = Some(comms::Comms::new());
+}
+
+/// A handle (pointer in Open MPI, integer in MPICH) as the integer the maps are keyed by,
+/// equal to C's `(intptr_t)handle`.
+pub trait HandleBits: Copy {
+    /// The handle's bits.
+    fn bits(self) -> u64;
+}
+impl<T> HandleBits for *mut T {
+    fn bits(self) -> u64 {
+        self as usize as u64
+    }
+}
+impl<T> HandleBits for *const T {
+    fn bits(self) -> u64 {
+        self as usize as u64
+    }
+}
+impl HandleBits for c_int {
+    fn bits(self) -> u64 {
+        self as i64 as u64
+    }
+}
+
+/// The bits of a handle.
+pub fn bits<H: HandleBits>(handle: H) -> u64 {
+    handle.bits()
+}
+
+/// Integer types MPI passes, widened for recording.
+pub trait AsI64: Copy {
+    /// The value as `i64`.
+    fn as_i64(self) -> i64;
+}
+macro_rules! as_i64 {
+    ($($t:ty),*) => {$(impl AsI64 for $t { fn as_i64(self) -> i64 { self as i64 } })*};
+}
+as_i64!(i32, u32, i64, u64, isize, usize, i16, u16);
+
+/// A length read from an output count (`*outcount`), zero when absent or negative.
+///
+/// # Safety
+/// `ptr` is null or points to a readable integer.
+pub unsafe fn read_len<T: AsI64>(ptr: *const T) -> usize {
+    if ptr.is_null() {
+        0
+    } else {
+        (*ptr).as_i64().max(0) as usize
+    }
+}
+
+/// True when a `flag` output says the operation completed.
+///
+/// # Safety
+/// `flag` is null or points to a readable int.
+pub unsafe fn flag_set(flag: *const c_int) -> bool {
+    !flag.is_null() && *flag != 0
+}
+
+/// Number of peers a v/w collective's per-peer arrays cover: the remote group of an
+/// inter-communicator, else the group.
+pub fn peer_count<H: HandleBits>(comm: H) -> usize {
+    let state = lock();
+    let info = state.comms.as_ref().and_then(|c| c.get(comm.bits()));
+    info.map_or(0, |i| i.remote_size.unwrap_or(i.size).max(0) as usize)
+}
+
+/// True when the caller is `root` of `comm` (root-only arguments are read only there).
+pub fn is_root(root: i64, comm: u64) -> bool {
+    let state = lock();
+    let info = state.comms.as_ref().and_then(|c| c.get(comm));
+    match info {
+        Some(i) if i.remote_size.is_some() => root == i64::from(unsafe { conifer_root() }),
+        Some(i) => i.my_rank == root,
+        None => false,
+    }
+}
+
+/// Values an MPI function returns, as recorded: error codes by value, anything else (times,
+/// converted handles) as 0, since it is not part of what the call did.
+pub trait ReturnValue {
+    /// The recorded value.
+    fn recorded(&self) -> i64;
+}
+impl ReturnValue for c_int {
+    fn recorded(&self) -> i64 {
+        i64::from(*self)
+    }
+}
+impl ReturnValue for f64 {
+    fn recorded(&self) -> i64 {
+        0
+    }
+}
+impl<T> ReturnValue for *mut T {
+    fn recorded(&self) -> i64 {
+        0
+    }
+}
+impl ReturnValue for i64 {
+    fn recorded(&self) -> i64 {
+        0
+    }
+}
+impl ReturnValue for () {
+    fn recorded(&self) -> i64 {
+        0
+    }
+}
+
+/// One MPI call being recorded.
+pub struct Call {
+    sig: Vec<u8>,
+    saved: Vec<u64>,
+    state: Option<MutexGuard<'static, State>>,
+    start: Instant,
+    thread: u32,
+    /// The caller's rank in the communicator of the requests the call completes.
+    request_rank: Option<i64>,
+}
+
+impl Call {
+    /// Starts recording a call of function `id`, or `None` when not recording.
+    pub fn start(id: u16) -> Option<Call> {
+        if !RECORDING.load(Ordering::Relaxed) {
+            return None;
+        }
+        let thread = THREAD.with(|t| {
+            if t.get() == u32::MAX {
+                t.set(NEXT_THREAD.fetch_add(1, Ordering::Relaxed));
+            }
+            t.get()
+        });
+        let (mut sig, saved) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        sig.clear();
+        put_u64(&mut sig, id.into());
+        put_u64(&mut sig, thread.into());
+        Some(Call {
+            sig,
+            saved,
+            state: Some(lock()),
+            start: Instant::now(),
+            thread,
+            request_rank: None,
+        })
+    }
+
+    fn st(&mut self) -> &mut State {
+        self.state
+            .as_mut()
+            .expect("state is locked outside the PMPI call")
+    }
+
+    /// Releases the lock for the PMPI call.
+    pub fn before_pmpi(&mut self) {
+        self.state = None;
+    }
+
+    /// Takes the lock again after the PMPI call.
+    pub fn after_pmpi(&mut self) {
+        self.state = Some(lock());
+    }
+
+    /// Records the return value and appends the call to the rank's record.
+    pub fn finish<R: ReturnValue>(mut self, ret: &R) {
+        encode_int(&mut self.sig, ret.recorded());
+        let ns = self.start.elapsed().as_nanos() as f64;
+        let thread = self.thread;
+        let sig = std::mem::take(&mut self.sig);
+        self.st().append(thread, &sig, ns);
+        self.state = None;
+        let saved = std::mem::take(&mut self.saved);
+        SCRATCH.with(|s| *s.borrow_mut() = (sig, saved));
+    }
+
+    /// An integer argument.
+    pub fn int(&mut self, v: i64) {
+        encode_int(&mut self.sig, v);
+    }
+
+    /// A value Conifer does not interpret.
+    pub fn opaque(&mut self) {
+        Value::Opaque.encode(&mut self.sig);
+    }
+
+    /// An argument that was not read (not significant here, or an ignored output).
+    pub fn ignored(&mut self) {
+        Value::Ignored.encode(&mut self.sig);
+    }
+
+    fn rank_value(&mut self, v: i64, comm: Option<u64>) -> Rank {
+        // SAFETY: the shim functions return compile-time constants.
+        let (any, null, root, undef) = unsafe {
+            (
+                conifer_any_source(),
+                conifer_proc_null(),
+                conifer_root(),
+                conifer_undefined(),
+            )
+        };
+        match v {
+            v if v == i64::from(any) => return Rank::AnySource,
+            v if v == i64::from(null) => return Rank::ProcNull,
+            v if v == i64::from(root) => return Rank::Root,
+            v if v == i64::from(undef) => return Rank::Undefined,
+            _ => {}
+        }
+        let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
+        match info {
+            Some(i) if i.remote_size.is_none() => Rank::Relative(v - i.my_rank),
+            _ => Rank::Absolute(v),
+        }
+    }
+
+    /// A rank of `comm` (relative to the caller's rank in it where meaningful).
+    pub fn rank(&mut self, v: i64, comm: Option<u64>) {
+        let r = self.rank_value(v, comm);
+        encode_rank(&mut self.sig, r);
+    }
+
+    fn handle_ref(&mut self, kind: HandleKind, bits: u64) -> HandleRef {
+        let st = self.st();
+        match kind {
+            HandleKind::Comm => st
+                .comms
+                .as_ref()
+                .and_then(|c| c.get(bits))
+                .map_or(HandleRef::Unknown, |i| i.handle),
+            HandleKind::Request => match st.handles.named(kind, bits) {
+                Some(code) => HandleRef::Named(code),
+                None => st
+                    .requests
+                    .lookup(bits)
+                    .map_or(HandleRef::Unknown, |r| HandleRef::Id(r.id)),
+            },
+            _ => st.handles.lookup(kind, bits),
+        }
+    }
+
+    /// An input handle.
+    pub fn handle(&mut self, kind: HandleKind, bits: u64) {
+        let h = self.handle_ref(kind, bits);
+        encode_handle(&mut self.sig, kind, h);
+    }
+
+    /// An input buffer address.
+    pub fn buffer(&mut self, ptr: *const c_void) {
+        // SAFETY: constants from mpi.h.
+        let (in_place, bottom) = unsafe { (conifer_in_place(), conifer_bottom()) };
+        let b = if ptr.is_null() {
+            Buffer::Null
+        } else if ptr == in_place {
+            Buffer::InPlace
+        } else if ptr == bottom {
+            Buffer::Bottom
+        } else {
+            let segments = &mut self.st().segments;
+            let next = segments.len() as u32;
+            Buffer::Segment {
+                id: *segments.entry(ptr as usize).or_insert(next),
+                offset: 0,
+            }
+        };
+        encode_buffer(&mut self.sig, b);
+    }
+
+    /// A NUL-terminated string (input, or output read after the call).
+    ///
+    /// # Safety
+    /// `ptr` is null or a NUL-terminated string.
+    pub unsafe fn string(&mut self, ptr: *const c_char) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        Value::Str(CStr::from_ptr(ptr).to_string_lossy().into_owned()).encode(&mut self.sig);
+    }
+
+    fn is_sentinel(ptr: *const c_void) -> bool {
+        // SAFETY: constants from mpi.h.
+        unsafe {
+            ptr == conifer_errcodes_ignore()
+                || ptr == conifer_unweighted()
+                || ptr == conifer_weights_empty()
+        }
+    }
+
+    fn array(&mut self, len: usize, mut item: impl FnMut(&mut Call, usize) -> Value) {
+        let items: Vec<Value> = (0..len).map(|i| item(self, i)).collect();
+        Value::Array(items).encode(&mut self.sig);
+    }
+
+    /// An array of integers.
+    ///
+    /// # Safety
+    /// `ptr` is null, an MPI sentinel, or points to `len` readable integers.
+    pub unsafe fn ints<T: AsI64>(&mut self, ptr: *const T, len: usize) {
+        if ptr.is_null() || Self::is_sentinel(ptr.cast()) {
+            return self.ignored();
+        }
+        self.array(len, |_, i| Value::Int((*ptr.add(i)).as_i64()));
+    }
+
+    /// An array of ranks of `comm`.
+    ///
+    /// # Safety
+    /// As [`Call::ints`].
+    pub unsafe fn ranks<T: AsI64>(&mut self, ptr: *const T, len: usize, comm: Option<u64>) {
+        if ptr.is_null() || Self::is_sentinel(ptr.cast()) {
+            return self.ignored();
+        }
+        self.array(len, |c, i| {
+            Value::Rank(c.rank_value((*ptr.add(i)).as_i64(), comm))
+        });
+    }
+
+    /// An integer output.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a readable integer.
+    pub unsafe fn int_out<T: AsI64>(&mut self, ptr: *const T) {
+        if ptr.is_null() || Self::is_sentinel(ptr.cast()) {
+            return self.ignored();
+        }
+        self.int((*ptr).as_i64());
+    }
+
+    /// A rank output.
+    ///
+    /// # Safety
+    /// As [`Call::int_out`].
+    pub unsafe fn rank_out<T: AsI64>(&mut self, ptr: *const T, comm: Option<u64>) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        self.rank((*ptr).as_i64(), comm);
+    }
+
+    /// An array of input handles.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to `len` readable handles.
+    pub unsafe fn handles<H: HandleBits>(&mut self, kind: HandleKind, ptr: *const H, len: usize) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        self.array(len, |c, i| {
+            Value::Handle(kind, c.handle_ref(kind, (*ptr.add(i)).bits()))
+        });
+    }
+
+    /// In-out handles (requests to complete, objects to free): records them and remembers
+    /// their values so that [`Call::release_completed`] can tell which ones MPI released.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to `len` readable handles.
+    pub unsafe fn handles_before<H: HandleBits>(
+        &mut self,
+        kind: HandleKind,
+        ptr: *const H,
+        len: usize,
+        array: bool,
+    ) {
+        self.saved.clear();
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let before: Vec<u64> = (0..len).map(|i| (*ptr.add(i)).bits()).collect();
+        if kind == HandleKind::Request {
+            let st = self.st();
+            self.request_rank = before
+                .iter()
+                .find_map(|b| st.requests.lookup(*b).and_then(|r| r.my_rank));
+        }
+        let mut seen: HashMap<u64, usize> = HashMap::new();
+        let refs: Vec<Value> = before
+            .iter()
+            .map(|&b| {
+                if kind != HandleKind::Request {
+                    return Value::Handle(kind, self.handle_ref(kind, b));
+                }
+                let n = seen.entry(b).or_insert(0);
+                *n += 1;
+                match self.st().requests.nth(b, *n - 1) {
+                    Some(live) => Value::Handle(kind, HandleRef::Id(live.id)),
+                    None => Value::Handle(kind, self.handle_ref(kind, b)),
+                }
+            })
+            .collect();
+        self.saved = before;
+        if array {
+            Value::Array(refs).encode(&mut self.sig);
+        } else {
+            refs.into_iter()
+                .next()
+                .unwrap_or(Value::Ignored)
+                .encode(&mut self.sig);
+        }
+    }
+
+    /// After the call: the in-out handles MPI set to the null handle were completed or freed.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to `len` readable handles.
+    pub unsafe fn release_completed<H: HandleBits>(
+        &mut self,
+        kind: HandleKind,
+        ptr: *const H,
+        len: usize,
+    ) {
+        if ptr.is_null() {
+            return;
+        }
+        let saved = std::mem::take(&mut self.saved);
+        for (i, before) in saved.iter().enumerate().take(len) {
+            let now = (*ptr.add(i)).bits();
+            let st = self.st();
+            let became_null = st.handles.named(kind, now) == Some(0)
+                && st.handles.named(kind, *before) != Some(0);
+            if !became_null {
+                continue;
+            }
+            match kind {
+                HandleKind::Request => st.requests.complete(*before),
+                HandleKind::Comm => {
+                    if let Some(c) = st.comms.as_mut() {
+                        c.release(*before)
+                    }
+                }
+                _ => st.handles.release(kind, *before),
+            }
+        }
+        self.saved = saved;
+    }
+
+    /// A handle MPI returned: existing id, or a new one.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a readable handle.
+    pub unsafe fn new_handle<H: HandleBits>(&mut self, kind: HandleKind, ptr: *const H) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let h = self.st().handles.register(kind, (*ptr).bits());
+        encode_handle(&mut self.sig, kind, h);
+    }
+
+    /// Handles MPI returned in an array.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to `len` readable handles.
+    pub unsafe fn new_handles<H: HandleBits>(
+        &mut self,
+        kind: HandleKind,
+        ptr: *const H,
+        len: usize,
+    ) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        self.array(len, |c, i| {
+            Value::Handle(kind, c.st().handles.register(kind, (*ptr.add(i)).bits()))
+        });
+    }
+
+    /// A communicator MPI created: its id is agreed with all members (a collective over it).
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a communicator every member is receiving from the same call.
+    pub unsafe fn new_comm(&mut self, ptr: *const MPI_Comm) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let comm = *ptr;
+        let bits = comms::comm_bits(comm);
+        if bits == comms::comm_bits(conifer_comm_null()) {
+            return encode_handle(&mut self.sig, HandleKind::Comm, HandleRef::Named(0));
+        }
+        let (offer, fallback) = match self.st().comms.as_ref() {
+            Some(c) => (c.offer(), c.fallback_id()),
+            None => return self.local_comm(ptr),
+        };
+        // The agreement is a collective: never hold the lock across it.
+        self.state = None;
+        let agreed = comms::agree(comm, offer, fallback);
+        self.state = Some(lock());
+        let comms = self
+            .st()
+            .comms
+            .as_mut()
+            .expect("comms exist after MPI_Init");
+        let h = match agreed {
+            Some(id) => comms.insert_agreed(comm, id),
+            None => comms.insert_local(comm),
+        };
+        encode_handle(&mut self.sig, HandleKind::Comm, h);
+    }
+
+    /// A communicator whose id cannot be agreed at creation (`MPI_Comm_idup`, parents).
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a communicator handle.
+    pub unsafe fn local_comm(&mut self, ptr: *const MPI_Comm) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let h = match self.st().comms.as_mut() {
+            Some(c) => c.insert_local(*ptr),
+            None => HandleRef::Unknown,
+        };
+        encode_handle(&mut self.sig, HandleKind::Comm, h);
+    }
+
+    /// A request MPI created: an id from the pool of this call's signature.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a request handle.
+    pub unsafe fn new_request(&mut self, ptr: *const MPI_Request, comm: Option<u64>) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let bits = (*ptr).bits();
+        if let Some(code) = self.st().handles.named(HandleKind::Request, bits) {
+            return encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Named(code));
+        }
+        let creator = state::hash_bytes(&self.sig);
+        let my_rank = comm.and_then(|c| {
+            self.st()
+                .comms
+                .as_ref()
+                .and_then(|cs| cs.get(c))
+                .map(|i| i.my_rank)
+        });
+        let id = self.st().requests.create(creator, bits, my_rank);
+        encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Id(id));
+    }
+
+    unsafe fn status_value(&mut self, status: *const MPI_Status, comm: Option<u64>) -> Value {
+        let s = &*status;
+        let mut count: c_int = 0;
+        let bytes = if PMPI_Get_count(status, conifer_type_byte(), &mut count) == 0 {
+            count
+        } else {
+            -1
+        };
+        let source = match comm {
+            Some(_) => self.rank_value(s.MPI_SOURCE.into(), comm),
+            None => match self.request_rank {
+                Some(me) if s.MPI_SOURCE >= 0 => Rank::Relative(i64::from(s.MPI_SOURCE) - me),
+                _ => self.rank_value(s.MPI_SOURCE.into(), None),
+            },
+        };
+        Value::Status(Status {
+            source,
+            tag: s.MPI_TAG.into(),
+            error: s.MPI_ERROR.into(),
+            bytes: bytes.into(),
+        })
+    }
+
+    /// A status output.
+    ///
+    /// # Safety
+    /// `ptr` is null, `MPI_STATUS_IGNORE`, or a status MPI filled in.
+    pub unsafe fn status(&mut self, ptr: *const MPI_Status, comm: Option<u64>) {
+        if ptr.is_null() || ptr.cast() == conifer_status_ignore() {
+            return self.ignored();
+        }
+        let v = self.status_value(ptr, comm);
+        v.encode(&mut self.sig);
+    }
+
+    /// An array of statuses.
+    ///
+    /// # Safety
+    /// `ptr` is null, `MPI_STATUSES_IGNORE`, or `len` statuses MPI filled in.
+    pub unsafe fn statuses(&mut self, ptr: *const MPI_Status, len: usize, comm: Option<u64>) {
+        if ptr.is_null() || ptr.cast() == conifer_statuses_ignore() {
+            return self.ignored();
+        }
+        self.array(len, |c, i| c.status_value(ptr.add(i), comm));
+    }
+}
+
+/// The `ierror` a Fortran procedure set (its last argument), as the recorded result.
+///
+/// # Safety
+/// `ierror` is null or points to a Fortran `INTEGER` the procedure wrote.
+pub unsafe fn read_ierror(ierror: *mut c_void) -> c_int {
+    if ierror.is_null() {
+        0
+    } else {
+        *(ierror as *const c_int)
+    }
+}

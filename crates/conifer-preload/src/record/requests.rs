@@ -1,0 +1,104 @@
+//! Symbolic ids of requests. The order in which requests complete is not deterministic, but the
+//! order in which the calls of one signature create them usually is: each creating signature
+//! (arguments before the request) has its own pool, so the same code gets the same request ids
+//! every iteration whatever the completion order. Request handles are not assumed unique:
+//! Open MPI returns one shared request for every `MPI_PROC_NULL` operation and MPICH reuses
+//! handles of requests that completed at once, so a handle maps to a queue of live ids.
+
+use super::handles::IdPool;
+use std::collections::{HashMap, VecDeque};
+
+use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
+
+/// A live request: its symbolic id and the caller's rank in its communicator (for statuses).
+#[derive(Clone, Copy)]
+pub struct LiveRequest {
+    /// Symbolic id: pool number in the high bits, index within the pool in the low ones.
+    pub id: u32,
+    /// The caller's rank in the request's communicator, when known.
+    pub my_rank: Option<i64>,
+}
+
+/// All request pools and live requests of a process.
+#[derive(Default)]
+pub struct Requests {
+    pool_of_creator: HashMap<u64, u32>,
+    pools: Vec<IdPool>,
+    live: HashMap<u64, VecDeque<LiveRequest>>,
+}
+
+impl Requests {
+    /// A new request `bits` created by a call whose signature prefix hashes to `creator`.
+    pub fn create(&mut self, creator: u64, bits: u64, my_rank: Option<i64>) -> u32 {
+        let next_pool = self.pools.len() as u32;
+        let pool_number = *self.pool_of_creator.entry(creator).or_insert(next_pool);
+        if pool_number == next_pool {
+            self.pools.push(IdPool::default());
+        }
+        let local = self.pools[pool_number as usize].take();
+        let id = (pool_number << LOCAL_BITS) | (local & ((1 << LOCAL_BITS) - 1));
+        self.live
+            .entry(bits)
+            .or_default()
+            .push_back(LiveRequest { id, my_rank });
+        id
+    }
+
+    /// The oldest live request behind a handle.
+    pub fn lookup(&self, bits: u64) -> Option<LiveRequest> {
+        self.nth(bits, 0)
+    }
+
+    /// The `n`-th oldest live request behind a handle: the `n`-th occurrence of a shared
+    /// handle in one array of requests stands for the `n`-th request created with it.
+    pub fn nth(&self, bits: u64, n: usize) -> Option<LiveRequest> {
+        self.live
+            .get(&bits)
+            .and_then(|q| q.get(n).or(q.back()).copied())
+    }
+
+    /// The oldest live request behind a handle completed or was freed.
+    pub fn complete(&mut self, bits: u64) {
+        let Some(queue) = self.live.get_mut(&bits) else {
+            return;
+        };
+        let Some(done) = queue.pop_front() else {
+            return;
+        };
+        if queue.is_empty() {
+            self.live.remove(&bits);
+        }
+        if let Some(pool) = self.pools.get_mut((done.id >> LOCAL_BITS) as usize) {
+            pool.give_back(done.id & ((1 << LOCAL_BITS) - 1));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_creator_gets_same_ids_whatever_the_completion_order() {
+        let mut r = Requests::default();
+        let first: Vec<u32> = (0..3).map(|i| r.create(7, 100 + i, None)).collect();
+        for bits in [102, 100, 101] {
+            r.complete(bits);
+        }
+        let second: Vec<u32> = (0..3).map(|i| r.create(7, 200 + i, None)).collect();
+        assert_eq!(first, second);
+    }
+
+    #[test]
+    fn a_shared_handle_holds_several_live_requests() {
+        let mut r = Requests::default();
+        let a = r.create(1, 42, Some(0));
+        let b = r.create(2, 42, Some(0));
+        assert_ne!(a, b);
+        assert_eq!(r.lookup(42).map(|l| l.id), Some(a));
+        r.complete(42);
+        assert_eq!(r.lookup(42).map(|l| l.id), Some(b));
+        r.complete(42);
+        assert!(r.lookup(42).is_none());
+    }
+}

@@ -1,0 +1,105 @@
+//! What one rank has recorded: the signature table (signature → terminal), one grammar per
+//! thread, aggregate timing per signature, and the symbolic-id registries.
+
+use super::comms::Comms;
+use super::handles::Handles;
+use super::requests::Requests;
+use conifer_compress::Grammar;
+use conifer_trace::rank_record::Timing;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+/// FNV-1a: fast on the short byte strings signatures are.
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A hash map keyed by signatures.
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+
+/// Hash of a byte string (request pools are keyed by the hash of the creating signature).
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = Fnv::default();
+    h.write(bytes);
+    h.finish()
+}
+
+/// Everything a rank records, behind one lock.
+pub struct State {
+    /// Object ids other than communicators and requests.
+    pub handles: Handles,
+    /// Communicators (created after `MPI_Init`).
+    pub comms: Option<Comms>,
+    /// Request pools.
+    pub requests: Requests,
+    /// Buffer address → segment id (ids on first use).
+    pub segments: FastMap<usize, u32>,
+    /// Signature → terminal.
+    pub table: FastMap<Box<[u8]>, u32>,
+    /// Terminal → signature.
+    pub signatures: Vec<Box<[u8]>>,
+    /// Terminal → timing.
+    pub timing: Vec<Timing>,
+    /// Symbolic thread → grammar of its calls.
+    pub grammars: Vec<Grammar>,
+    /// Raw record (`CONIFER_RAW`): every signature in call order, per thread.
+    pub raw: Option<Vec<(u32, Box<[u8]>)>>,
+}
+
+impl State {
+    /// An empty record.
+    pub fn new() -> State {
+        State {
+            handles: Handles::with_predefined(),
+            comms: None,
+            requests: Requests::default(),
+            segments: FastMap::default(),
+            table: FastMap::default(),
+            signatures: Vec::new(),
+            timing: Vec::new(),
+            grammars: Vec::new(),
+            raw: std::env::var_os("CONIFER_RAW")
+                .filter(|v| v != "0" && !v.is_empty())
+                .map(|_| Vec::new()),
+        }
+    }
+
+    /// Appends one finished call of `thread` with signature `sig` and duration `ns`.
+    pub fn append(&mut self, thread: u32, sig: &[u8], ns: f64) {
+        let terminal = match self.table.get(sig) {
+            Some(&t) => t,
+            None => {
+                let t = self.signatures.len() as u32;
+                self.table.insert(sig.into(), t);
+                self.signatures.push(sig.into());
+                self.timing.push(Timing::default());
+                t
+            }
+        };
+        self.timing[terminal as usize].add(ns);
+        while self.grammars.len() <= thread as usize {
+            self.grammars.push(Grammar::new());
+        }
+        self.grammars[thread as usize].push(terminal);
+        if let Some(raw) = &mut self.raw {
+            raw.push((thread, sig.into()));
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Turning a trace back into calls: each rank's grammars expanded into signatures, each
+//! signature parsed into its function and argument values, relative ranks restored.
+
+use crate::rank_record::Timing;
+use crate::value::{HandleKind, HandleRef, Value};
+use crate::varint::Reader;
+use crate::Trace;
+use std::collections::HashMap;
+use std::fmt;
+
+/// A parsed signature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signature {
+    /// Function id (index into the catalog).
+    pub function: u16,
+    /// Symbolic thread.
+    pub thread: u32,
+    /// Recorded values, in slot order.
+    pub values: Vec<Value>,
+    /// The function's return value.
+    pub ret: i64,
+}
+
+impl Signature {
+    /// Parses signature bytes; `None` when malformed.
+    pub fn parse(bytes: &[u8]) -> Option<Signature> {
+        let mut r = Reader::new(bytes);
+        let function = u16::try_from(r.u64()?).ok()?;
+        let thread = r.u32()?;
+        let mut values = Vec::new();
+        while r.remaining() > 0 {
+            values.push(Value::decode(&mut r)?);
+        }
+        let ret = match values.pop()? {
+            Value::Int(v) => v,
+            _ => return None,
+        };
+        Some(Signature {
+            function,
+            thread,
+            values,
+            ret,
+        })
+    }
+
+    fn comm(&self) -> Option<&Value> {
+        self.values
+            .iter()
+            .find(|v| matches!(v, Value::Handle(HandleKind::Comm, _)))
+    }
+
+    fn requests(&self) -> impl Iterator<Item = HandleRef> + '_ {
+        self.values.iter().flat_map(|v| match v {
+            Value::Handle(HandleKind::Request, h) => vec![*h],
+            Value::Array(items) => items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::Handle(HandleKind::Request, h) => Some(*h),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+    }
+}
+
+/// One decoded call.
+pub struct Call<'t> {
+    /// World rank.
+    pub rank: u32,
+    /// Position in its thread's sequence.
+    pub index: u64,
+    /// The signature.
+    pub signature: Signature,
+    /// Function name.
+    pub name: &'t str,
+    /// Slot names.
+    pub slots: &'t [String],
+    /// The caller's rank in the call's communicator, for restoring relative ranks.
+    pub my_rank: Option<i64>,
+    /// Timing of this signature on this rank.
+    pub timing: Option<Timing>,
+}
+
+impl fmt::Display for Call<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{}", self.rank)?;
+        if self.signature.thread > 0 {
+            write!(f, ".t{}", self.signature.thread)?;
+        }
+        write!(f, " #{} {}(", self.index, self.name)?;
+        for (i, v) in self.signature.values.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            match self.slots.get(i) {
+                Some(slot) => write!(f, "{slot}={}", v.display(self.my_rank))?,
+                None => write!(f, "{}", v.display(self.my_rank))?,
+            }
+        }
+        let ret = if self.signature.ret == 0 {
+            "MPI_SUCCESS".to_string()
+        } else {
+            self.signature.ret.to_string()
+        };
+        write!(f, ") = {ret}")?;
+        if let Some(t) = &self.timing {
+            write!(f, "  {}", human_time(t.mean()))?;
+        }
+        Ok(())
+    }
+}
+
+/// A duration in nanoseconds, in the unit that reads best.
+pub fn human_time(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2}s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.1}ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1}us", ns / 1e3)
+    } else {
+        format!("{ns:.0}ns")
+    }
+}
+
+/// Why a trace cannot be decoded.
+#[derive(Debug)]
+pub struct DecodeError(pub String);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Trace {
+    /// The signature bytes each thread of `rank` recorded, thread by thread, in call order.
+    pub fn thread_sequences(&self, rank: u32) -> Vec<impl Iterator<Item = &[u8]> + '_> {
+        let threads = self
+            .record
+            .rank_grammars
+            .get(rank as usize)
+            .cloned()
+            .unwrap_or_default();
+        threads
+            .into_iter()
+            .map(move |g| {
+                self.record.grammars[g as usize]
+                    .expand()
+                    .map(move |t| self.record.signatures[t as usize].as_slice())
+            })
+            .collect()
+    }
+
+    /// Every call of `rank`, thread by thread, each thread in call order. Streams: memory does
+    /// not grow with the number of calls.
+    pub fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'_>, DecodeError>> + '_ {
+        let memberships: HashMap<&[u8], i64> = self.record.comms[rank as usize]
+            .iter()
+            .rev()
+            .map(|m| (m.comm.as_slice(), m.my_rank))
+            .collect();
+        let timing: HashMap<&[u8], Timing> = self.record.timing[rank as usize]
+            .iter()
+            .map(|(t, stats)| (self.record.signatures[*t as usize].as_slice(), *stats))
+            .collect();
+        self.thread_sequences(rank)
+            .into_iter()
+            .flat_map(move |seq| {
+                let memberships = memberships.clone();
+                let timing = timing.clone();
+                let mut request_ranks: HashMap<HandleRef, Option<i64>> = HashMap::new();
+                seq.enumerate().map(move |(index, bytes)| {
+                    let signature = Signature::parse(bytes).ok_or_else(|| {
+                        DecodeError(format!(
+                            "rank {rank}: call {index} has a malformed signature"
+                        ))
+                    })?;
+                    let info = self
+                        .catalog
+                        .iter()
+                        .find(|c| c.id == signature.function)
+                        .ok_or_else(|| {
+                            DecodeError(format!(
+                                "rank {rank}: unknown function id {}",
+                                signature.function
+                            ))
+                        })?;
+                    let comm_rank = signature.comm().and_then(|c| {
+                        let mut key = Vec::new();
+                        c.encode(&mut key);
+                        memberships.get(key.as_slice()).copied()
+                    });
+                    let my_rank = match comm_rank {
+                        Some(r) => {
+                            for req in signature.requests() {
+                                request_ranks.insert(req, Some(r));
+                            }
+                            Some(r)
+                        }
+                        None => signature
+                            .requests()
+                            .find_map(|r| request_ranks.get(&r).copied().flatten()),
+                    };
+                    Ok(Call {
+                        rank,
+                        index: index as u64,
+                        name: &info.name,
+                        slots: &info.slots,
+                        my_rank,
+                        timing: timing.get(bytes).copied(),
+                        signature,
+                    })
+                })
+            })
+    }
+}

@@ -1,0 +1,158 @@
+//! What one rank contributes to a trace, in the form it is sent to the merging rank: its
+//! signature table, one grammar per thread (over its local terminals), timing per signature,
+//! and the communicators it belongs to with its rank in each.
+
+use crate::varint::{put_i64, put_u64, Reader};
+use conifer_compress::FrozenGrammar;
+
+/// Running statistics of one signature's call durations, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timing {
+    /// Calls.
+    pub count: u64,
+    /// Sum of durations.
+    pub sum: f64,
+    /// Sum of squared durations.
+    pub sum_sq: f64,
+    /// Shortest.
+    pub min: f64,
+    /// Longest.
+    pub max: f64,
+}
+
+impl Timing {
+    /// Adds one duration.
+    pub fn add(&mut self, ns: f64) {
+        if self.count == 0 || ns < self.min {
+            self.min = ns;
+        }
+        if ns > self.max {
+            self.max = ns;
+        }
+        self.count += 1;
+        self.sum += ns;
+        self.sum_sq += ns * ns;
+    }
+
+    /// Mean duration.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+
+    /// Population standard deviation.
+    pub fn stddev(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let mean = self.mean();
+        (self.sum_sq / self.count as f64 - mean * mean)
+            .max(0.0)
+            .sqrt()
+    }
+
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        put_u64(out, self.count);
+        for v in [self.sum, self.sum_sq, self.min, self.max] {
+            put_u64(out, v.to_bits());
+        }
+    }
+
+    pub(crate) fn decode(r: &mut Reader) -> Option<Timing> {
+        let count = r.u64()?;
+        let mut f = || r.u64().map(f64::from_bits);
+        Some(Timing {
+            count,
+            sum: f()?,
+            sum_sq: f()?,
+            min: f()?,
+            max: f()?,
+        })
+    }
+}
+
+/// A communicator a rank belongs to: its recorded handle (encoded value bytes) and the rank's
+/// position in it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Membership {
+    /// The communicator as recorded in signatures (an encoded handle value).
+    pub comm: Vec<u8>,
+    /// The rank's rank in it.
+    pub my_rank: i64,
+}
+
+/// One rank's record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankRecord {
+    /// Local terminal → signature bytes.
+    pub signatures: Vec<Vec<u8>>,
+    /// Local terminal → timing.
+    pub timing: Vec<Timing>,
+    /// Per symbolic thread, the grammar of its calls over local terminals.
+    pub grammars: Vec<FrozenGrammar>,
+    /// Communicators the rank belonged to.
+    pub comms: Vec<Membership>,
+}
+
+impl RankRecord {
+    /// The serialised form.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_u64(&mut out, self.signatures.len() as u64);
+        for (sig, timing) in self.signatures.iter().zip(&self.timing) {
+            put_u64(&mut out, sig.len() as u64);
+            out.extend_from_slice(sig);
+            timing.encode(&mut out);
+        }
+        put_u64(&mut out, self.grammars.len() as u64);
+        for g in &self.grammars {
+            let bytes = g.to_bytes();
+            put_u64(&mut out, bytes.len() as u64);
+            out.extend_from_slice(&bytes);
+        }
+        put_u64(&mut out, self.comms.len() as u64);
+        for m in &self.comms {
+            put_u64(&mut out, m.comm.len() as u64);
+            out.extend_from_slice(&m.comm);
+            put_i64(&mut out, m.my_rank);
+        }
+        out
+    }
+
+    /// Parses the serialised form; `None` when malformed.
+    pub fn from_bytes(bytes: &[u8]) -> Option<RankRecord> {
+        let mut r = Reader::new(bytes);
+        let n = r.count()?;
+        let (mut signatures, mut timing) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            let len = r.count()?;
+            signatures.push(r.take(len)?.to_vec());
+            timing.push(Timing::decode(&mut r)?);
+        }
+        let g = r.count()?;
+        let mut grammars = Vec::with_capacity(g);
+        for _ in 0..g {
+            let len = r.count()?;
+            grammars.push(FrozenGrammar::from_bytes(r.take(len)?).ok()?);
+        }
+        let c = r.count()?;
+        let mut comms = Vec::with_capacity(c);
+        for _ in 0..c {
+            let len = r.count()?;
+            let comm = r.take(len)?.to_vec();
+            comms.push(Membership {
+                comm,
+                my_rank: r.i64()?,
+            });
+        }
+        (r.remaining() == 0).then_some(RankRecord {
+            signatures,
+            timing,
+            grammars,
+            comms,
+        })
+    }
+}

@@ -1,0 +1,496 @@
+//! The recorded value of one MPI call argument, its binary encoding (the bytes that make up a
+//! call signature) and its text form (what `conifer decode` prints).
+
+use crate::predefined;
+use crate::varint::{put_i64, put_u64, Reader};
+use std::fmt;
+
+/// The kinds of MPI handles, each with its own id space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HandleKind {
+    /// `MPI_Comm`: ids agreed by all members.
+    Comm,
+    /// `MPI_Datatype`.
+    Datatype,
+    /// `MPI_Op`.
+    Op,
+    /// `MPI_Group`.
+    Group,
+    /// `MPI_Info`.
+    Info,
+    /// `MPI_Errhandler`.
+    Errhandler,
+    /// `MPI_Request`: ids from a pool per creating call signature.
+    Request,
+    /// `MPI_Win`.
+    Win,
+    /// `MPI_File`.
+    File,
+    /// `MPI_Message`.
+    Message,
+    /// `MPI_Session`.
+    Session,
+}
+
+impl HandleKind {
+    /// Every kind, in code order.
+    pub const ALL: [HandleKind; 11] = [
+        HandleKind::Comm,
+        HandleKind::Datatype,
+        HandleKind::Op,
+        HandleKind::Group,
+        HandleKind::Info,
+        HandleKind::Errhandler,
+        HandleKind::Request,
+        HandleKind::Win,
+        HandleKind::File,
+        HandleKind::Message,
+        HandleKind::Session,
+    ];
+
+    /// Short prefix of symbolic ids in text (`comm3`, `type2`, `req1`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            HandleKind::Comm => "comm",
+            HandleKind::Datatype => "type",
+            HandleKind::Op => "op",
+            HandleKind::Group => "group",
+            HandleKind::Info => "info",
+            HandleKind::Errhandler => "errh",
+            HandleKind::Request => "req",
+            HandleKind::Win => "win",
+            HandleKind::File => "file",
+            HandleKind::Message => "msg",
+            HandleKind::Session => "session",
+        }
+    }
+
+    fn code(self) -> u8 {
+        self as u8
+    }
+
+    fn from_code(code: u8) -> Option<HandleKind> {
+        HandleKind::ALL.get(code as usize).copied()
+    }
+}
+
+/// Request ids carry their pool (the creating call signature) in the bits above these and
+/// their index within the pool in these; decoded as `req<pool>.<index>`.
+pub const REQUEST_LOCAL_BITS: u32 = 12;
+
+/// Which object a handle argument denotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HandleRef {
+    /// A predefined object: index into [`predefined::names`] of the kind.
+    Named(u16),
+    /// A user-created object: its symbolic id.
+    Id(u32),
+    /// A handle Conifer never saw created (recorded as such rather than guessed).
+    Unknown,
+}
+
+/// A rank argument, relative to the caller's rank in the call's communicator where that is
+/// meaningful, so that every rank of a regular pattern records the same value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rank {
+    /// Peer = caller's rank + offset.
+    Relative(i64),
+    /// A rank not relative to the caller (inter-communicator remote ranks, group ranks).
+    Absolute(i64),
+    /// `MPI_ANY_SOURCE`.
+    AnySource,
+    /// `MPI_PROC_NULL`.
+    ProcNull,
+    /// `MPI_ROOT`.
+    Root,
+    /// `MPI_UNDEFINED`.
+    Undefined,
+}
+
+/// Where a buffer argument points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Buffer {
+    /// `NULL`.
+    Null,
+    /// `MPI_IN_PLACE`.
+    InPlace,
+    /// `MPI_BOTTOM`.
+    Bottom,
+    /// Offset `offset` into memory segment `id` (a heap allocation, or a stack/static address
+    /// given an id on first use).
+    Segment {
+        /// Symbolic segment id.
+        id: u32,
+        /// Byte offset from the segment's start.
+        offset: i64,
+    },
+}
+
+/// A completed operation's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Status {
+    /// `MPI_SOURCE`.
+    pub source: Rank,
+    /// `MPI_TAG`.
+    pub tag: i64,
+    /// `MPI_ERROR`.
+    pub error: i64,
+    /// Received bytes (`MPI_Get_count` with `MPI_BYTE`).
+    pub bytes: i64,
+}
+
+/// One recorded argument value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// An integer (counts, tags, sizes, flags, …).
+    Int(i64),
+    /// A rank.
+    Rank(Rank),
+    /// An MPI handle.
+    Handle(HandleKind, HandleRef),
+    /// A buffer address.
+    Buffer(Buffer),
+    /// A string.
+    Str(String),
+    /// An array of values.
+    Array(Vec<Value>),
+    /// A status.
+    Status(Status),
+    /// `MPI_STATUS_IGNORE`, `MPI_STATUSES_IGNORE`, `MPI_ERRCODES_IGNORE` or a `NULL` output.
+    Ignored,
+    /// A value Conifer does not interpret (callbacks, attribute values, tool handles).
+    Opaque,
+}
+
+mod tag {
+    pub const INT: u8 = 0;
+    pub const RANK: u8 = 1;
+    pub const HANDLE: u8 = 2;
+    pub const BUFFER: u8 = 3;
+    pub const STR: u8 = 4;
+    pub const ARRAY: u8 = 5;
+    pub const STATUS: u8 = 6;
+    pub const IGNORED: u8 = 7;
+    pub const OPAQUE: u8 = 8;
+}
+
+impl Rank {
+    fn encode(self, out: &mut Vec<u8>) {
+        match self {
+            Rank::Relative(d) => {
+                out.push(0);
+                put_i64(out, d)
+            }
+            Rank::Absolute(r) => {
+                out.push(1);
+                put_i64(out, r)
+            }
+            Rank::AnySource => out.push(2),
+            Rank::ProcNull => out.push(3),
+            Rank::Root => out.push(4),
+            Rank::Undefined => out.push(5),
+        }
+    }
+
+    fn decode(r: &mut Reader) -> Option<Rank> {
+        Some(match r.byte()? {
+            0 => Rank::Relative(r.i64()?),
+            1 => Rank::Absolute(r.i64()?),
+            2 => Rank::AnySource,
+            3 => Rank::ProcNull,
+            4 => Rank::Root,
+            5 => Rank::Undefined,
+            _ => return None,
+        })
+    }
+}
+
+impl Value {
+    /// Appends the binary form.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Value::Int(v) => {
+                out.push(tag::INT);
+                put_i64(out, *v)
+            }
+            Value::Rank(rank) => {
+                out.push(tag::RANK);
+                rank.encode(out)
+            }
+            Value::Handle(kind, handle) => encode_handle(out, *kind, *handle),
+            Value::Buffer(b) => encode_buffer(out, *b),
+            Value::Str(s) => {
+                out.push(tag::STR);
+                put_u64(out, s.len() as u64);
+                out.extend_from_slice(s.as_bytes())
+            }
+            Value::Array(items) => {
+                out.push(tag::ARRAY);
+                put_u64(out, items.len() as u64);
+                items.iter().for_each(|v| v.encode(out))
+            }
+            Value::Status(s) => {
+                out.push(tag::STATUS);
+                s.source.encode(out);
+                put_i64(out, s.tag);
+                put_i64(out, s.error);
+                put_i64(out, s.bytes)
+            }
+            Value::Ignored => out.push(tag::IGNORED),
+            Value::Opaque => out.push(tag::OPAQUE),
+        }
+    }
+
+    /// Reads one value; `None` on malformed input.
+    pub fn decode(r: &mut Reader) -> Option<Value> {
+        Some(match r.byte()? {
+            tag::INT => Value::Int(r.i64()?),
+            tag::RANK => Value::Rank(Rank::decode(r)?),
+            tag::HANDLE => {
+                let kind = HandleKind::from_code(r.byte()?)?;
+                let handle = match r.byte()? {
+                    0 => HandleRef::Named(u16::try_from(r.u64()?).ok()?),
+                    1 => HandleRef::Id(r.u32()?),
+                    2 => HandleRef::Unknown,
+                    _ => return None,
+                };
+                Value::Handle(kind, handle)
+            }
+            tag::BUFFER => Value::Buffer(match r.byte()? {
+                0 => Buffer::Null,
+                1 => Buffer::InPlace,
+                2 => Buffer::Bottom,
+                3 => Buffer::Segment {
+                    id: r.u32()?,
+                    offset: r.i64()?,
+                },
+                _ => return None,
+            }),
+            tag::STR => {
+                let n = r.count()?;
+                Value::Str(String::from_utf8_lossy(r.take(n)?).into_owned())
+            }
+            tag::ARRAY => {
+                let n = r.count()?;
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(Value::decode(r)?);
+                }
+                Value::Array(items)
+            }
+            tag::STATUS => Value::Status(Status {
+                source: Rank::decode(r)?,
+                tag: r.i64()?,
+                error: r.i64()?,
+                bytes: r.i64()?,
+            }),
+            tag::IGNORED => Value::Ignored,
+            tag::OPAQUE => Value::Opaque,
+            _ => return None,
+        })
+    }
+
+    /// The text form, with relative ranks turned back into ranks given the caller's rank in
+    /// the call's communicator (`None` keeps them relative, written `+d`/`-d`).
+    pub fn display(&self, my_rank: Option<i64>) -> DisplayValue<'_> {
+        DisplayValue {
+            value: self,
+            my_rank,
+        }
+    }
+}
+
+/// Appends a handle value (the encoder's hot path writes these without building a [`Value`]).
+pub fn encode_handle(out: &mut Vec<u8>, kind: HandleKind, handle: HandleRef) {
+    out.push(tag::HANDLE);
+    out.push(kind.code());
+    match handle {
+        HandleRef::Named(code) => {
+            out.push(0);
+            put_u64(out, code.into())
+        }
+        HandleRef::Id(id) => {
+            out.push(1);
+            put_u64(out, id.into())
+        }
+        HandleRef::Unknown => out.push(2),
+    }
+}
+
+/// Appends a buffer value.
+pub fn encode_buffer(out: &mut Vec<u8>, buffer: Buffer) {
+    out.push(tag::BUFFER);
+    match buffer {
+        Buffer::Null => out.push(0),
+        Buffer::InPlace => out.push(1),
+        Buffer::Bottom => out.push(2),
+        Buffer::Segment { id, offset } => {
+            out.push(3);
+            put_u64(out, id.into());
+            put_i64(out, offset)
+        }
+    }
+}
+
+/// Appends an integer value.
+pub fn encode_int(out: &mut Vec<u8>, v: i64) {
+    out.push(tag::INT);
+    put_i64(out, v);
+}
+
+/// Appends a rank value.
+pub fn encode_rank(out: &mut Vec<u8>, rank: Rank) {
+    out.push(tag::RANK);
+    rank.encode(out);
+}
+
+/// A value ready to print.
+pub struct DisplayValue<'a> {
+    value: &'a Value,
+    my_rank: Option<i64>,
+}
+
+fn fmt_rank(f: &mut fmt::Formatter<'_>, rank: Rank, my_rank: Option<i64>) -> fmt::Result {
+    match (rank, my_rank) {
+        (Rank::Relative(d), Some(me)) => write!(f, "{}", me + d),
+        (Rank::Relative(d), None) => write!(f, "{d:+}"),
+        (Rank::Absolute(r), _) => write!(f, "{r}"),
+        (Rank::AnySource, _) => f.write_str("MPI_ANY_SOURCE"),
+        (Rank::ProcNull, _) => f.write_str("MPI_PROC_NULL"),
+        (Rank::Root, _) => f.write_str("MPI_ROOT"),
+        (Rank::Undefined, _) => f.write_str("MPI_UNDEFINED"),
+    }
+}
+
+impl fmt::Display for DisplayValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.value {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Rank(rank) => fmt_rank(f, *rank, self.my_rank),
+            Value::Handle(kind, HandleRef::Named(code)) => {
+                match predefined::names(*kind).get(*code as usize) {
+                    Some(name) => f.write_str(name),
+                    None => write!(f, "{}?{code}", kind.prefix()),
+                }
+            }
+            Value::Handle(HandleKind::Request, HandleRef::Id(id)) => {
+                write!(
+                    f,
+                    "req{}.{}",
+                    id >> REQUEST_LOCAL_BITS,
+                    id & ((1 << REQUEST_LOCAL_BITS) - 1)
+                )
+            }
+            Value::Handle(kind, HandleRef::Id(id)) => write!(f, "{}{id}", kind.prefix()),
+            Value::Handle(kind, HandleRef::Unknown) => write!(f, "{}?", kind.prefix()),
+            Value::Buffer(Buffer::Null) => f.write_str("NULL"),
+            Value::Buffer(Buffer::InPlace) => f.write_str("MPI_IN_PLACE"),
+            Value::Buffer(Buffer::Bottom) => f.write_str("MPI_BOTTOM"),
+            Value::Buffer(Buffer::Segment { id, offset }) => write!(f, "seg{id}{offset:+}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Array(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{}", v.display(self.my_rank))?;
+                }
+                f.write_str("]")
+            }
+            Value::Status(s) => {
+                f.write_str("{src=")?;
+                fmt_rank(f, s.source, self.my_rank)?;
+                write!(f, ",tag={},err={},bytes={}}}", s.tag, s.error, s.bytes)
+            }
+            Value::Ignored => f.write_str("IGNORE"),
+            Value::Opaque => f.write_str("?"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Value> {
+        vec![
+            Value::Int(-7),
+            Value::Rank(Rank::Relative(-1)),
+            Value::Rank(Rank::ProcNull),
+            Value::Handle(HandleKind::Datatype, HandleRef::Named(14)),
+            Value::Handle(HandleKind::Request, HandleRef::Id(3)),
+            Value::Buffer(Buffer::Segment { id: 2, offset: 64 }),
+            Value::Buffer(Buffer::InPlace),
+            Value::Str("name".into()),
+            Value::Array(vec![Value::Int(1), Value::Rank(Rank::Relative(2))]),
+            Value::Status(Status {
+                source: Rank::Relative(1),
+                tag: 5,
+                error: 0,
+                bytes: 512,
+            }),
+            Value::Ignored,
+            Value::Opaque,
+        ]
+    }
+
+    #[test]
+    fn values_round_trip() {
+        let mut out = Vec::new();
+        for v in sample() {
+            v.encode(&mut out);
+        }
+        let mut r = Reader::new(&out);
+        for v in sample() {
+            assert_eq!(Value::decode(&mut r), Some(v));
+        }
+        assert_eq!(r.remaining(), 0);
+    }
+
+    #[test]
+    fn text_restores_absolute_ranks() {
+        let texts: Vec<String> = sample()
+            .iter()
+            .map(|v| v.display(Some(5)).to_string())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "-7",
+                "4",
+                "MPI_PROC_NULL",
+                "MPI_DOUBLE",
+                "req0.3",
+                "seg2+64",
+                "MPI_IN_PLACE",
+                "\"name\"",
+                "[1,7]",
+                "{src=6,tag=5,err=0,bytes=512}",
+                "IGNORE",
+                "?"
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_input_is_rejected_not_panicking() {
+        let mut out = Vec::new();
+        for v in sample() {
+            v.encode(&mut out);
+        }
+        for cut in 0..out.len() {
+            let mut r = Reader::new(&out[..cut]);
+            while r.remaining() > 0 {
+                if Value::decode(&mut r).is_none() {
+                    break;
+                }
+            }
+        }
+        assert_eq!(
+            Value::decode(&mut Reader::new(&[tag::ARRAY, 0xff, 0xff, 0x7f])),
+            None
+        );
+        assert_eq!(Value::decode(&mut Reader::new(&[99])), None);
+    }
+}

@@ -1,0 +1,118 @@
+//! LEB128 variable-length integers: the unit of every binary structure in a trace.
+
+/// Appends `v` as an unsigned LEB128 varint.
+#[inline]
+pub fn put_u64(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends `v` zigzag-encoded, so small negative numbers stay short.
+#[inline]
+pub fn put_i64(out: &mut Vec<u8>, v: i64) {
+    put_u64(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// A cursor over encoded bytes; every read fails cleanly at the end of the input.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// Reads from the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// One byte.
+    pub fn byte(&mut self) -> Option<u8> {
+        let (&b, rest) = self.bytes.split_first()?;
+        self.bytes = rest;
+        Some(b)
+    }
+
+    /// `n` raw bytes.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.bytes.len() {
+            return None;
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Some(head)
+    }
+
+    /// An unsigned varint (at most 10 bytes).
+    pub fn u64(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// A zigzag varint.
+    pub fn i64(&mut self) -> Option<i64> {
+        let z = self.u64()?;
+        Some(((z >> 1) as i64) ^ -((z & 1) as i64))
+    }
+
+    /// A varint that must fit in `u32`.
+    pub fn u32(&mut self) -> Option<u32> {
+        self.u64().and_then(|v| u32::try_from(v).ok())
+    }
+
+    /// A count of items each at least one byte long: bounded by what is left, so corrupt
+    /// input cannot make a caller allocate more than the input holds.
+    pub fn count(&mut self) -> Option<usize> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        (n <= self.bytes.len()).then_some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_extremes() {
+        let values = [0i64, 1, -1, 63, -64, 64, i64::MAX, i64::MIN, 300, -300];
+        let mut out = Vec::new();
+        for v in values {
+            put_i64(&mut out, v);
+        }
+        put_u64(&mut out, u64::MAX);
+        let mut r = Reader::new(&out);
+        for v in values {
+            assert_eq!(r.i64(), Some(v));
+        }
+        assert_eq!(r.u64(), Some(u64::MAX));
+        assert_eq!(r.byte(), None);
+    }
+
+    #[test]
+    fn small_values_are_one_byte() {
+        let mut out = Vec::new();
+        put_i64(&mut out, -3);
+        put_u64(&mut out, 127);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn overlong_and_truncated_input_fail() {
+        assert_eq!(Reader::new(&[0xff; 11]).u64(), None);
+        assert_eq!(Reader::new(&[0x80]).u64(), None);
+        assert_eq!(Reader::new(&[5, 1, 2]).count(), None);
+    }
+}
