@@ -9,16 +9,22 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+/// Runs `program` under `conifer exec --raw` and checks the trace decodes to the raw record.
 fn traced(ranks: u32, trace: &Path, program: &[&str], dir: &Path) -> std::process::Output {
-    run_ok(
+    let out = run_ok(
         mpirun(ranks)
             .arg(conifer())
             .arg("exec")
+            .arg("--raw")
             .arg("-o")
             .arg(trace)
             .args(program)
             .current_dir(dir),
-    )
+    );
+    let verify = run_ok(Command::new(conifer()).arg("verify").arg(trace));
+    let said = String::from_utf8_lossy(&verify.stdout);
+    assert!(said.starts_with("identical: "), "{program:?}: {said}");
+    out
 }
 
 fn untraced(ranks: u32, program: &[&str], dir: &Path) -> std::process::Output {

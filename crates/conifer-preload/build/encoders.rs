@@ -131,7 +131,7 @@ fn length(function: &str, args: &[Arg], arg: &Arg, after_call: bool) -> Option<T
                 .iter()
                 .find(|a| matches!(shape(&a.ty), Shape::Value(Base::Handle("Comm"))))?;
             let id = &comm.ident;
-            factors.push(quote! { crate::record::peer_count(#id) });
+            factors.push(quote! { rec.peer_count(#id) });
             continue;
         }
         return None;
@@ -149,7 +149,7 @@ fn root_guard(args: &[Arg]) -> Option<TokenStream> {
         .iter()
         .find(|a| matches!(shape(&a.ty), Shape::Value(Base::Handle("Comm"))))?;
     let (r, c) = (&root.ident, &comm.ident);
-    Some(quote! { crate::record::is_root(#r as i64, crate::record::bits(#c)) })
+    Some(quote! { rec.is_root(#r as i64, crate::record::bits(#c)) })
 }
 
 /// Generates the recording code of one function.
@@ -256,7 +256,7 @@ pub fn encoding(name: &str, sig: &Signature, spec: Option<&Function>) -> Encodin
                 Some(len),
             ) = (shape(&arg.ty), length(name, &args, arg, true))
             {
-                epilogue.push(quote! { rec.ints(#id, #len); });
+                epilogue.push(quote! { { let len = #len; rec.ints(#id, len); } });
                 epi_slots.push(format!("{pname}_out"));
             }
             if let Shape::Pointer {
@@ -266,7 +266,7 @@ pub fn encoding(name: &str, sig: &Signature, spec: Option<&Function>) -> Encodin
             {
                 let k = kind_ident(kind);
                 let len = length(name, &args, arg, true).unwrap_or(quote! { 1usize });
-                epilogue.push(quote! { rec.release_completed(#k, #id, #len); });
+                epilogue.push(quote! { { let len = #len; rec.release_completed(#k, #id, len); } });
             }
         }
     }
@@ -298,11 +298,11 @@ fn pointer_code(
         (Base::Int, false, "out") => quote! { rec.int_out(#id); },
         (Base::Int, true, _) if ranky => {
             let len = len?;
-            quote! { rec.ranks(#id, #len, #comm); }
+            quote! { { let len = #len; rec.ranks(#id, len, #comm); } }
         }
         (Base::Int, true, _) => {
             let len = len?;
-            quote! { rec.ints(#id, #len); }
+            quote! { { let len = #len; rec.ints(#id, len); } }
         }
         (Base::Handle("Comm"), false, "out") => {
             if function.contains("idup") || function.contains("get_parent") {
@@ -319,7 +319,7 @@ fn pointer_code(
         (Base::Handle(kind), true, "out") => {
             let k = kind_ident(kind);
             let len = len?;
-            quote! { rec.new_handles(#k, #id, #len); }
+            quote! { { let len = #len; rec.new_handles(#k, #id, len); } }
         }
         (Base::Handle(kind), _, "inout") => {
             let k = kind_ident(kind);
@@ -328,17 +328,17 @@ fn pointer_code(
             } else {
                 quote! { 1usize }
             };
-            quote! { rec.handles_before(#k, #id, #len, #array); }
+            quote! { { let len = #len; rec.handles_before(#k, #id, len, #array); } }
         }
         (Base::Handle(kind), true, "in") => {
             let k = kind_ident(kind);
             let len = len?;
-            quote! { rec.handles(#k, #id, #len); }
+            quote! { { let len = #len; rec.handles(#k, #id, len); } }
         }
         (Base::Status, false, "out") => quote! { rec.status(#id, #comm); },
         (Base::Status, true, "out") => {
             let len = len?;
-            quote! { rec.statuses(#id, #len, #comm); }
+            quote! { { let len = #len; rec.statuses(#id, len, #comm); } }
         }
         _ => return None,
     })

@@ -146,25 +146,6 @@ pub unsafe fn flag_set(flag: *const c_int) -> bool {
     !flag.is_null() && *flag != 0
 }
 
-/// Number of peers a v/w collective's per-peer arrays cover: the remote group of an
-/// inter-communicator, else the group.
-pub fn peer_count<H: HandleBits>(comm: H) -> usize {
-    let state = lock();
-    let info = state.comms.as_ref().and_then(|c| c.get(comm.bits()));
-    info.map_or(0, |i| i.remote_size.unwrap_or(i.size).max(0) as usize)
-}
-
-/// True when the caller is `root` of `comm` (root-only arguments are read only there).
-pub fn is_root(root: i64, comm: u64) -> bool {
-    let state = lock();
-    let info = state.comms.as_ref().and_then(|c| c.get(comm));
-    match info {
-        Some(i) if i.remote_size.is_some() => root == i64::from(unsafe { conifer_root() }),
-        Some(i) => i.my_rank == root,
-        None => false,
-    }
-}
-
 /// Values an MPI function returns, as recorded: error codes by value, anything else (times,
 /// converted handles) as 0, since it is not part of what the call did.
 pub trait ReturnValue {
@@ -260,6 +241,29 @@ impl Call {
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
         SCRATCH.with(|s| *s.borrow_mut() = (sig, saved));
+    }
+
+    /// Number of peers a v/w collective's per-peer arrays cover: the remote group of an
+    /// inter-communicator, else the group.
+    pub fn peer_count<H: HandleBits>(&mut self, comm: H) -> usize {
+        let info = self
+            .st()
+            .comms
+            .as_ref()
+            .and_then(|c| c.get(comm.bits()))
+            .copied();
+        info.map_or(0, |i| i.remote_size.unwrap_or(i.size).max(0) as usize)
+    }
+
+    /// True when the caller is `root` of `comm` (root-only arguments are read only there).
+    pub fn is_root(&mut self, root: i64, comm: u64) -> bool {
+        let info = self.st().comms.as_ref().and_then(|c| c.get(comm)).copied();
+        match info {
+            // SAFETY: constant from mpi.h.
+            Some(i) if i.remote_size.is_some() => root == i64::from(unsafe { conifer_root() }),
+            Some(i) => i.my_rank == root,
+            None => false,
+        }
     }
 
     /// An integer argument.
