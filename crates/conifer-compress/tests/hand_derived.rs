@@ -23,10 +23,9 @@ fn frozen(text: &str) -> FrozenGrammar {
         grammar.push(u32::from(letter - b'a'));
     }
     assert_eq!(grammar.len(), text.len() as u64);
-    let frozen = grammar.freeze();
-    assert_eq!(frozen.rule_count(), grammar.rule_count());
-    assert_eq!(frozen.item_count(), grammar.item_count());
-    frozen
+    // The live counts leave out a trailing run not yet applied, so only the frozen form is
+    // compared with the hand-derived grammar.
+    grammar.freeze()
 }
 
 fn assert_grammar(text: &str, expected: &[&[Item]]) {

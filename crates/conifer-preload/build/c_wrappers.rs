@@ -102,15 +102,16 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
             if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); }
             #before
             let ret = crate::mpi::#pmpi(#(#args),*);
-            #after
             if let Some(mut rec) = rec { rec.after_pmpi(); #epilogue rec.finish(&ret); }
+            // Hooks run once the record is finished and its lock released.
+            #after
         }
     };
     quote! {
         #[no_mangle]
         pub #sig {
             let call = crate::runtime::CallGuard::enter(#id);
-            let rec = if call.is_outermost() { crate::record::Call::start(#id) } else { None };
+            let rec = if call.is_outermost() { crate::record::Call::start(&call, #id) } else { None };
             #body
             drop(call);
             ret

@@ -113,13 +113,13 @@ pub fn wrappers(function: &Function, id: u16) -> TokenStream {
         #[inline(always)]
         unsafe fn #inner(#(#params: #types),*) #ret {
             let call = crate::runtime::CallGuard::enter(#id);
-            let mut rec = if call.is_outermost() { crate::record::Call::start(#id) } else { None };
+            let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id) } else { None };
             #early
             #before
             let real: unsafe extern "C" fn(#(#types),*) #ret = ::std::mem::transmute(#entry.get());
             #bind real(#(#params),*);
-            #after
             #late
+            #after
             drop(call);
             #result
         }

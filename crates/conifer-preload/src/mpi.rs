@@ -32,6 +32,8 @@ extern "C" {
     pub fn conifer_max_library_version_string() -> std::ffi::c_int;
     /// `MPI_MAX_PROCESSOR_NAME`.
     pub fn conifer_max_processor_name() -> std::ffi::c_int;
+    /// `MPI_THREAD_MULTIPLE`.
+    pub fn conifer_thread_multiple() -> std::ffi::c_int;
     /// `MPI_ANY_SOURCE`.
     pub fn conifer_any_source() -> std::ffi::c_int;
     /// `MPI_PROC_NULL`.

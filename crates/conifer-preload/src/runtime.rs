@@ -4,7 +4,7 @@
 //! call counters.
 
 use crate::wrappers::FUNCTION_NAMES;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 const FUNCTION_COUNT: usize = FUNCTION_NAMES.len();
@@ -12,28 +12,51 @@ const FUNCTION_COUNT: usize = FUNCTION_NAMES.len();
 static CALL_COUNTS: [AtomicU64; FUNCTION_COUNT] = [const { AtomicU64::new(0) }; FUNCTION_COUNT];
 static RECORDING: AtomicBool = AtomicBool::new(true);
 
+/// What the runtime keeps per thread, in one thread-local so a call looks it up once.
+pub struct ThreadState {
+    depth: Cell<u32>,
+    /// Symbolic thread id, in order of each thread's first recorded call (`u32::MAX`: none yet).
+    pub ordinal: Cell<u32>,
+    /// Reusable buffers of the call being recorded: its signature and saved handles.
+    pub scratch: RefCell<(Vec<u8>, Vec<u64>)>,
+}
+
 thread_local! {
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    static THREAD: ThreadState = const {
+        ThreadState {
+            depth: Cell::new(0),
+            ordinal: Cell::new(u32::MAX),
+            scratch: RefCell::new((Vec::new(), Vec::new())),
+        }
+    };
 }
 
 /// Held by a wrapper for the duration of one MPI call.
 pub struct CallGuard {
     outermost: bool,
+    thread: *const ThreadState,
 }
 
 impl CallGuard {
     /// Enters an MPI call of function `id`; records it if it is the thread's outermost one.
     #[inline(always)]
     pub fn enter(id: u16) -> CallGuard {
-        let outermost = DEPTH.with(|depth| {
-            let d = depth.get();
-            depth.set(d + 1);
-            d == 0
-        });
+        let thread = THREAD.with(|t| t as *const ThreadState);
+        // SAFETY: the thread-local lives as long as this thread, which outlives the call.
+        let depth = unsafe { &(*thread).depth };
+        let outermost = depth.get() == 0;
+        depth.set(depth.get() + 1);
         if outermost && RECORDING.load(Ordering::Relaxed) {
             CALL_COUNTS[id as usize].fetch_add(1, Ordering::Relaxed);
         }
-        CallGuard { outermost }
+        CallGuard { outermost, thread }
+    }
+
+    /// This thread's runtime state.
+    #[inline(always)]
+    pub fn thread(&self) -> &ThreadState {
+        // SAFETY: as in `enter`.
+        unsafe { &*self.thread }
     }
 
     /// True when no other wrapper of this thread is active: the call came from the application.
@@ -46,7 +69,8 @@ impl CallGuard {
 impl Drop for CallGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        DEPTH.with(|depth| depth.set(depth.get() - 1));
+        let depth = &self.thread().depth;
+        depth.set(depth.get() - 1);
     }
 }
 

@@ -13,6 +13,7 @@ MPI_Op conifer_op_band(void) { return MPI_BAND; }
 MPI_Op conifer_op_max(void) { return MPI_MAX; }
 int conifer_max_library_version_string(void) { return MPI_MAX_LIBRARY_VERSION_STRING; }
 int conifer_max_processor_name(void) { return MPI_MAX_PROCESSOR_NAME; }
+int conifer_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
 int conifer_any_source(void) { return MPI_ANY_SOURCE; }
 int conifer_proc_null(void) { return MPI_PROC_NULL; }
 int conifer_root(void) { return MPI_ROOT; }

@@ -34,6 +34,17 @@ impl Timing {
         self.sum_sq += ns * ns;
     }
 
+    /// The same statistics with every duration multiplied by `factor` (unit conversion).
+    pub fn scaled(&self, factor: f64) -> Timing {
+        Timing {
+            count: self.count,
+            sum: self.sum * factor,
+            sum_sq: self.sum_sq * factor * factor,
+            min: self.min * factor,
+            max: self.max * factor,
+        }
+    }
+
     /// Mean duration.
     pub fn mean(&self) -> f64 {
         if self.count == 0 {

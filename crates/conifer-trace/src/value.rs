@@ -332,6 +332,12 @@ pub fn encode_buffer(out: &mut Vec<u8>, buffer: Buffer) {
     }
 }
 
+/// Appends the header of an array of `len` values; the caller appends the values.
+pub fn encode_array_header(out: &mut Vec<u8>, len: usize) {
+    out.push(tag::ARRAY);
+    put_u64(out, len as u64);
+}
+
 /// Appends an integer value.
 pub fn encode_int(out: &mut Vec<u8>, v: i64) {
     out.push(tag::INT);

@@ -97,6 +97,10 @@ pub struct Grammar {
     underused: Vec<u32>,
     /// Terminals held back by the loop shortcut (see `repeat.rs`).
     held: Vec<u32>,
+    /// Further copies of the start rule's last item (a terminal) not yet applied: a run of
+    /// one repeated call costs an increment per call, and one exponent update and round of
+    /// digram maintenance when the run ends.
+    tail_run: u64,
     /// Where the held terminals stand in the expansion they follow.
     cursor: Cursor,
     len: u64,
@@ -120,6 +124,7 @@ impl Grammar {
             pending: Vec::new(),
             underused: Vec::new(),
             held: Vec::new(),
+            tail_run: 0,
             cursor: Cursor::default(),
             len: 0,
         };
@@ -156,11 +161,34 @@ impl Grammar {
 
     /// Adds one to the exponent of `last`, the start rule's last item.
     fn raise_exponent(&mut self, last: u32) {
+        self.raise_exponent_by(last, 1);
+    }
+
+    fn raise_exponent_by(&mut self, last: u32, by: u64) {
         let before = self.nodes[last as usize].prev;
         self.unindex(before);
-        self.nodes[last as usize].exp += 1;
+        self.nodes[last as usize].exp += by;
         self.pending.push(before);
         self.settle();
+    }
+
+    /// Counts `terminal` into the tail run when it repeats the start rule's last item (and no
+    /// loop copy is being held); true when it did.
+    pub(super) fn extend_tail_run(&mut self, terminal: u32) -> bool {
+        if self.held.is_empty() && self.nodes[self.last() as usize].sym == u64::from(terminal) {
+            self.tail_run += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Applies the copies of the last terminal counted in `tail_run`.
+    pub(super) fn flush_tail_run(&mut self) {
+        if self.tail_run > 0 {
+            let run = std::mem::take(&mut self.tail_run);
+            let last = self.last();
+            self.raise_exponent_by(last, run);
+        }
     }
 
     /// Number of terminals pushed so far.
@@ -175,7 +203,8 @@ impl Grammar {
 
     /// Number of rules, the start rule included (not counting terminals
     /// held back by the loop shortcut: at most one copy of a loop body, of
-    /// up to 2^16 terminals).
+    /// up to 2^16 terminals, nor a trailing run of one terminal not yet
+    /// applied).
     pub fn rule_count(&self) -> usize {
         self.rules.len() - self.free_rules.len()
     }
@@ -190,10 +219,11 @@ impl Grammar {
     /// first appearance in a depth-first, left-to-right walk from the start
     /// rule (rule 0), so equal sequences give equal frozen grammars.
     pub fn freeze(&self) -> FrozenGrammar {
-        if self.held.is_empty() {
+        if self.held.is_empty() && self.tail_run == 0 {
             self.freeze_settled()
         } else {
             let mut grammar = self.clone();
+            grammar.flush_tail_run();
             grammar.replay_held();
             grammar.freeze_settled()
         }

@@ -30,6 +30,10 @@ pub(super) struct Cursor {
 impl Grammar {
     /// Appends a terminal, through the fast path when it applies.
     pub(super) fn push_terminal(&mut self, terminal: u32) {
+        if self.extend_tail_run(terminal) {
+            return;
+        }
+        self.flush_tail_run();
         if !self.held.is_empty() {
             if self.cursor_next() == Some(terminal) {
                 self.held.push(terminal);

@@ -2,9 +2,9 @@
 //! communicator is created (through PMPI, on the new communicator itself, or on a temporary
 //! merge of an inter-communicator), plus each rank's position in it for relative ranks.
 
+use super::state::FastMap;
 use crate::mpi::*;
 use conifer_trace::value::HandleRef;
-use std::collections::HashMap;
 
 /// Words of the free-id bitmap exchanged at agreement (ids 0..256 are recycled).
 const WORDS: usize = 4;
@@ -24,7 +24,7 @@ pub struct CommInfo {
 
 /// The communicators a rank knows and the ids in use.
 pub struct Comms {
-    known: HashMap<u64, CommInfo>,
+    known: FastMap<u64, CommInfo>,
     /// Every (communicator, rank in it) this rank has had, freed ones included, for decoding
     /// relative ranks. A recycled id with a different rank is listed again (decoders use the
     /// first entry; such programs decode that communicator's ranks as relative).
@@ -62,7 +62,7 @@ impl Comms {
     /// Registers `MPI_COMM_WORLD` and `MPI_COMM_SELF` (call after `MPI_Init`).
     pub fn new() -> Comms {
         let mut comms = Comms {
-            known: HashMap::new(),
+            known: FastMap::default(),
             history: Vec::new(),
             used: vec![0; WORDS],
             local_next: u32::MAX,

@@ -2,10 +2,11 @@
 //! kind, lowest free id first, ids returned when the object is freed, so ranks that create
 //! objects in the same order get the same ids. Predefined objects are named, not numbered.
 
+use super::state::FastMap;
 use conifer_trace::predefined;
 use conifer_trace::value::{HandleKind, HandleRef};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 extern "C" {
     fn conifer_predefined_bits(kind: i32, code: i32, defined: *mut i32) -> u64;
@@ -39,9 +40,9 @@ impl IdPool {
 /// Handle value → symbolic id, for every kind.
 #[derive(Default)]
 pub struct Handles {
-    predefined: HashMap<(HandleKind, u64), u16>,
-    live: HashMap<(HandleKind, u64), u32>,
-    pools: HashMap<HandleKind, IdPool>,
+    predefined: FastMap<(HandleKind, u64), u16>,
+    live: FastMap<(HandleKind, u64), u32>,
+    pools: FastMap<HandleKind, IdPool>,
 }
 
 impl Handles {

@@ -6,32 +6,52 @@
 //! The rank's state is behind one lock, which is never held across the PMPI call itself, so
 //! threads of an `MPI_THREAD_MULTIPLE` program never wait on each other's communication.
 
+mod clock;
 mod comms;
 mod handles;
 mod requests;
 pub mod state;
 
 use crate::mpi::*;
+use crate::runtime::CallGuard;
 use conifer_trace::rank_record::{Membership, RankRecord};
-use conifer_trace::value::{encode_buffer, encode_handle, encode_int, encode_rank};
+use conifer_trace::value::{
+    encode_array_header, encode_buffer, encode_handle, encode_int, encode_rank,
+};
 use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_trace::varint::put_u64;
 use state::State;
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
-use std::time::Instant;
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
 static RECORDING: AtomicBool = AtomicBool::new(true);
-static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
+/// True when MPI was initialised with `MPI_THREAD_MULTIPLE`: only then can two threads be in
+/// MPI at once, so only then is the state lock released during the PMPI call.
+static MULTITHREADED: AtomicBool = AtomicBool::new(false);
 
-thread_local! {
-    static THREAD: Cell<u32> = const { Cell::new(u32::MAX) };
-    static SCRATCH: RefCell<(Vec<u8>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+/// MPI's special rank values, read once.
+struct SpecialRanks {
+    any_source: i64,
+    proc_null: i64,
+    root: i64,
+    undefined: i64,
 }
+
+static SPECIAL_RANKS: LazyLock<SpecialRanks> = LazyLock::new(|| {
+    // SAFETY: the shim functions return compile-time constants.
+    unsafe {
+        SpecialRanks {
+            any_source: conifer_any_source().into(),
+            proc_null: conifer_proc_null().into(),
+            root: conifer_root().into(),
+            undefined: conifer_undefined().into(),
+        }
+    }
+});
+static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
 
 fn lock() -> MutexGuard<'static, State> {
     STATE
@@ -57,7 +77,11 @@ pub fn rank_record() -> RankRecord {
         .unwrap_or_default();
     RankRecord {
         signatures: state.signatures.iter().map(|s| s.to_vec()).collect(),
-        timing: state.timing.clone(),
+        timing: state
+            .timing
+            .iter()
+            .map(|t| t.scaled(clock::ns_per_tick()))
+            .collect(),
         grammars: state.grammars.iter().map(|g| g.freeze()).collect(),
         comms,
     }
@@ -86,6 +110,14 @@ pub fn stop() {
 
 /// Learns the predefined communicators; called once MPI is initialised.
 pub fn after_init() {
+    clock::start();
+    let mut provided = 0;
+    // SAFETY: MPI is initialised.
+    unsafe { PMPI_Query_thread(&mut provided) };
+    MULTITHREADED.store(
+        provided == unsafe { conifer_thread_multiple() },
+        Ordering::Relaxed,
+    );
     lock().comms = Some(comms::Comms::new());
 }
 
@@ -183,25 +215,28 @@ pub struct Call {
     sig: Vec<u8>,
     saved: Vec<u64>,
     state: Option<MutexGuard<'static, State>>,
-    start: Instant,
+    start: u64,
     thread: u32,
     /// The caller's rank in the communicator of the requests the call completes.
     request_rank: Option<i64>,
+    /// Where the buffers go back when the call is finished.
+    scratch: *const RefCell<(Vec<u8>, Vec<u64>)>,
 }
 
 impl Call {
     /// Starts recording a call of function `id`, or `None` when not recording.
-    pub fn start(id: u16) -> Option<Call> {
+    pub fn start(guard: &CallGuard, id: u16) -> Option<Call> {
         if !RECORDING.load(Ordering::Relaxed) {
             return None;
         }
-        let thread = THREAD.with(|t| {
-            if t.get() == u32::MAX {
-                t.set(NEXT_THREAD.fetch_add(1, Ordering::Relaxed));
-            }
-            t.get()
-        });
-        let (mut sig, saved) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let state = guard.thread();
+        if state.ordinal.get() == u32::MAX {
+            state
+                .ordinal
+                .set(NEXT_THREAD.fetch_add(1, Ordering::Relaxed));
+        }
+        let thread = state.ordinal.get();
+        let (mut sig, saved) = std::mem::take(&mut *state.scratch.borrow_mut());
         sig.clear();
         put_u64(&mut sig, id.into());
         put_u64(&mut sig, thread.into());
@@ -209,9 +244,10 @@ impl Call {
             sig,
             saved,
             state: Some(lock()),
-            start: Instant::now(),
+            start: clock::ticks(),
             thread,
             request_rank: None,
+            scratch: &state.scratch,
         })
     }
 
@@ -221,26 +257,31 @@ impl Call {
             .expect("state is locked outside the PMPI call")
     }
 
-    /// Releases the lock for the PMPI call.
+    /// Releases the lock for the PMPI call when other threads may call MPI meanwhile.
     pub fn before_pmpi(&mut self) {
-        self.state = None;
+        if MULTITHREADED.load(Ordering::Relaxed) {
+            self.state = None;
+        }
     }
 
-    /// Takes the lock again after the PMPI call.
+    /// Takes the lock again after the PMPI call, if it was released.
     pub fn after_pmpi(&mut self) {
-        self.state = Some(lock());
+        if self.state.is_none() {
+            self.state = Some(lock());
+        }
     }
 
     /// Records the return value and appends the call to the rank's record.
     pub fn finish<R: ReturnValue>(mut self, ret: &R) {
         encode_int(&mut self.sig, ret.recorded());
-        let ns = self.start.elapsed().as_nanos() as f64;
+        let ticks = clock::ticks().saturating_sub(self.start) as f64;
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
-        self.st().append(thread, &sig, ns);
+        self.st().append(thread, &sig, ticks);
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
-        SCRATCH.with(|s| *s.borrow_mut() = (sig, saved));
+        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
+        unsafe { *(*self.scratch).borrow_mut() = (sig, saved) };
     }
 
     /// Number of peers a v/w collective's per-peer arrays cover: the remote group of an
@@ -282,20 +323,12 @@ impl Call {
     }
 
     fn rank_value(&mut self, v: i64, comm: Option<u64>) -> Rank {
-        // SAFETY: the shim functions return compile-time constants.
-        let (any, null, root, undef) = unsafe {
-            (
-                conifer_any_source(),
-                conifer_proc_null(),
-                conifer_root(),
-                conifer_undefined(),
-            )
-        };
+        let special = &*SPECIAL_RANKS;
         match v {
-            v if v == i64::from(any) => return Rank::AnySource,
-            v if v == i64::from(null) => return Rank::ProcNull,
-            v if v == i64::from(root) => return Rank::Root,
-            v if v == i64::from(undef) => return Rank::Undefined,
+            v if v == special.any_source => return Rank::AnySource,
+            v if v == special.proc_null => return Rank::ProcNull,
+            v if v == special.root => return Rank::Root,
+            v if v == special.undefined => return Rank::Undefined,
             _ => {}
         }
         let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
@@ -377,9 +410,12 @@ impl Call {
         }
     }
 
-    fn array(&mut self, len: usize, mut item: impl FnMut(&mut Call, usize) -> Value) {
-        let items: Vec<Value> = (0..len).map(|i| item(self, i)).collect();
-        Value::Array(items).encode(&mut self.sig);
+    /// Appends an array of `len` values, each appended by `item` straight into the signature.
+    fn array(&mut self, len: usize, mut item: impl FnMut(&mut Call, usize)) {
+        encode_array_header(&mut self.sig, len);
+        for i in 0..len {
+            item(self, i);
+        }
     }
 
     /// An array of integers.
@@ -390,7 +426,7 @@ impl Call {
         if ptr.is_null() || Self::is_sentinel(ptr.cast()) {
             return self.ignored();
         }
-        self.array(len, |_, i| Value::Int((*ptr.add(i)).as_i64()));
+        self.array(len, |c, i| c.int((*ptr.add(i)).as_i64()));
     }
 
     /// An array of ranks of `comm`.
@@ -401,9 +437,7 @@ impl Call {
         if ptr.is_null() || Self::is_sentinel(ptr.cast()) {
             return self.ignored();
         }
-        self.array(len, |c, i| {
-            Value::Rank(c.rank_value((*ptr.add(i)).as_i64(), comm))
-        });
+        self.array(len, |c, i| c.rank((*ptr.add(i)).as_i64(), comm));
     }
 
     /// An integer output.
@@ -436,9 +470,7 @@ impl Call {
         if ptr.is_null() {
             return self.ignored();
         }
-        self.array(len, |c, i| {
-            Value::Handle(kind, c.handle_ref(kind, (*ptr.add(i)).bits()))
-        });
+        self.array(len, |c, i| c.handle(kind, (*ptr.add(i)).bits()));
     }
 
     /// In-out handles (requests to complete, objects to free): records them and remembers
@@ -457,36 +489,36 @@ impl Call {
         if ptr.is_null() {
             return self.ignored();
         }
-        let before: Vec<u64> = (0..len).map(|i| (*ptr.add(i)).bits()).collect();
+        self.saved.extend((0..len).map(|i| (*ptr.add(i)).bits()));
         if kind == HandleKind::Request {
-            let st = self.st();
-            self.request_rank = before
+            let st = self
+                .state
+                .as_mut()
+                .expect("state is locked outside the PMPI call");
+            self.request_rank = self
+                .saved
                 .iter()
                 .find_map(|b| st.requests.lookup(*b).and_then(|r| r.my_rank));
         }
-        let mut seen: HashMap<u64, usize> = HashMap::new();
-        let refs: Vec<Value> = before
-            .iter()
-            .map(|&b| {
-                if kind != HandleKind::Request {
-                    return Value::Handle(kind, self.handle_ref(kind, b));
-                }
-                let n = seen.entry(b).or_insert(0);
-                *n += 1;
-                match self.st().requests.nth(b, *n - 1) {
-                    Some(live) => Value::Handle(kind, HandleRef::Id(live.id)),
-                    None => Value::Handle(kind, self.handle_ref(kind, b)),
-                }
-            })
-            .collect();
-        self.saved = before;
         if array {
-            Value::Array(refs).encode(&mut self.sig);
-        } else {
-            refs.into_iter()
-                .next()
-                .unwrap_or(Value::Ignored)
-                .encode(&mut self.sig);
+            encode_array_header(&mut self.sig, len);
+        }
+        for i in 0..if array { len } else { len.min(1) } {
+            let bits = self.saved[i];
+            let h = if kind == HandleKind::Request {
+                // The n-th occurrence of a shared request handle is the n-th request made with it.
+                let n = self.saved[..i].iter().filter(|&&b| b == bits).count();
+                match self.st().requests.nth(bits, n) {
+                    Some(live) => HandleRef::Id(live.id),
+                    None => self.handle_ref(kind, bits),
+                }
+            } else {
+                self.handle_ref(kind, bits)
+            };
+            encode_handle(&mut self.sig, kind, h);
+        }
+        if !array && len == 0 {
+            self.ignored();
         }
     }
 
@@ -551,7 +583,8 @@ impl Call {
             return self.ignored();
         }
         self.array(len, |c, i| {
-            Value::Handle(kind, c.st().handles.register(kind, (*ptr.add(i)).bits()))
+            let h = c.st().handles.register(kind, (*ptr.add(i)).bits());
+            encode_handle(&mut c.sig, kind, h);
         });
     }
 
@@ -670,7 +703,10 @@ impl Call {
         if ptr.is_null() || ptr.cast() == conifer_statuses_ignore() {
             return self.ignored();
         }
-        self.array(len, |c, i| c.status_value(ptr.add(i), comm));
+        self.array(len, |c, i| {
+            let v = c.status_value(ptr.add(i), comm);
+            v.encode(&mut c.sig);
+        });
     }
 }
 

@@ -6,7 +6,8 @@
 //! handles of requests that completed at once, so a handle maps to a queue of live ids.
 
 use super::handles::IdPool;
-use std::collections::{HashMap, VecDeque};
+use super::state::FastMap;
+use std::collections::VecDeque;
 
 use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
 
@@ -22,9 +23,9 @@ pub struct LiveRequest {
 /// All request pools and live requests of a process.
 #[derive(Default)]
 pub struct Requests {
-    pool_of_creator: HashMap<u64, u32>,
+    pool_of_creator: FastMap<u64, u32>,
     pools: Vec<IdPool>,
-    live: HashMap<u64, VecDeque<LiveRequest>>,
+    live: FastMap<u64, VecDeque<LiveRequest>>,
 }
 
 impl Requests {
