@@ -152,8 +152,15 @@ fn root_guard(args: &[Arg]) -> Option<TokenStream> {
     Some(quote! { rec.is_root(#r as i64, crate::record::bits(#c)) })
 }
 
-/// Generates the recording code of one function.
-pub fn encoding(name: &str, sig: &Signature, spec: Option<&Function>) -> Encoding {
+/// Generates the recording code of one function. For a Fortran procedure, `fortran_strings`
+/// names the hidden length argument of each CHARACTER parameter (its text is not
+/// NUL-terminated).
+pub fn encoding(
+    name: &str,
+    sig: &Signature,
+    spec: Option<&Function>,
+    fortran_strings: &[(String, Ident)],
+) -> Encoding {
     let args = args(sig, spec);
     let mut prologue = Vec::new();
     let mut epilogue = Vec::new();
@@ -203,23 +210,18 @@ pub fn encoding(name: &str, sig: &Signature, spec: Option<&Function>) -> Encodin
             (
                 Shape::Pointer {
                     base: Base::Char,
-                    mutable: false,
+                    mutable,
                 },
-                _,
-            ) => (
-                quote! { rec.string(#id as *const ::std::ffi::c_char); },
-                false,
-            ),
-            (
-                Shape::Pointer {
-                    base: Base::Char,
-                    mutable: true,
-                },
-                "out",
-            ) => (
-                quote! { rec.string(#id as *const ::std::ffi::c_char); },
-                true,
-            ),
+                dir,
+            ) if !mutable || dir == "out" => {
+                let code = match fortran_strings.iter().find(|(p, _)| *p == pname) {
+                    Some((_, len)) => {
+                        quote! { rec.fortran_string(#id as *const ::std::ffi::c_char, #len); }
+                    }
+                    None => quote! { rec.string(#id as *const ::std::ffi::c_char); },
+                };
+                (code, mutable)
+            }
             (Shape::Pointer { base, .. }, dir) => {
                 // Outputs are read after the call; inputs and in-out values before it.
                 let after = dir == "out";

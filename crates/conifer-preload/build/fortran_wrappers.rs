@@ -7,10 +7,13 @@
 //! with `dlsym`: the MPI library keeps doing the handle conversion, the sentinel handling
 //! (`MPI_IN_PLACE`, `MPI_STATUS_IGNORE`, …) and `ierror`, so the call behaves exactly as untraced.
 
+use crate::arg_types::{shape, Base, Shape};
+use crate::encoders;
 use conifer_spec::Function;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeSet;
+use syn::{FnArg, Pat, Signature};
 
 /// The four symbol manglings of one Fortran procedure stem (`mpi_send`).
 pub fn manglings(stem: &str) -> [String; 4] {
@@ -42,8 +45,117 @@ fn return_type(function: &Function) -> TokenStream {
     }
 }
 
-/// The four wrappers of one Fortran procedure, recorded under function id `id`.
-pub fn wrappers(function: &Function, id: u16) -> TokenStream {
+/// The Fortran handle type standing for a C handle kind.
+fn fortran_handle(kind: &str) -> Option<TokenStream> {
+    let name = match kind {
+        "Comm" => "FComm",
+        "Datatype" => "FDatatype",
+        "Op" => "FOp",
+        "Group" => "FGroup",
+        "Info" => "FInfo",
+        "Errhandler" => "FErrhandler",
+        "Request" => "FRequest",
+        "Win" => "FWin",
+        "File" => "FFile",
+        "Message" => "FMessage",
+        _ => return None,
+    };
+    let ident = Ident::new(name, Span::call_site());
+    Some(quote! { crate::fortran::handles::#ident })
+}
+
+/// Locals named and typed like the C binding's parameters, made from the Fortran arguments
+/// (every Fortran argument is a pointer), so the C encoders record a Fortran call exactly as
+/// the equivalent C call; and the hidden length of each CHARACTER parameter. `None` when some
+/// C parameter has no Fortran counterpart the encoders could read.
+fn c_view(function: &Function, c_sig: &Signature) -> Option<(TokenStream, Vec<(String, Ident)>)> {
+    // C parameters pair with the standard's by position (header names differ: `old_comm`,
+    // `type_`), and the standard's with the Fortran ones by name.
+    if function.params.len() != c_sig.inputs.len() {
+        return None;
+    }
+    let mut locals = Vec::new();
+    let mut strings = Vec::new();
+    let mut hidden = std::collections::HashMap::new();
+    for (i, p) in function
+        .fortran_params
+        .iter()
+        .filter(|p| p.string)
+        .enumerate()
+    {
+        hidden.insert(p.name.clone(), format_ident!("len{i}"));
+    }
+    for (input, spec) in c_sig.inputs.iter().zip(&function.params) {
+        let FnArg::Typed(typed) = input else {
+            return None;
+        };
+        let Pat::Ident(pat) = &*typed.pat else {
+            return None;
+        };
+        let local = &pat.ident;
+        let ty = &typed.ty;
+        let shape = shape(ty);
+        let interpreted = !matches!(
+            shape,
+            Shape::Value(Base::Other | Base::Void | Base::Char | Base::Status) | Shape::Other
+        );
+        let Some(index) = function
+            .fortran_params
+            .iter()
+            .position(|p| p.name == spec.name)
+        else {
+            if interpreted {
+                return None;
+            }
+            continue;
+        };
+        let a = format_ident!("a{index}");
+        let wide = matches!(
+            spec.c_base_type.as_deref(),
+            Some("MPI_Aint" | "MPI_Offset" | "MPI_Count")
+        );
+        let code = match shape {
+            Shape::Value(Base::Int) if wide => quote! { let #local = *(#a as *const i64) as #ty; },
+            Shape::Value(Base::Int) => quote! { let #local = *(#a as *const i32) as #ty; },
+            Shape::Value(Base::Handle(kind)) => {
+                let f = fortran_handle(kind)?;
+                quote! { let #local = #f(*(#a as *const crate::fortran::FortranInt)); }
+            }
+            Shape::Pointer {
+                base: Base::Handle(kind),
+                ..
+            } => {
+                let f = fortran_handle(kind)?;
+                quote! { let #local = #a as *mut #f; }
+            }
+            Shape::Pointer {
+                base: Base::Status, ..
+            } => {
+                quote! { let #local = #a as *mut crate::fortran::handles::FStatus; }
+            }
+            Shape::Pointer {
+                base: Base::Char, ..
+            } => {
+                if let Some(len) = hidden.get(&spec.name) {
+                    strings.push((spec.name.clone(), len.clone()));
+                }
+                quote! { let #local = #a as #ty; }
+            }
+            Shape::Pointer { .. } => quote! { let #local = #a as #ty; },
+            _ => continue,
+        };
+        locals.push(code);
+    }
+    Some((quote! { #(#locals)* }, strings))
+}
+
+/// The four wrappers of one Fortran procedure, recorded under function id `id` with the
+/// encoders of the C function `c_sig` when the C binding exists; returns the recorded slots.
+pub fn wrappers(
+    function: &Function,
+    id: u16,
+    c_sig: Option<&Signature>,
+) -> (TokenStream, Vec<String>) {
     let mut params: Vec<Ident> = Vec::new();
     let mut types: Vec<TokenStream> = Vec::new();
     for (i, _) in function.fortran_params.iter().enumerate() {
@@ -74,8 +186,15 @@ pub fn wrappers(function: &Function, id: u16) -> TokenStream {
     } else {
         (quote! { let ret = }, quote! { ret })
     };
-    // Arguments are not decoded yet (recorded as the call alone); `ierror`, the last
-    // argument when present, is the recorded result.
+    let view = c_sig.and_then(|sig| Some((sig, c_view(function, sig)?)));
+    let (locals, prologue, epilogue, slots) = match view {
+        Some((sig, (locals, strings))) => {
+            let e = encoders::encoding(&function.name, sig, Some(function), &strings);
+            (locals, e.prologue, e.epilogue, e.slots)
+        }
+        None => (quote! {}, quote! {}, quote! {}, Vec::new()),
+    };
+    // `ierror`, the last argument when present, is the recorded result.
     let ierror = match function.fortran_params.last() {
         Some(p) if p.name == "ierror" => {
             let last = format_ident!("a{}", function.fortran_params.len() - 1);
@@ -85,13 +204,13 @@ pub fn wrappers(function: &Function, id: u16) -> TokenStream {
     };
     let (early, late) = if finish_early {
         (
-            quote! { if let Some(rec) = rec.take() { rec.finish(&0); } },
+            quote! { if let Some(mut rec) = rec.take() { #prologue rec.finish(&0); } },
             quote! {},
         )
     } else {
         (
-            quote! { if let Some(rec) = rec.as_mut() { rec.before_pmpi(); } },
-            quote! { if let Some(mut rec) = rec { rec.after_pmpi(); rec.finish(&#ierror); } },
+            quote! { if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); } },
+            quote! { if let Some(mut rec) = rec { rec.after_pmpi(); #epilogue rec.finish(&#ierror); } },
         )
     };
     let outer: Vec<TokenStream> = manglings(&stem)
@@ -106,12 +225,14 @@ pub fn wrappers(function: &Function, id: u16) -> TokenStream {
             }
         })
         .collect();
-    quote! {
+    let code = quote! {
         static #entry: crate::fortran::ProfilingEntry =
             crate::fortran::ProfilingEntry::new([#(#profiling_names),*]);
 
         #[inline(always)]
+        #[allow(unused_variables, unused_mut)]
         unsafe fn #inner(#(#params: #types),*) #ret {
+            #locals
             let call = crate::runtime::CallGuard::enter(#id);
             let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id) } else { None };
             #early
@@ -125,5 +246,6 @@ pub fn wrappers(function: &Function, id: u16) -> TokenStream {
         }
 
         #(#outer)*
-    }
+    };
+    (code, slots)
 }

@@ -25,6 +25,7 @@ fn generate_bindings(mpi: &Installation, out: &Path) -> String {
         .clang_arg("-DOMPI_OMIT_MPI1_COMPAT_DECLS=0")
         .allowlist_function("PMPI_.*")
         .allowlist_var("MPI_SUCCESS")
+        .allowlist_var("MPI_F_STATUSE?S?_IGNORE")
         .layout_tests(false)
         .generate_comments(false);
     for dir in &mpi.include_dirs {
@@ -89,13 +90,18 @@ fn main() {
     let mut slots: Vec<Vec<String>> = Vec::new();
     for (i, f) in c_functions.iter().enumerate() {
         let spec_entry = spec.iter().find(|s| s.name == f.name);
-        let encoding = encoders::encoding(&f.name, &f.signature, spec_entry);
+        let encoding = encoders::encoding(&f.name, &f.signature, spec_entry, &[]);
         code.push(c_wrappers::wrapper(f, i as u16, &encoding));
         slots.push(encoding.slots);
     }
     for (i, f) in f_functions.iter().enumerate() {
-        code.push(fortran_wrappers::wrappers(f, (c_count + i) as u16));
-        slots.push(Vec::new());
+        let c_sig = c_functions
+            .iter()
+            .find(|c| c.name == f.name)
+            .map(|c| &c.signature);
+        let (wrappers, recorded) = fortran_wrappers::wrappers(f, (c_count + i) as u16, c_sig);
+        code.push(wrappers);
+        slots.push(recorded);
     }
     let total = names.len();
     let slot_lists: Vec<TokenStream> = slots.iter().map(|s| quote! { &[#(#s),*] }).collect();

@@ -34,6 +34,26 @@ extern "C" {
     pub fn conifer_max_processor_name() -> std::ffi::c_int;
     /// `MPI_THREAD_MULTIPLE`.
     pub fn conifer_thread_multiple() -> std::ffi::c_int;
+    /// `PMPI_Comm_f2c`.
+    pub fn conifer_f2c_comm(h: std::ffi::c_int) -> MPI_Comm;
+    /// `PMPI_Type_f2c`.
+    pub fn conifer_f2c_type(h: std::ffi::c_int) -> MPI_Datatype;
+    /// `PMPI_Op_f2c`.
+    pub fn conifer_f2c_op(h: std::ffi::c_int) -> MPI_Op;
+    /// `PMPI_Group_f2c`.
+    pub fn conifer_f2c_group(h: std::ffi::c_int) -> MPI_Group;
+    /// `PMPI_Info_f2c`.
+    pub fn conifer_f2c_info(h: std::ffi::c_int) -> MPI_Info;
+    /// `PMPI_Errhandler_f2c`.
+    pub fn conifer_f2c_errhandler(h: std::ffi::c_int) -> MPI_Errhandler;
+    /// `PMPI_Request_f2c`.
+    pub fn conifer_f2c_request(h: std::ffi::c_int) -> MPI_Request;
+    /// `PMPI_Win_f2c`.
+    pub fn conifer_f2c_win(h: std::ffi::c_int) -> MPI_Win;
+    /// `PMPI_File_f2c`.
+    pub fn conifer_f2c_file(h: std::ffi::c_int) -> MPI_File;
+    /// `PMPI_Message_f2c`.
+    pub fn conifer_f2c_message(h: std::ffi::c_int) -> MPI_Message;
     /// `MPI_ANY_SOURCE`.
     pub fn conifer_any_source() -> std::ffi::c_int;
     /// `MPI_PROC_NULL`.

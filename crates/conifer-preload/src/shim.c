@@ -25,3 +25,16 @@ const void *conifer_statuses_ignore(void) { return MPI_STATUSES_IGNORE; }
 const void *conifer_errcodes_ignore(void) { return MPI_ERRCODES_IGNORE; }
 const void *conifer_unweighted(void) { return MPI_UNWEIGHTED; }
 const void *conifer_weights_empty(void) { return MPI_WEIGHTS_EMPTY; }
+
+/* Fortran handle conversion: functions in Open MPI, macros in MPICH; the profiling versions,
+ * so the conversions Conifer makes are not themselves intercepted. */
+MPI_Comm conifer_f2c_comm(MPI_Fint h) { return PMPI_Comm_f2c(h); }
+MPI_Datatype conifer_f2c_type(MPI_Fint h) { return PMPI_Type_f2c(h); }
+MPI_Op conifer_f2c_op(MPI_Fint h) { return PMPI_Op_f2c(h); }
+MPI_Group conifer_f2c_group(MPI_Fint h) { return PMPI_Group_f2c(h); }
+MPI_Info conifer_f2c_info(MPI_Fint h) { return PMPI_Info_f2c(h); }
+MPI_Errhandler conifer_f2c_errhandler(MPI_Fint h) { return PMPI_Errhandler_f2c(h); }
+MPI_Request conifer_f2c_request(MPI_Fint h) { return PMPI_Request_f2c(h); }
+MPI_Win conifer_f2c_win(MPI_Fint h) { return PMPI_Win_f2c(h); }
+MPI_File conifer_f2c_file(MPI_Fint h) { return PMPI_File_f2c(h); }
+MPI_Message conifer_f2c_message(MPI_Fint h) { return PMPI_Message_f2c(h); }

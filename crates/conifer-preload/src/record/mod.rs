@@ -401,6 +401,21 @@ impl Call {
         Value::Str(CStr::from_ptr(ptr).to_string_lossy().into_owned()).encode(&mut self.sig);
     }
 
+    /// A Fortran CHARACTER argument: `len` bytes, blank-padded, not NUL-terminated.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to `len` readable bytes.
+    pub unsafe fn fortran_string(&mut self, ptr: *const c_char, len: usize) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
+        let text = String::from_utf8_lossy(bytes)
+            .trim_end_matches(' ')
+            .to_string();
+        Value::Str(text).encode(&mut self.sig);
+    }
+
     fn is_sentinel(ptr: *const c_void) -> bool {
         // SAFETY: constants from mpi.h.
         unsafe {
@@ -592,18 +607,18 @@ impl Call {
     ///
     /// # Safety
     /// `ptr` is null or points to a communicator every member is receiving from the same call.
-    pub unsafe fn new_comm(&mut self, ptr: *const MPI_Comm) {
+    pub unsafe fn new_comm<C: CommHandle>(&mut self, ptr: *const C) {
         if ptr.is_null() {
             return self.ignored();
         }
-        let comm = *ptr;
+        let comm = (*ptr).comm();
         let bits = comms::comm_bits(comm);
         if bits == comms::comm_bits(conifer_comm_null()) {
             return encode_handle(&mut self.sig, HandleKind::Comm, HandleRef::Named(0));
         }
         let (offer, fallback) = match self.st().comms.as_ref() {
             Some(c) => (c.offer(), c.fallback_id()),
-            None => return self.local_comm(ptr),
+            None => return self.local_comm(&comm),
         };
         // The agreement is a collective: never hold the lock across it.
         self.state = None;
@@ -625,12 +640,12 @@ impl Call {
     ///
     /// # Safety
     /// `ptr` is null or points to a communicator handle.
-    pub unsafe fn local_comm(&mut self, ptr: *const MPI_Comm) {
+    pub unsafe fn local_comm<C: CommHandle>(&mut self, ptr: *const C) {
         if ptr.is_null() {
             return self.ignored();
         }
         let h = match self.st().comms.as_mut() {
-            Some(c) => c.insert_local(*ptr),
+            Some(c) => c.insert_local((*ptr).comm()),
             None => HandleRef::Unknown,
         };
         encode_handle(&mut self.sig, HandleKind::Comm, h);
@@ -640,7 +655,7 @@ impl Call {
     ///
     /// # Safety
     /// `ptr` is null or points to a request handle.
-    pub unsafe fn new_request(&mut self, ptr: *const MPI_Request, comm: Option<u64>) {
+    pub unsafe fn new_request<H: HandleBits>(&mut self, ptr: *const H, comm: Option<u64>) {
         if ptr.is_null() {
             return self.ignored();
         }
@@ -660,10 +675,10 @@ impl Call {
         encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Id(id));
     }
 
-    unsafe fn status_value(&mut self, status: *const MPI_Status, comm: Option<u64>) -> Value {
-        let s = &*status;
+    unsafe fn status_value(&mut self, status: MPI_Status, comm: Option<u64>) -> Value {
+        let s = &status;
         let mut count: c_int = 0;
-        let bytes = if PMPI_Get_count(status, conifer_type_byte(), &mut count) == 0 {
+        let bytes = if PMPI_Get_count(s, conifer_type_byte(), &mut count) == 0 {
             count
         } else {
             -1
@@ -686,27 +701,67 @@ impl Call {
     /// A status output.
     ///
     /// # Safety
-    /// `ptr` is null, `MPI_STATUS_IGNORE`, or a status MPI filled in.
-    pub unsafe fn status(&mut self, ptr: *const MPI_Status, comm: Option<u64>) {
-        if ptr.is_null() || ptr.cast() == conifer_status_ignore() {
-            return self.ignored();
+    /// `ptr` is null, the status-ignore sentinel, or a status MPI filled in.
+    pub unsafe fn status<S: StatusSlot>(&mut self, ptr: *const S, comm: Option<u64>) {
+        match S::read(ptr) {
+            Some(status) => {
+                let v = self.status_value(status, comm);
+                v.encode(&mut self.sig);
+            }
+            None => self.ignored(),
         }
-        let v = self.status_value(ptr, comm);
-        v.encode(&mut self.sig);
     }
 
     /// An array of statuses.
     ///
     /// # Safety
-    /// `ptr` is null, `MPI_STATUSES_IGNORE`, or `len` statuses MPI filled in.
-    pub unsafe fn statuses(&mut self, ptr: *const MPI_Status, len: usize, comm: Option<u64>) {
-        if ptr.is_null() || ptr.cast() == conifer_statuses_ignore() {
+    /// `ptr` is null, the statuses-ignore sentinel, or `len` statuses MPI filled in.
+    pub unsafe fn statuses<S: StatusSlot>(&mut self, ptr: *const S, len: usize, comm: Option<u64>) {
+        if ptr.is_null() || S::is_ignore_array(ptr) {
             return self.ignored();
         }
-        self.array(len, |c, i| {
-            let v = c.status_value(ptr.add(i), comm);
-            v.encode(&mut c.sig);
+        self.array(len, |c, i| match S::read(ptr.add(i)) {
+            Some(status) => {
+                let v = c.status_value(status, comm);
+                v.encode(&mut c.sig);
+            }
+            None => c.ignored(),
         });
+    }
+}
+
+/// A communicator handle as the application holds it (C `MPI_Comm`, or a Fortran integer).
+pub trait CommHandle: HandleBits {
+    /// The C communicator.
+    fn comm(self) -> MPI_Comm;
+}
+
+impl CommHandle for MPI_Comm {
+    fn comm(self) -> MPI_Comm {
+        self
+    }
+}
+
+/// Where MPI writes a status (C `MPI_Status`, or a Fortran `INTEGER` array).
+pub trait StatusSlot: Sized {
+    /// The status, or `None` for null and the status-ignore sentinel.
+    ///
+    /// # Safety
+    /// `ptr` is null, a sentinel, or a status MPI filled in.
+    unsafe fn read(ptr: *const Self) -> Option<MPI_Status>;
+    /// True for the statuses-ignore sentinel.
+    ///
+    /// # Safety
+    /// None: compares addresses only.
+    unsafe fn is_ignore_array(ptr: *const Self) -> bool;
+}
+
+impl StatusSlot for MPI_Status {
+    unsafe fn read(ptr: *const Self) -> Option<MPI_Status> {
+        (!ptr.is_null() && ptr.cast() != conifer_status_ignore()).then(|| *ptr)
+    }
+    unsafe fn is_ignore_array(ptr: *const Self) -> bool {
+        ptr.cast() == conifer_statuses_ignore()
     }
 }
 

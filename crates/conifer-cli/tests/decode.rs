@@ -1,0 +1,110 @@
+//! `conifer decode` restores what the program really passed: checked against facts derived
+//! by hand from the program, not against Conifer's own output.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// Decoded calls as JSON objects.
+fn decode_all(trace: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = run_ok(
+        Command::new(conifer())
+            .arg("decode")
+            .arg("--json")
+            .arg(trace),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+fn arg<'a>(call: &'a serde_json::Value, name: &str) -> &'a str {
+    call["args"][name]
+        .as_str()
+        .unwrap_or_else(|| panic!("{call} has no argument {name}"))
+}
+
+#[test]
+fn c_stencil_messages_pair_up_and_edges_are_proc_null() {
+    check_stencil("stencil2d");
+}
+
+#[test]
+fn fortran_stencil_messages_pair_up_and_edges_are_proc_null() {
+    check_stencil("stencil2d_f");
+}
+
+fn check_stencil(app: &str) {
+    let (ranks, iterations) = if is_mpich() { (4, 3) } else { (9, 3) };
+    let dir = scratch(&format!("decode-{app}"));
+    let trace = dir.join("stencil.cft");
+    let out = {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new(conifer())
+                .args(["run", "-n", &ranks.to_string(), "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join(app))
+                .arg(iterations.to_string())
+                .current_dir(&dir),
+        )
+    };
+    // The app reports its process grid, e.g. "dims=3x3".
+    let result = lines_with(&out.stdout, "RESULT rank=0 ").remove(0);
+    let dims = result
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("dims="))
+        .unwrap();
+    let (px, py) = dims.split_once('x').unwrap();
+    let (px, py): (u64, u64) = (px.parse().unwrap(), py.parse().unwrap());
+
+    let calls = decode_all(&trace);
+    let mut sends: BTreeMap<(u64, String, String), u64> = BTreeMap::new();
+    let mut recvs: BTreeMap<(u64, String, String), u64> = BTreeMap::new();
+    let mut proc_null_sends = 0;
+    for call in &calls {
+        let rank = call["rank"].as_u64().unwrap();
+        match call["function"].as_str().unwrap() {
+            "MPI_Comm_rank" => assert_eq!(
+                arg(call, "rank"),
+                rank.to_string(),
+                "decoded rank of rank {rank}"
+            ),
+            "MPI_Isend" if arg(call, "dest") == "MPI_PROC_NULL" => proc_null_sends += 1,
+            "MPI_Isend" => {
+                *sends
+                    .entry((
+                        rank,
+                        arg(call, "dest").to_string(),
+                        arg(call, "tag").to_string(),
+                    ))
+                    .or_default() += 1
+            }
+            "MPI_Irecv" if arg(call, "source") == "MPI_PROC_NULL" => {}
+            "MPI_Irecv" => {
+                let key = (
+                    arg(call, "source").parse().unwrap(),
+                    rank.to_string(),
+                    arg(call, "tag").to_string(),
+                );
+                *recvs.entry(key).or_default() += 1
+            }
+            _ => {}
+        }
+    }
+    assert!(!sends.is_empty());
+    // Every message sent from r to d with tag t is received by d from r with tag t.
+    assert_eq!(
+        sends, recvs,
+        "sends and receives of the decoded trace do not pair up"
+    );
+    // A px x py grid without wrap-around has 2*px + 2*py neighbour slots off the grid.
+    assert_eq!(
+        proc_null_sends,
+        (2 * px + 2 * py) * iterations,
+        "MPI_PROC_NULL sends"
+    );
+}
