@@ -83,6 +83,8 @@ pub fn print(
                     "args": args,
                     "ret": call.signature.ret,
                     "mean_ns": call.timing.map(|t| t.mean()),
+                    "duration_ns": call.time.map(|t| t.duration_ns),
+                    "start_ns": call.start_ns,
                 });
                 writeln!(out, "{line}")
             } else {

@@ -18,6 +18,11 @@ pub struct TraceOptions {
     /// `CONIFER_RAW=1`).
     #[arg(long)]
     pub raw: bool,
+    /// Timing kept: `aggregate` (count, mean, min, max, stddev per signature) or `lossless`
+    /// (every call's duration and the interval before it, zstd-compressed); also
+    /// `CONIFER_TIMING`.
+    #[arg(long, value_parser = ["aggregate", "lossless"])]
+    pub timing: Option<String>,
 }
 
 impl TraceOptions {
@@ -28,6 +33,9 @@ impl TraceOptions {
         }
         if self.raw {
             env.push(("CONIFER_RAW", "1".into()));
+        }
+        if let Some(timing) = &self.timing {
+            env.push(("CONIFER_TIMING", timing.into()));
         }
         env
     }
@@ -40,6 +48,9 @@ impl TraceOptions {
         }
         if self.raw {
             args.push("--raw".into());
+        }
+        if let Some(timing) = &self.timing {
+            args.push(format!("--timing={timing}").into());
         }
         args
     }

@@ -108,3 +108,52 @@ fn check_stencil(app: &str) {
         "MPI_PROC_NULL sends"
     );
 }
+
+#[test]
+fn lossless_timing_keeps_every_call_and_agrees_with_the_aggregates() {
+    let dir = scratch("decode-timing");
+    let trace = dir.join("ring.cft");
+    {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new(conifer())
+                .args(["run", "--timing", "lossless", "-n", "2", "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join("ring"))
+                .arg("50")
+                .current_dir(&dir),
+        );
+    }
+    let calls = decode_all(&trace);
+    let stats = stats_json(&trace);
+    assert_eq!(calls.len() as u64, stats["calls"].as_u64().unwrap());
+    // Per rank: calls start in order and never overlap; the mean of the per-call durations
+    // of each signature equals the aggregate mean kept alongside (same clock, other path).
+    let mut per_signature: BTreeMap<(u64, String), (f64, f64, u64)> = BTreeMap::new();
+    let mut previous_end: BTreeMap<u64, u64> = BTreeMap::new();
+    for call in &calls {
+        let rank = call["rank"].as_u64().unwrap();
+        let start = call["start_ns"].as_u64().expect("every call has its start");
+        let duration = call["duration_ns"]
+            .as_u64()
+            .expect("every call has its duration");
+        let end = previous_end.entry(rank).or_insert(0);
+        assert!(
+            start >= *end,
+            "rank {rank}: call starts before the previous one ended"
+        );
+        *end = start + duration;
+        let key = (rank, format!("{}{}", call["function"], call["args"]));
+        let entry = per_signature.entry(key).or_insert((0.0, 0.0, 0));
+        entry.0 += duration as f64;
+        entry.1 = call["mean_ns"].as_f64().unwrap();
+        entry.2 += 1;
+    }
+    for ((rank, sig), (sum, mean, n)) in per_signature {
+        let own = sum / n as f64;
+        assert!(
+            (own - mean).abs() <= 1.0 + mean * 1e-3,
+            "rank {rank} {sig}: mean {own} vs aggregate {mean}"
+        );
+    }
+}

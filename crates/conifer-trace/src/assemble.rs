@@ -18,6 +18,8 @@ pub struct Merged {
     pub comms: Vec<Vec<Membership>>,
     /// Rank → (global terminal, timing) of each signature it used.
     pub timing: Vec<Vec<(u32, Timing)>>,
+    /// Rank → per-thread compressed timelines (lossless timing only).
+    pub timelines: Vec<Vec<Vec<u8>>>,
 }
 
 /// Merges the records of ranks `0..records.len()`, in rank order.
@@ -54,6 +56,7 @@ pub fn merge(records: Vec<RankRecord>) -> Merged {
         merged
             .timing
             .push(map.iter().copied().zip(record.timing).collect());
+        merged.timelines.push(record.timelines);
     }
     merged
 }
@@ -106,6 +109,7 @@ mod tests {
             timing: vec![Timing::default(); sigs.len()],
             grammars: vec![frozen(seq)],
             comms: Vec::new(),
+            timelines: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::rank_record::Timing;
+use crate::timeline::CallTime;
 use crate::value::{HandleKind, HandleRef, Value};
 use crate::varint::Reader;
 use crate::Trace;
@@ -80,6 +81,10 @@ pub struct Call<'t> {
     pub my_rank: Option<i64>,
     /// Timing of this signature on this rank.
     pub timing: Option<Timing>,
+    /// This call's own timing, with lossless timing.
+    pub time: Option<CallTime>,
+    /// Nanoseconds from the thread's first call to this call's start, with lossless timing.
+    pub start_ns: Option<u64>,
 }
 
 impl fmt::Display for Call<'_> {
@@ -104,7 +109,9 @@ impl fmt::Display for Call<'_> {
             self.signature.ret.to_string()
         };
         write!(f, ") = {ret}")?;
-        if let Some(t) = &self.timing {
+        if let Some(t) = &self.time {
+            write!(f, "  {}", human_time(t.duration_ns as f64))?;
+        } else if let Some(t) = &self.timing {
             write!(f, "  {}", human_time(t.mean()))?;
         }
         Ok(())
@@ -165,13 +172,30 @@ impl Trace {
             .iter()
             .map(|(t, stats)| (self.record.signatures[*t as usize].as_slice(), *stats))
             .collect();
+        let threads = self.record.rank_grammars[rank as usize].clone();
+        let timelines = &self.record.timelines[rank as usize];
         self.thread_sequences(rank)
             .into_iter()
-            .flat_map(move |seq| {
+            .zip(threads)
+            .enumerate()
+            .flat_map(move |(thread, (seq, grammar))| {
                 let memberships = memberships.clone();
                 let timing = timing.clone();
+                let calls = self.record.grammars[grammar as usize].len();
+                let times = timelines
+                    .get(thread)
+                    .and_then(|t| crate::timeline::decode(t, calls));
+                let mut times = times.into_iter().flatten();
+                let mut clock = 0u64;
                 let mut request_ranks: HashMap<HandleRef, Option<i64>> = HashMap::new();
                 seq.enumerate().map(move |(index, bytes)| {
+                    let time = times.next();
+                    let start_ns = time.map(|t| {
+                        clock += t.interval_ns;
+                        let start = clock;
+                        clock += t.duration_ns;
+                        start
+                    });
                     let signature = Signature::parse(bytes).ok_or_else(|| {
                         DecodeError(format!(
                             "rank {rank}: call {index} has a malformed signature"
@@ -210,6 +234,8 @@ impl Trace {
                         slots: &info.slots,
                         my_rank,
                         timing: timing.get(bytes).copied(),
+                        time,
+                        start_ns,
                         signature,
                     })
                 })

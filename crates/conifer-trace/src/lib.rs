@@ -11,6 +11,7 @@ pub mod decode;
 mod model;
 pub mod predefined;
 pub mod rank_record;
+pub mod timeline;
 pub mod value;
 pub mod varint;
 

@@ -84,13 +84,14 @@ const GRAMMARS: [u8; 4] = *b"GRAM";
 const RANK_MAP: [u8; 4] = *b"RMAP";
 const COMMS: [u8; 4] = *b"COMM";
 const TIMING: [u8; 4] = *b"TIME";
+const TIMELINES: [u8; 4] = *b"TMLN";
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_u64(out, bytes.len() as u64);
     out.extend_from_slice(bytes);
 }
 
-fn encode_record(m: &Merged) -> [Vec<u8>; 5] {
+fn encode_record(m: &Merged) -> [Vec<u8>; 6] {
     let mut sigs = Vec::new();
     put_u64(&mut sigs, m.signatures.len() as u64);
     m.signatures.iter().for_each(|s| put_bytes(&mut sigs, s));
@@ -123,7 +124,15 @@ fn encode_record(m: &Merged) -> [Vec<u8>; 5] {
             stats.encode(&mut timing);
         }
     }
-    [sigs, grams, map, comms, timing]
+    let mut timelines = Vec::new();
+    if m.timelines.iter().any(|threads| !threads.is_empty()) {
+        put_u64(&mut timelines, m.timelines.len() as u64);
+        for threads in &m.timelines {
+            put_u64(&mut timelines, threads.len() as u64);
+            threads.iter().for_each(|t| put_bytes(&mut timelines, t));
+        }
+    }
+    [sigs, grams, map, comms, timing, timelines]
 }
 
 fn malformed(what: &str) -> FormatError {
@@ -194,21 +203,35 @@ fn decode_record<'a>(
             "a grammar refers to a signature or grammar that does not exist".into(),
         ));
     }
+    // Only traces recorded with lossless timing have timelines.
+    let timelines = match find(TIMELINES) {
+        Ok(bytes) => list(bytes, "TMLN", |r| {
+            let n = r.count()?;
+            (0..n)
+                .map(|_| {
+                    let len = r.count()?;
+                    r.take(len).map(<[u8]>::to_vec)
+                })
+                .collect::<Option<Vec<_>>>()
+        })?,
+        Err(_) => vec![Vec::new(); rank_grammars.len()],
+    };
     Ok(Merged {
         signatures,
         grammars,
         rank_grammars,
         comms,
         timing,
+        timelines,
     })
 }
 
 impl Trace {
     /// The file image of this trace.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let [sigs, grams, map, comms, timing] = encode_record(&self.record);
+        let [sigs, grams, map, comms, timing, timelines] = encode_record(&self.record);
         let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
-        write_sections(&[
+        let mut sections = vec![
             section(META, to_json(&self.meta)),
             section(CATALOG, to_json(&self.catalog)),
             section(COUNTS, to_json(&self.counts)),
@@ -217,7 +240,11 @@ impl Trace {
             section(RANK_MAP, map),
             section(COMMS, comms),
             section(TIMING, timing),
-        ])
+        ];
+        if !timelines.is_empty() {
+            sections.push(section(TIMELINES, timelines));
+        }
+        write_sections(&sections)
     }
 
     /// Parses a file image.
@@ -330,6 +357,7 @@ mod tests {
                 comm: vec![2, 0, 0, 1],
                 my_rank: 1,
             }],
+            timelines: Vec::new(),
         }
     }
 

@@ -106,6 +106,9 @@ pub struct RankRecord {
     pub grammars: Vec<FrozenGrammar>,
     /// Communicators the rank belonged to.
     pub comms: Vec<Membership>,
+    /// Per thread, every call's timing (see [`crate::timeline`]); empty unless recorded with
+    /// `--timing lossless`.
+    pub timelines: Vec<Vec<u8>>,
 }
 
 impl RankRecord {
@@ -129,6 +132,11 @@ impl RankRecord {
             put_u64(&mut out, m.comm.len() as u64);
             out.extend_from_slice(&m.comm);
             put_i64(&mut out, m.my_rank);
+        }
+        put_u64(&mut out, self.timelines.len() as u64);
+        for t in &self.timelines {
+            put_u64(&mut out, t.len() as u64);
+            out.extend_from_slice(t);
         }
         out
     }
@@ -159,11 +167,18 @@ impl RankRecord {
                 my_rank: r.i64()?,
             });
         }
+        let t = r.count()?;
+        let mut timelines = Vec::with_capacity(t);
+        for _ in 0..t {
+            let len = r.count()?;
+            timelines.push(r.take(len)?.to_vec());
+        }
         (r.remaining() == 0).then_some(RankRecord {
             signatures,
             timing,
             grammars,
             comms,
+            timelines,
         })
     }
 }

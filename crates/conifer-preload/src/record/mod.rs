@@ -15,6 +15,7 @@ pub mod state;
 use crate::mpi::*;
 use crate::runtime::CallGuard;
 use conifer_trace::rank_record::{Membership, RankRecord};
+use conifer_trace::timeline::CallTime;
 use conifer_trace::value::{
     encode_array_header, encode_buffer, encode_handle, encode_int, encode_rank,
 };
@@ -84,7 +85,31 @@ pub fn rank_record() -> RankRecord {
             .collect(),
         grammars: state.grammars.iter().map(|g| g.freeze()).collect(),
         comms,
+        timelines: state.timelines.as_ref().map_or_else(Vec::new, |threads| {
+            threads
+                .iter()
+                .map(|calls| timeline(calls, clock::ns_per_tick()))
+                .collect()
+        }),
     }
+}
+
+/// A thread's (start, end) ticks as a compressed timeline of intervals and durations in ns.
+fn timeline(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<u8> {
+    let ns = |ticks: u64| (ticks as f64 * ns_per_tick).round() as u64;
+    let mut previous_end = calls.first().map_or(0, |c| c.0);
+    let times: Vec<CallTime> = calls
+        .iter()
+        .map(|&(start, end)| {
+            let t = CallTime {
+                interval_ns: ns(start.saturating_sub(previous_end)),
+                duration_ns: ns(end.saturating_sub(start)),
+            };
+            previous_end = end;
+            t
+        })
+        .collect();
+    conifer_trace::timeline::encode(&times)
 }
 
 /// With `CONIFER_RAW` set, writes this rank's uncompressed record to `dir/rank<R>.raw`: per
@@ -274,10 +299,11 @@ impl Call {
     /// Records the return value and appends the call to the rank's record.
     pub fn finish<R: ReturnValue>(mut self, ret: &R) {
         encode_int(&mut self.sig, ret.recorded());
-        let ticks = clock::ticks().saturating_sub(self.start) as f64;
+        let end = clock::ticks();
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
-        self.st().append(thread, &sig, ticks);
+        let start = self.start;
+        self.st().append(thread, &sig, start, end);
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
         // SAFETY: the thread-local outlives the call, and the call runs on its thread.

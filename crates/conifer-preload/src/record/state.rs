@@ -76,6 +76,8 @@ pub struct State {
     pub grammars: Vec<Grammar>,
     /// Raw record (`CONIFER_RAW`): every signature in call order, per thread.
     pub raw: Option<Vec<(u32, Box<[u8]>)>>,
+    /// Lossless timing (`CONIFER_TIMING=lossless`): per thread, every call's start and end tick.
+    pub timelines: Option<Vec<Vec<(u64, u64)>>>,
 }
 
 impl State {
@@ -90,14 +92,16 @@ impl State {
             signatures: Vec::new(),
             timing: Vec::new(),
             grammars: Vec::new(),
+            timelines: (std::env::var("CONIFER_TIMING").as_deref() == Ok("lossless"))
+                .then(Vec::new),
             raw: std::env::var_os("CONIFER_RAW")
                 .filter(|v| v != "0" && !v.is_empty())
                 .map(|_| Vec::new()),
         }
     }
 
-    /// Appends one finished call of `thread` with signature `sig` and duration `ticks`.
-    pub fn append(&mut self, thread: u32, sig: &[u8], ticks: f64) {
+    /// Appends one finished call of `thread` with signature `sig`, from tick `start` to `end`.
+    pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64) {
         let terminal = match self.table.get(sig) {
             Some(&t) => t,
             None => {
@@ -108,7 +112,13 @@ impl State {
                 t
             }
         };
-        self.timing[terminal as usize].add(ticks);
+        self.timing[terminal as usize].add(end.saturating_sub(start) as f64);
+        if let Some(timelines) = &mut self.timelines {
+            while timelines.len() <= thread as usize {
+                timelines.push(Vec::new());
+            }
+            timelines[thread as usize].push((start, end));
+        }
         while self.grammars.len() <= thread as usize {
             self.grammars.push(Grammar::new());
         }

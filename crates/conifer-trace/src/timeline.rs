@@ -1,0 +1,76 @@
+//! Lossless timing (`--timing lossless`): for every call of a thread, the interval since the
+//! previous call ended and its duration, in nanoseconds, as varints compressed with zstd.
+
+use crate::varint::{put_u64, Reader};
+
+/// One call's timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallTime {
+    /// Nanoseconds from the end of the previous call of the thread (from the first call's
+    /// start for the first call).
+    pub interval_ns: u64,
+    /// Nanoseconds in the call.
+    pub duration_ns: u64,
+}
+
+/// Compresses a thread's call times.
+pub fn encode(times: &[CallTime]) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(times.len() * 4);
+    for t in times {
+        put_u64(&mut raw, t.interval_ns);
+        put_u64(&mut raw, t.duration_ns);
+    }
+    zstd::bulk::compress(&raw, 3).expect("zstd compresses an in-memory buffer")
+}
+
+/// Decompresses a thread's call times; `None` when the bytes are not a timeline of at most
+/// `calls` calls (the bound keeps corrupt input from allocating without limit).
+pub fn decode(bytes: &[u8], calls: u64) -> Option<Vec<CallTime>> {
+    let limit = usize::try_from(calls.saturating_mul(20)).ok()?;
+    let raw = zstd::bulk::decompress(bytes, limit.max(1)).ok()?;
+    let mut r = Reader::new(&raw);
+    let mut times = Vec::new();
+    while r.remaining() > 0 {
+        times.push(CallTime {
+            interval_ns: r.u64()?,
+            duration_ns: r.u64()?,
+        });
+    }
+    (times.len() as u64 <= calls).then_some(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_compresses_regular_timing() {
+        let times: Vec<CallTime> = (0..10_000)
+            .map(|i| CallTime {
+                interval_ns: 1_000 + i % 3,
+                duration_ns: 250,
+            })
+            .collect();
+        let bytes = encode(&times);
+        assert!(
+            bytes.len() < times.len(),
+            "{} bytes for {} calls",
+            bytes.len(),
+            times.len()
+        );
+        assert_eq!(decode(&bytes, 10_000), Some(times));
+    }
+
+    #[test]
+    fn corrupt_or_oversized_input_is_rejected() {
+        let bytes = encode(
+            &[CallTime {
+                interval_ns: 5,
+                duration_ns: 7,
+            }; 100],
+        );
+        assert_eq!(decode(&bytes, 10), None);
+        assert_eq!(decode(&bytes[..bytes.len() / 2], 100), None);
+        assert_eq!(decode(b"not zstd", 100), None);
+    }
+}
