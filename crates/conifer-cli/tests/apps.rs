@@ -132,6 +132,7 @@ app_tests! {
     onesided_fence_c => "onesided",
     mpiio_c => "mpiio",
     threads_multiple_c => "threads",
+    heap_buffers_c => "heapbuf",
 }
 
 #[test]

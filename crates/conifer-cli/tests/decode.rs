@@ -157,3 +157,48 @@ fn lossless_timing_keeps_every_call_and_agrees_with_the_aggregates() {
         );
     }
 }
+
+#[test]
+fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
+    let dir = scratch("decode-heap");
+    let trace = dir.join("heap.cft");
+    let iterations = 8;
+    {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new(conifer())
+                .args(["run", "-n", "2", "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join("heapbuf"))
+                .arg(iterations.to_string())
+                .current_dir(&dir),
+        );
+    }
+    // heapbuf.c: iteration `it` sends &buf[it % 4] and receives into &buf[4 + it % 4] of a
+    // fresh 8 x 8-byte allocation.
+    for rank in 0..2 {
+        let sendrecvs: Vec<_> = decode_all(&trace)
+            .into_iter()
+            .filter(|c| c["rank"] == rank && c["function"] == "MPI_Sendrecv")
+            .collect();
+        assert_eq!(sendrecvs.len(), iterations);
+        let segment = arg(&sendrecvs[0], "sendbuf")
+            .split('+')
+            .next()
+            .unwrap()
+            .to_string();
+        for (it, call) in sendrecvs.iter().enumerate() {
+            let slot = 8 * (it % 4);
+            assert_eq!(
+                arg(call, "sendbuf"),
+                format!("{segment}+{slot}"),
+                "rank {rank} iteration {it}"
+            );
+            assert_eq!(
+                arg(call, "recvbuf"),
+                format!("{segment}+{}", 32 + slot),
+                "rank {rank} iteration {it}"
+            );
+        }
+    }
+}

@@ -7,6 +7,7 @@
 
 mod finalize;
 mod fortran;
+mod heap;
 mod mpi;
 mod record;
 mod runtime;

@@ -8,7 +8,7 @@
 
 mod clock;
 mod comms;
-mod handles;
+pub mod handles;
 mod requests;
 pub mod state;
 
@@ -406,11 +406,14 @@ impl Call {
         } else if ptr == bottom {
             Buffer::Bottom
         } else {
-            let segments = &mut self.st().segments;
-            let next = segments.len() as u32;
-            Buffer::Segment {
-                id: *segments.entry(ptr as usize).or_insert(next),
-                offset: 0,
+            match crate::heap::locate(ptr as usize) {
+                Some((id, offset)) => Buffer::Segment { id, offset },
+                None => {
+                    let segments = &mut self.st().segments;
+                    let next = segments.len() as u32;
+                    let id = *segments.entry(ptr as usize).or_insert(next);
+                    Buffer::Segment { id, offset: 0 }
+                }
             }
         };
         encode_buffer(&mut self.sig, b);

@@ -64,7 +64,7 @@ pub struct State {
     pub comms: Option<Comms>,
     /// Request pools.
     pub requests: Requests,
-    /// Buffer address → segment id (ids on first use).
+    /// Buffer address → segment id on first use, when heap tracking is off.
     pub segments: FastMap<usize, u32>,
     /// Signature → terminal.
     pub table: FastMap<Box<[u8]>, u32>,

@@ -1,0 +1,198 @@
+//! Heap segments for buffer arguments: `malloc`, `calloc`, `realloc`, `free`,
+//! `posix_memalign`, `aligned_alloc` and `memalign` are intercepted (forwarding to glibc's
+//! `__libc_*` implementations) and kept in an interval map, so a buffer argument is recorded
+//! as (segment id, offset) whatever address the allocator chose. Segment ids are handed out
+//! when MPI first sees a segment, lowest free first, and returned when it is freed, so a
+//! buffer allocated anew every iteration keeps its id. Addresses outside the heap (stack,
+//! static data) become one-byte segments on first use, as in Pilgrim.
+//!
+//! `CONIFER_HEAP=0` turns the interception off (every buffer is then named by its address's
+//! first use).
+
+use crate::record::handles::IdPool;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+
+extern "C" {
+    fn __libc_malloc(size: usize) -> *mut c_void;
+    fn __libc_calloc(count: usize, size: usize) -> *mut c_void;
+    fn __libc_realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+    fn __libc_free(ptr: *mut c_void);
+    fn __libc_memalign(alignment: usize, size: usize) -> *mut c_void;
+}
+
+/// One live segment: its length and, once MPI has seen it, its id.
+struct Segment {
+    len: usize,
+    id: Option<u32>,
+}
+
+struct Heap {
+    segments: BTreeMap<usize, Segment>,
+    ids: IdPool,
+}
+
+static HEAP: Mutex<Heap> = Mutex::new(Heap {
+    segments: BTreeMap::new(),
+    ids: IdPool::new(),
+});
+
+/// 0: not decided yet, 1: tracking, 2: off (`CONIFER_HEAP=0`).
+static MODE: AtomicU8 = AtomicU8::new(0);
+
+thread_local! {
+    /// Set while this thread is inside the tracker: allocations it makes itself are not tracked.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+fn tracking() -> bool {
+    match MODE.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            // getenv does not allocate.
+            // SAFETY: a NUL-terminated literal.
+            let value = unsafe { libc::getenv(c"CONIFER_HEAP".as_ptr()) };
+            let off = !value.is_null() && unsafe { *value } == b'0' as libc::c_char;
+            MODE.store(if off { 2 } else { 1 }, Ordering::Relaxed);
+            !off
+        }
+    }
+}
+
+/// Runs `f` on the heap map unless this thread is already inside the tracker.
+fn with_heap<R>(f: impl FnOnce(&mut Heap) -> R) -> Option<R> {
+    if !tracking() || BUSY.with(Cell::get) {
+        return None;
+    }
+    BUSY.with(|b| b.set(true));
+    let result = {
+        let mut heap = HEAP.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut heap)
+    };
+    BUSY.with(|b| b.set(false));
+    Some(result)
+}
+
+fn added(ptr: *mut c_void, len: usize) -> *mut c_void {
+    if !ptr.is_null() {
+        with_heap(|h| {
+            h.segments.insert(
+                ptr as usize,
+                Segment {
+                    len: len.max(1),
+                    id: None,
+                },
+            )
+        });
+    }
+    ptr
+}
+
+fn removed(ptr: *mut c_void) {
+    if !ptr.is_null() {
+        with_heap(|h| {
+            if let Some(Segment { id: Some(id), .. }) = h.segments.remove(&(ptr as usize)) {
+                h.ids.give_back(id);
+            }
+        });
+    }
+}
+
+/// The segment id and offset of an address MPI was given; `None` when heap tracking is off.
+pub fn locate(address: usize) -> Option<(u32, i64)> {
+    with_heap(|h| {
+        let hit = h
+            .segments
+            .range_mut(..=address)
+            .next_back()
+            .filter(|(start, s)| address < *start + s.len);
+        let (start, id) = match hit {
+            Some((start, segment)) => {
+                let start = *start;
+                (start, *segment.id.get_or_insert_with(|| h.ids.take()))
+            }
+            None => {
+                let id = h.ids.take();
+                h.segments.insert(
+                    address,
+                    Segment {
+                        len: 1,
+                        id: Some(id),
+                    },
+                );
+                (address, id)
+            }
+        };
+        (id, (address - start) as i64)
+    })
+}
+
+/// # Safety
+/// The C `malloc` contract.
+#[no_mangle]
+pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    added(__libc_malloc(size), size)
+}
+
+/// # Safety
+/// The C `calloc` contract.
+#[no_mangle]
+pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+    added(__libc_calloc(count, size), count.saturating_mul(size))
+}
+
+/// # Safety
+/// The C `realloc` contract.
+#[no_mangle]
+pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    let moved = __libc_realloc(ptr, size);
+    if !moved.is_null() || size == 0 {
+        removed(ptr);
+    }
+    added(moved, size)
+}
+
+/// # Safety
+/// The C `free` contract.
+#[no_mangle]
+pub unsafe extern "C" fn free(ptr: *mut c_void) {
+    removed(ptr);
+    __libc_free(ptr);
+}
+
+/// # Safety
+/// The POSIX `posix_memalign` contract.
+#[no_mangle]
+pub unsafe extern "C" fn posix_memalign(
+    out: *mut *mut c_void,
+    alignment: usize,
+    size: usize,
+) -> i32 {
+    if alignment < std::mem::size_of::<usize>() || !alignment.is_power_of_two() {
+        return libc::EINVAL;
+    }
+    let ptr = __libc_memalign(alignment, size);
+    if ptr.is_null() {
+        return libc::ENOMEM;
+    }
+    *out = added(ptr, size);
+    0
+}
+
+/// # Safety
+/// The C11 `aligned_alloc` contract.
+#[no_mangle]
+pub unsafe extern "C" fn aligned_alloc(alignment: usize, size: usize) -> *mut c_void {
+    added(__libc_memalign(alignment, size), size)
+}
+
+/// # Safety
+/// The glibc `memalign` contract.
+#[no_mangle]
+pub unsafe extern "C" fn memalign(alignment: usize, size: usize) -> *mut c_void {
+    added(__libc_memalign(alignment, size), size)
+}
