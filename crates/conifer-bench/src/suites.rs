@@ -315,37 +315,52 @@ fn peak_memory(setup: &Setup) -> Result<Table, String> {
             "traced max KiB",
         ],
     );
-    let iterations = if setup.mpi == "mpich" { "100" } else { "10000" };
-    let program = vec![
-        setup.apps.join("stencil2d").display().to_string(),
-        iterations.to_string(),
+    let stencil_iterations = if setup.mpi == "mpich" { "100" } else { "10000" };
+    let micro = setup.bench_apps.join("micro").display().to_string();
+    let cases = [
+        (
+            "stencil2d",
+            4u32,
+            stencil_iterations.to_string(),
+            vec![setup.apps.join("stencil2d").display().to_string()],
+        ),
+        // A 1,000,000-call run: memory must follow distinct signatures, not calls.
+        (
+            "micro comm_rank",
+            2,
+            "1000000".to_string(),
+            vec![micro, "comm_rank".to_string()],
+        ),
     ];
-    let plain = setup.run(&setup.command(4, false, true, &program), false)?;
-    let cmd = setup.command(4, true, true, &program);
-    let traced = setup.run(&cmd, true)?;
-    let stats = |v: &[u64]| {
-        let f: Vec<f64> = v.iter().map(|&k| k as f64).collect();
-        (median(&f), f.iter().cloned().fold(0.0, f64::max))
-    };
-    if plain.peak_kib.len() != 4 || traced.peak_kib.len() != 4 {
-        return Err(
-            "GNU time did not report every rank's memory (is /usr/bin/time installed?)".into(),
+    for (name, ranks, iterations, mut program) in cases {
+        program.push(iterations.clone());
+        let plain = setup.run(&setup.command(ranks, false, true, &program), false)?;
+        let cmd = setup.command(ranks, true, true, &program);
+        let traced = setup.run(&cmd, true)?;
+        let stats = |v: &[u64]| {
+            let f: Vec<f64> = v.iter().map(|&k| k as f64).collect();
+            (median(&f), f.iter().cloned().fold(0.0, f64::max))
+        };
+        if plain.peak_kib.len() != ranks as usize || traced.peak_kib.len() != ranks as usize {
+            return Err(
+                "GNU time did not report every rank's memory (is /usr/bin/time installed?)".into(),
+            );
+        }
+        let (pm, px) = stats(&plain.peak_kib);
+        let (tm, tx) = stats(&traced.peak_kib);
+        table.push(
+            vec![
+                s(name),
+                json!(ranks),
+                s(&iterations),
+                json!(pm),
+                json!(tm),
+                json!(px),
+                json!(tx),
+            ],
+            setup.shown(&cmd),
         );
     }
-    let (pm, px) = stats(&plain.peak_kib);
-    let (tm, tx) = stats(&traced.peak_kib);
-    table.push(
-        vec![
-            s("stencil2d"),
-            json!(4),
-            s(iterations),
-            json!(pm),
-            json!(tm),
-            json!(px),
-            json!(tx),
-        ],
-        setup.shown(&cmd),
-    );
     Ok(table)
 }
 
