@@ -31,7 +31,7 @@ test-one:
 
 lint:
 	cargo fmt --all -- --check
-	CONIFER_MPI=openmpi cargo clippy --release --workspace --all-targets -- -D warnings
+	$(call CARGO_FOR,openmpi) clippy --release --workspace --all-targets -- -D warnings
 
 # make bench [MPI=openmpi|mpich|all] [QUICK=1]: writes bench/results.md and bench/results.json.
 BENCH_MPIS = $(if $(filter all,$(MPI)),$(MPIS),$(MPI))
@@ -46,6 +46,7 @@ spec: setup
 	python3 tools/gen-mpi-table.py crates/conifer-spec/mpi-functions.json
 
 spec-check: setup
+	@mkdir -p target
 	@python3 tools/gen-mpi-table.py target/mpi-functions.check.json 2>/dev/null
 	@cmp -s target/mpi-functions.check.json crates/conifer-spec/mpi-functions.json || \
 	  { echo "crates/conifer-spec/mpi-functions.json is stale: run 'make spec' and commit it"; exit 1; }
