@@ -213,7 +213,11 @@ fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
         cases.push(("stencil3d", n, "100"));
     }
     // MPICH busy-polls: oversubscribed 10,000-iteration runs take minutes each.
-    let iterations: &[&str] = if quick || setup.mpi == "mpich" { &["1000"] } else { &["1000", "10000"] };
+    let iterations: &[&str] = if quick || setup.mpi == "mpich" {
+        &["1000"]
+    } else {
+        &["1000", "10000"]
+    };
     for &it in iterations {
         cases.push(("stencil2d", 4, it));
     }
