@@ -19,6 +19,9 @@ timeout 300 "$bin/conifer" run -n "$ranks" -o "$out/stencil2d.cft" "$apps/stenci
 echo
 "$bin/conifer" stats "$out/stencil2d.cft"
 echo
+echo "== conifer decode --rank 1 (first iteration: halo exchange with MPI_PROC_NULL edges)"
+"$bin/conifer" decode "$out/stencil2d.cft" --rank 1 | head -n 14
+echo
 echo "== conifer run -n $ranks $apps/ring_f $iterations   (Fortran, $mpi)"
 timeout 300 "$bin/conifer" run -n "$ranks" -o "$out/ring_f.cft" "$apps/ring_f" "$iterations" | grep '^RESULT rank=0'
 echo
