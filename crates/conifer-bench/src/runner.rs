@@ -106,9 +106,16 @@ impl Setup {
                 last_line(&stderr)
             ));
         }
+        // Ranks share stderr, so lines can run together: take every number after a marker.
         let peak_kib = stderr
-            .lines()
-            .filter_map(|l| l.strip_prefix("PEAK_KIB ")?.trim().parse().ok())
+            .split("PEAK_KIB ")
+            .skip(1)
+            .filter_map(|rest| {
+                rest.split(|c: char| !c.is_ascii_digit())
+                    .next()?
+                    .parse()
+                    .ok()
+            })
             .collect();
         let trace_bytes = if traced {
             Some(

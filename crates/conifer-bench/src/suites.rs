@@ -369,13 +369,32 @@ fn peak_memory(setup: &Setup) -> Result<Table, String> {
     Ok(table)
 }
 
-/// Every suite, in report order.
-pub fn all(setup: &Setup, quick: bool) -> Result<Vec<Table>, String> {
-    Ok(vec![
-        per_call_overhead(setup, quick)?,
-        app_wall_time(setup, quick)?,
-        real_program_overhead(setup, quick)?,
-        trace_size_scaling(setup, quick)?,
-        peak_memory(setup)?,
-    ])
+/// One suite: produces its table or says why it could not.
+type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
+
+/// Every suite, in report order. A suite that fails is reported as a table saying why, and
+/// the others still run.
+pub fn all(setup: &Setup, quick: bool) -> Vec<Table> {
+    let suites: [(&str, Suite); 5] = [
+        ("Per-call overhead", &|| per_call_overhead(setup, quick)),
+        ("Test apps", &|| app_wall_time(setup, quick)),
+        ("Real programs", &|| real_program_overhead(setup, quick)),
+        ("Trace size and MPI_Finalize time", &|| {
+            trace_size_scaling(setup, quick)
+        }),
+        ("Peak memory per rank", &|| peak_memory(setup)),
+    ];
+    suites
+        .into_iter()
+        .map(|(title, run)| {
+            run().unwrap_or_else(|why| {
+                eprintln!("  {title} failed: {why}");
+                Table::new(
+                    &format!("{title} ({})", setup.mpi),
+                    &format!("FAILED: {why}"),
+                    &[],
+                )
+            })
+        })
+        .collect()
 }
