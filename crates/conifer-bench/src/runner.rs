@@ -68,7 +68,16 @@ impl Setup {
             ]);
         }
         if measure_memory {
-            cmd.extend(["/usr/bin/time".into(), "-f".into(), "PEAK_KIB %M".into()]);
+            // Each rank appends one line to a shared file (stderr lines of ranks interleave).
+            let file = self.peak_path().display().to_string();
+            cmd.extend([
+                "/usr/bin/time".into(),
+                "-a".into(),
+                "-o".into(),
+                file,
+                "-f".into(),
+                "%M".into(),
+            ]);
         }
         cmd.extend(program.iter().cloned());
         cmd
@@ -80,6 +89,10 @@ impl Setup {
             .replace(&format!("{}/", self.root.display()), "")
     }
 
+    fn peak_path(&self) -> PathBuf {
+        self.scratch.join("peak-kib.txt")
+    }
+
     fn trace_path(&self) -> PathBuf {
         self.scratch.join("bench.cft")
     }
@@ -88,6 +101,7 @@ impl Setup {
     pub fn run(&self, cmd: &[String], traced: bool) -> Result<RunResult, String> {
         let trace = self.trace_path();
         let _ = std::fs::remove_file(&trace);
+        let _ = std::fs::remove_file(self.peak_path());
         let start = Instant::now();
         let out = Command::new(&cmd[0])
             .args(&cmd[1..])
@@ -106,17 +120,9 @@ impl Setup {
                 last_line(&stderr)
             ));
         }
-        // Ranks share stderr, so lines can run together: take every number after a marker.
-        let peak_kib = stderr
-            .split("PEAK_KIB ")
-            .skip(1)
-            .filter_map(|rest| {
-                rest.split(|c: char| !c.is_ascii_digit())
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-            .collect();
+        let peak_kib = std::fs::read_to_string(self.peak_path())
+            .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default();
         let trace_bytes = if traced {
             Some(
                 std::fs::metadata(&trace)
