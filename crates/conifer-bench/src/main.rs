@@ -104,9 +104,11 @@ fn mpi_version(mpi: &str) -> String {
     let text = out
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
+    // Open MPI prints its version on the first line, MPICH's Hydra on a "Version:" line.
     let line = text
         .lines()
-        .find(|l| !l.trim().is_empty())
+        .find(|l| l.trim_start().starts_with("Version:"))
+        .or_else(|| text.lines().find(|l| !l.trim().is_empty()))
         .unwrap_or("")
         .trim();
     format!("{mpi}: {line}")
