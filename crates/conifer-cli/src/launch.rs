@@ -23,6 +23,10 @@ pub struct TraceOptions {
     /// `CONIFER_TIMING`.
     #[arg(long, value_parser = ["aggregate", "lossless"])]
     pub timing: Option<String>,
+    /// Record message tags relative to the caller's rank, for codes that tag messages by rank
+    /// (decoding restores the values; also `CONIFER_RELATIVE_TAGS=1`).
+    #[arg(long)]
+    pub relative_tags: bool,
 }
 
 impl TraceOptions {
@@ -36,6 +40,9 @@ impl TraceOptions {
         }
         if let Some(timing) = &self.timing {
             env.push(("CONIFER_TIMING", timing.into()));
+        }
+        if self.relative_tags {
+            env.push(("CONIFER_RELATIVE_TAGS", "1".into()));
         }
         env
     }
@@ -51,6 +58,9 @@ impl TraceOptions {
         }
         if let Some(timing) = &self.timing {
             args.push(format!("--timing={timing}").into());
+        }
+        if self.relative_tags {
+            args.push("--relative-tags".into());
         }
         args
     }

@@ -202,3 +202,40 @@ fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
         }
     }
 }
+
+#[test]
+fn relative_tags_decode_to_the_same_calls() {
+    let dir = scratch("decode-relative-tags");
+    let (mut decoded, mut signatures) = (Vec::new(), Vec::new());
+    for (name, extra) in [("plain", None), ("relative", Some("--relative-tags"))] {
+        let trace = dir.join(format!("{name}.cft"));
+        let _lock = mpi_lock();
+        let mut cmd = Command::new(conifer());
+        cmd.args(["run", "--raw", "-n", "4", "-o"]).arg(&trace);
+        cmd.args(extra);
+        run_ok(
+            cmd.arg(apps_dir().join("stencil2d"))
+                .arg("3")
+                .current_dir(&dir),
+        );
+        let verify = run_ok(Command::new(conifer()).arg("verify").arg(&trace));
+        assert!(String::from_utf8_lossy(&verify.stdout).starts_with("identical: "));
+        let calls: Vec<String> = decode_all(&trace)
+            .iter()
+            .filter(|c| c["function"] != "MPI_Init")
+            .map(|c| format!("{} {} {}", c["rank"], c["function"], c["args"]))
+            .collect();
+        decoded.push(calls);
+        signatures.push(stats_json(&trace)["bytes_by_section"]["SIGS"].clone());
+    }
+    // The option changes what is stored (stencil2d's tags do not follow the rank)...
+    assert_ne!(
+        signatures[0], signatures[1],
+        "--relative-tags changed nothing"
+    );
+    assert!(decoded[0].iter().any(|c| c.contains("\"tag\"")));
+    assert_eq!(
+        decoded[0], decoded[1],
+        "tags recorded relative must decode to the values passed"
+    );
+}

@@ -187,6 +187,9 @@ pub fn encoding(
             (Shape::Value(Base::Int), _) if ranky => {
                 (quote! { rec.rank(#id as i64, #comm); }, false)
             }
+            (Shape::Value(Base::Int), _) if arg.spec.as_ref().is_some_and(|s| s.kind == "TAG") => {
+                (quote! { rec.tag(#id as i64, #comm); }, false)
+            }
             (Shape::Value(Base::Int), _) => (quote! { rec.int(#id as i64); }, false),
             (Shape::Value(Base::Handle(kind)), _) => {
                 let k = kind_ident(kind);

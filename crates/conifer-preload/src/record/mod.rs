@@ -33,6 +33,10 @@ static RECORDING: AtomicBool = AtomicBool::new(true);
 /// MPI at once, so only then is the state lock released during the PMPI call.
 static MULTITHREADED: AtomicBool = AtomicBool::new(false);
 
+/// `CONIFER_RELATIVE_TAGS=1`: tags recorded relative to the caller's rank.
+static RELATIVE_TAGS: LazyLock<bool> =
+    LazyLock::new(|| std::env::var("CONIFER_RELATIVE_TAGS").is_ok_and(|v| v == "1"));
+
 /// MPI's special rank values, read once.
 struct SpecialRanks {
     any_source: i64,
@@ -361,6 +365,21 @@ impl Call {
         match info {
             Some(i) if i.remote_size.is_none() => Rank::Relative(v - i.my_rank),
             _ => Rank::Absolute(v),
+        }
+    }
+
+    /// A message tag: by value, or with `CONIFER_RELATIVE_TAGS=1` relative to the caller's rank
+    /// in `comm` (so codes that tag by rank record one signature on every rank).
+    pub fn tag(&mut self, v: i64, comm: Option<u64>) {
+        if !*RELATIVE_TAGS || v < 0 {
+            return self.int(v); // MPI_ANY_TAG and other negative values stay as they are
+        }
+        let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
+        match info {
+            Some(i) if i.remote_size.is_none() => {
+                encode_rank(&mut self.sig, Rank::Relative(v - i.my_rank))
+            }
+            _ => self.int(v),
         }
     }
 
