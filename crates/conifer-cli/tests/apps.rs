@@ -133,6 +133,7 @@ app_tests! {
     mpiio_c => "mpiio",
     threads_multiple_c => "threads",
     heap_buffers_c => "heapbuf",
+    in_place_fortran => "inplace_f",
 }
 
 #[test]

@@ -239,3 +239,30 @@ fn relative_tags_decode_to_the_same_calls() {
         "tags recorded relative must decode to the values passed"
     );
 }
+
+#[test]
+fn fortran_mpi_in_place_is_named() {
+    let dir = scratch("decode-inplace");
+    let trace = dir.join("inplace.cft");
+    {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new(conifer())
+                .args(["run", "-n", "2", "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join("inplace_f"))
+                .arg("4")
+                .current_dir(&dir),
+        );
+    }
+    // inplace.f90 passes MPI_IN_PLACE as the send buffer of every MPI_ALLREDUCE.
+    let reductions: Vec<_> = decode_all(&trace)
+        .into_iter()
+        .filter(|c| c["function"] == "MPI_Allreduce")
+        .collect();
+    assert_eq!(reductions.len(), 8);
+    for call in &reductions {
+        assert_eq!(arg(call, "sendbuf"), "MPI_IN_PLACE", "{call}");
+        assert_eq!(arg(call, "datatype"), "MPI_INTEGER", "{call}");
+    }
+}

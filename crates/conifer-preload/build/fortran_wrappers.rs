@@ -141,6 +141,11 @@ fn c_view(function: &Function, c_sig: &Signature) -> Option<(TokenStream, Vec<(S
                 }
                 quote! { let #local = #a as #ty; }
             }
+            Shape::Pointer {
+                base: Base::Void, ..
+            } if spec.kind == "BUFFER" => {
+                quote! { let #local = crate::fortran::c_buffer(#a) as #ty; }
+            }
             Shape::Pointer { .. } => quote! { let #local = #a as #ty; },
             _ => continue,
         };

@@ -40,6 +40,59 @@ impl ProfilingEntry {
     }
 }
 
+/// The addresses Fortran programs pass for `MPI_IN_PLACE` and `MPI_BOTTOM`: variables of
+/// the MPI's Fortran support, found once. Open MPI exports them as `mpi_fortran_in_place_` and
+/// `mpi_fortran_bottom_`; MPICH's mpif.h puts them in common block `MPIPRIV1`
+/// (`MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE`, default INTEGERs).
+struct FortranSentinels {
+    in_place: usize,
+    bottom: usize,
+}
+
+fn symbol(name: &std::ffi::CStr) -> usize {
+    // SAFETY: dlsym with a NUL-terminated name.
+    unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) as usize }
+}
+
+fn sentinels() -> FortranSentinels {
+    let (in_place, bottom) = (
+        symbol(c"mpi_fortran_in_place_"),
+        symbol(c"mpi_fortran_bottom_"),
+    );
+    if in_place != 0 {
+        return FortranSentinels { in_place, bottom };
+    }
+    match symbol(c"mpipriv1_") {
+        0 => FortranSentinels {
+            in_place: 0,
+            bottom: 0,
+        },
+        block => FortranSentinels {
+            in_place: block + std::mem::size_of::<FortranInt>(),
+            bottom: block,
+        },
+    }
+}
+
+static SENTINELS: std::sync::OnceLock<FortranSentinels> = std::sync::OnceLock::new();
+
+/// A Fortran buffer argument as the C binding would see it: the Fortran `MPI_IN_PLACE` and
+/// `MPI_BOTTOM` become the C ones, any other address stays.
+pub fn c_buffer(ptr: *mut c_void) -> *const c_void {
+    let s = SENTINELS.get_or_init(sentinels);
+    let address = ptr as usize;
+    // SAFETY: constants from mpi.h.
+    unsafe {
+        if address != 0 && address == s.in_place {
+            crate::mpi::conifer_in_place()
+        } else if address != 0 && address == s.bottom {
+            crate::mpi::conifer_bottom()
+        } else {
+            ptr
+        }
+    }
+}
+
 /// A Fortran default `INTEGER` (`MPI_Fint`: four bytes in both MPIs with gfortran).
 pub type FortranInt = std::ffi::c_int;
 
