@@ -72,7 +72,9 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let sections =
         conifer_trace::section_sizes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let per_rank = grammar_counts(&trace)?;
+    let mut per_rank = grammar_counts(&trace)?;
+    // `free` events (segments MPI used, freed by the program) are not MPI calls.
+    let segment_frees: u64 = per_rank.remove("free").map_or(0, |v| v.iter().sum());
     let counters_agree = counter_counts(&trace) == per_rank;
     let functions: BTreeMap<&str, u64> = per_rank
         .iter()
@@ -107,6 +109,7 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
                 "fortran": calls_through(&trace, Language::Fortran),
             },
             "counters_agree": counters_agree,
+            "segment_frees": segment_frees,
             "functions": functions,
             "functions_per_rank": per_rank,
         });

@@ -182,6 +182,12 @@ fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
             .filter(|c| c["rank"] == rank && c["function"] == "MPI_Sendrecv")
             .collect();
         assert_eq!(sendrecvs.len(), iterations);
+        // ... and frees it after each exchange: one `free` event per iteration.
+        let frees = decode_all(&trace)
+            .into_iter()
+            .filter(|c| c["rank"] == rank && c["function"] == "free")
+            .count();
+        assert_eq!(frees, iterations, "rank {rank}: free events");
         let segment = arg(&sendrecvs[0], "sendbuf")
             .split('+')
             .next()

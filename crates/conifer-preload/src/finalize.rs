@@ -191,7 +191,7 @@ fn output_path(command: &[String], ranks: c_int) -> String {
     format!("{program}-{ranks}r.cft")
 }
 
-/// The functions that occur in `signatures`, with their slot names.
+/// The functions (and `free` events) that occur in `signatures`, with their slot names.
 fn catalog(signatures: &[Vec<u8>]) -> Vec<FunctionInfo> {
     let mut ids: Vec<u16> = signatures
         .iter()
@@ -200,6 +200,14 @@ fn catalog(signatures: &[Vec<u8>]) -> Vec<FunctionInfo> {
         .collect();
     ids.sort_unstable();
     ids.dedup();
+    let free = ids
+        .contains(&crate::record::FREE_EVENT)
+        .then(|| FunctionInfo {
+            id: crate::record::FREE_EVENT,
+            name: "free".to_string(),
+            language: Language::C,
+            slots: vec!["ptr".to_string()],
+        });
     ids.into_iter()
         .filter(|&id| (id as usize) < FUNCTION_NAMES.len())
         .map(|id| FunctionInfo {
@@ -215,6 +223,7 @@ fn catalog(signatures: &[Vec<u8>]) -> Vec<FunctionInfo> {
                 .map(|s| s.to_string())
                 .collect(),
         })
+        .chain(free)
         .collect()
 }
 

@@ -13,7 +13,7 @@ use crate::record::handles::IdPool;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 extern "C" {
@@ -33,12 +33,18 @@ struct Segment {
 struct Heap {
     segments: BTreeMap<usize, Segment>,
     ids: IdPool,
+    /// Ids of segments MPI had seen that were freed since the last [`take_freed`].
+    freed: Vec<u32>,
 }
 
 static HEAP: Mutex<Heap> = Mutex::new(Heap {
     segments: BTreeMap::new(),
     ids: IdPool::new(),
+    freed: Vec::new(),
 });
+
+/// Set when `freed` is not empty, so MPI calls need not take the heap lock to find out.
+static HAS_FREED: AtomicBool = AtomicBool::new(false);
 
 /// 0: not decided yet, 1: tracking, 2: off (`CONIFER_HEAP=0`).
 static MODE: AtomicU8 = AtomicU8::new(0);
@@ -97,8 +103,18 @@ fn removed(ptr: *mut c_void) {
         with_heap(|h| {
             if let Some(Segment { id: Some(id), .. }) = h.segments.remove(&(ptr as usize)) {
                 h.ids.give_back(id);
+                h.freed.push(id);
+                HAS_FREED.store(true, Ordering::Relaxed);
             }
         });
+    }
+}
+
+/// Moves the ids of MPI-used segments freed since the last call into `out` (the recorder
+/// turns them into `free` events of the calling thread).
+pub fn take_freed(out: &mut Vec<u32>) {
+    if HAS_FREED.swap(false, Ordering::Relaxed) {
+        with_heap(|h| out.append(&mut h.freed));
     }
 }
 

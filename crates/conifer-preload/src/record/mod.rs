@@ -98,6 +98,25 @@ pub fn rank_record() -> RankRecord {
     }
 }
 
+/// Function id of the `free` events: one past the wrapped functions.
+pub const FREE_EVENT: u16 = crate::wrappers::FUNCTION_NAMES.len() as u16;
+
+/// Appends a `free(ptr=segN+0)` event for every segment MPI had seen that the program freed
+/// since the last MPI call, so a trace shows when buffers went away.
+fn record_frees(state: &mut State, scratch: &mut Vec<u8>, thread: u32) {
+    let mut freed = Vec::new();
+    crate::heap::take_freed(&mut freed);
+    for id in freed {
+        scratch.clear();
+        put_u64(scratch, FREE_EVENT.into());
+        put_u64(scratch, thread.into());
+        encode_buffer(scratch, Buffer::Segment { id, offset: 0 });
+        encode_int(scratch, 0);
+        let now = clock::ticks();
+        state.append(thread, scratch, now, now);
+    }
+}
+
 /// A thread's (start, end) ticks as a compressed timeline of intervals and durations in ns.
 fn timeline(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<u8> {
     let ns = |ticks: u64| (ticks as f64 * ns_per_tick).round() as u64;
@@ -266,13 +285,15 @@ impl Call {
         }
         let thread = state.ordinal.get();
         let (mut sig, saved) = std::mem::take(&mut *state.scratch.borrow_mut());
+        let mut locked = lock();
+        record_frees(&mut locked, &mut sig, thread);
         sig.clear();
         put_u64(&mut sig, id.into());
         put_u64(&mut sig, thread.into());
         Some(Call {
             sig,
             saved,
-            state: Some(lock()),
+            state: Some(locked),
             start: clock::ticks(),
             thread,
             request_rank: None,
