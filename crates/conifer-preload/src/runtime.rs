@@ -5,12 +5,11 @@
 
 use crate::wrappers::FUNCTION_NAMES;
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const FUNCTION_COUNT: usize = FUNCTION_NAMES.len();
 
 static CALL_COUNTS: [AtomicU64; FUNCTION_COUNT] = [const { AtomicU64::new(0) }; FUNCTION_COUNT];
-static RECORDING: AtomicBool = AtomicBool::new(true);
 
 /// What the runtime keeps per thread, in one thread-local so a call looks it up once.
 pub struct ThreadState {
@@ -46,7 +45,7 @@ impl CallGuard {
         let depth = unsafe { &(*thread).depth };
         let outermost = depth.get() == 0;
         depth.set(depth.get() + 1);
-        if outermost && RECORDING.load(Ordering::Relaxed) {
+        if outermost && crate::record::recording() {
             CALL_COUNTS[id as usize].fetch_add(1, Ordering::Relaxed);
         }
         CallGuard { outermost, thread }
@@ -83,7 +82,6 @@ pub fn after_init() {
 /// Called at the start of the application's `MPI_Finalize`, while MPI still works: stops
 /// recording and writes the trace.
 pub fn before_finalize() {
-    RECORDING.store(false, Ordering::Relaxed);
     crate::record::stop();
     let counts: Vec<u64> = CALL_COUNTS
         .iter()

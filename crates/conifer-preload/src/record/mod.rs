@@ -151,6 +151,12 @@ pub fn write_raw(dir: &str, rank: c_int) -> Result<(), String> {
     std::fs::write(&path, out).map_err(|e| format!("cannot write {path}: {e}"))
 }
 
+/// True until `MPI_Finalize` (the call counters and the recorder both stop there).
+#[inline(always)]
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
 /// Stops recording (from `MPI_Finalize` on, nothing more is appended).
 pub fn stop() {
     RECORDING.store(false, Ordering::Relaxed);
