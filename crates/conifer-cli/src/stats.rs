@@ -1,7 +1,7 @@
 //! `conifer stats`: what a trace says about a run.
 
-use conifer_trace::assemble::terminal_counts;
 use conifer_trace::decode::{human_time, Signature};
+use conifer_trace::merge::terminal_counts;
 use conifer_trace::{Language, Trace};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,8 +33,8 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
         .collect::<Result<_, _>>()?;
     let per_grammar: Vec<_> = trace.record.grammars.iter().map(terminal_counts).collect();
     let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for (rank, threads) in trace.record.rank_grammars.iter().enumerate() {
-        for &g in threads {
+    for (rank, entry) in trace.record.ranks.iter().enumerate() {
+        for &g in &entry.threads {
             for (&terminal, &n) in &per_grammar[g as usize] {
                 counts
                     .entry(functions[terminal as usize].to_string())
@@ -48,7 +48,7 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
 /// The wrappers' own per-function counters, summed over bindings (a cross-check).
 fn counter_counts(trace: &Trace) -> BTreeMap<String, Vec<u64>> {
     let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for c in &trace.counts {
+    for c in &trace.function_counts() {
         let entry = counts
             .entry(c.name.clone())
             .or_insert_with(|| vec![0; c.per_rank.len()]);
@@ -59,7 +59,7 @@ fn counter_counts(trace: &Trace) -> BTreeMap<String, Vec<u64>> {
 
 fn calls_through(trace: &Trace, language: Language) -> u64 {
     trace
-        .counts
+        .function_counts()
         .iter()
         .filter(|c| c.language == language)
         .flat_map(|c| &c.per_rank)
@@ -86,7 +86,7 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         .record
         .timing
         .iter()
-        .flatten()
+        .flat_map(|class| &class.stats)
         .map(|(_, t)| t.sum)
         .sum();
     let m = &trace.meta;
@@ -141,9 +141,9 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         rules,
         trace
             .record
-            .rank_grammars
+            .ranks
             .iter()
-            .map(Vec::len)
+            .map(|r| r.threads.len())
             .sum::<usize>()
     );
     let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();

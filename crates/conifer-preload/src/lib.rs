@@ -9,7 +9,9 @@ mod finalize;
 mod fortran;
 mod heap;
 mod mpi;
+mod pairwise;
 mod record;
+mod run_info;
 mod runtime;
 
 /// The generated wrappers (`OUT_DIR/wrappers.rs`).

@@ -75,7 +75,7 @@ impl Drop for CallGuard {
 
 /// Called once MPI is initialised (after `MPI_Init` / `MPI_Init_thread` returned).
 pub fn after_init() {
-    crate::finalize::remember_start();
+    crate::run_info::remember_start();
     crate::record::after_init();
 }
 

@@ -146,9 +146,9 @@ impl Trace {
     pub fn thread_sequences(&self, rank: u32) -> Vec<impl Iterator<Item = &[u8]> + '_> {
         let threads = self
             .record
-            .rank_grammars
+            .ranks
             .get(rank as usize)
-            .cloned()
+            .map(|r| r.threads.clone())
             .unwrap_or_default();
         threads
             .into_iter()
@@ -163,17 +163,22 @@ impl Trace {
     /// Every call of `rank`, thread by thread, each thread in call order. Streams: memory does
     /// not grow with the number of calls.
     pub fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'_>, DecodeError>> + '_ {
-        let memberships: HashMap<&[u8], i64> = self.record.comms[rank as usize]
+        let entry = &self.record.ranks[rank as usize];
+        let memberships: HashMap<&[u8], i64> = entry
+            .comms
             .iter()
             .rev()
             .map(|m| (m.comm.as_slice(), m.my_rank))
             .collect();
-        let timing: HashMap<&[u8], Timing> = self.record.timing[rank as usize]
-            .iter()
+        let timing: HashMap<&[u8], Timing> = self
+            .record
+            .class_timing(rank as usize)
+            .into_iter()
+            .flat_map(|class| &class.stats)
             .map(|(t, stats)| (self.record.signatures[*t as usize].as_slice(), *stats))
             .collect();
-        let threads = self.record.rank_grammars[rank as usize].clone();
-        let timelines = &self.record.timelines[rank as usize];
+        let threads = entry.threads.clone();
+        let timelines = &entry.timelines;
         self.thread_sequences(rank)
             .into_iter()
             .zip(threads)

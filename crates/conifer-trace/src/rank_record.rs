@@ -34,6 +34,23 @@ impl Timing {
         self.sum_sq += ns * ns;
     }
 
+    /// The statistics of both sets of durations together.
+    pub fn combined(&self, other: &Timing) -> Timing {
+        if self.count == 0 {
+            return *other;
+        }
+        if other.count == 0 {
+            return *self;
+        }
+        Timing {
+            count: self.count + other.count,
+            sum: self.sum + other.sum,
+            sum_sq: self.sum_sq + other.sum_sq,
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
     /// The same statistics with every duration multiplied by `factor` (unit conversion).
     pub fn scaled(&self, factor: f64) -> Timing {
         Timing {
@@ -65,22 +82,31 @@ impl Timing {
             .sqrt()
     }
 
+    /// Appends the statistics: the count, then mean, standard deviation, min and max as
+    /// 32-bit floats (7 significant digits is ample for aggregate timing, and the standard
+    /// deviation is kept as such so it survives the narrowing without cancellation).
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         put_u64(out, self.count);
-        for v in [self.sum, self.sum_sq, self.min, self.max] {
-            put_u64(out, v.to_bits());
+        for v in [self.mean(), self.stddev(), self.min, self.max] {
+            out.extend_from_slice(&(v as f32).to_le_bytes());
         }
     }
 
+    /// Reads what [`Timing::encode`] wrote.
     pub(crate) fn decode(r: &mut Reader) -> Option<Timing> {
         let count = r.u64()?;
-        let mut f = || r.u64().map(f64::from_bits);
+        let mut f = || {
+            r.take(4)
+                .map(|b| f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))))
+        };
+        let (mean, stddev, min, max) = (f()?, f()?, f()?, f()?);
+        let n = count as f64;
         Some(Timing {
             count,
-            sum: f()?,
-            sum_sq: f()?,
-            min: f()?,
-            max: f()?,
+            sum: mean * n,
+            sum_sq: (stddev * stddev + mean * mean) * n,
+            min,
+            max,
         })
     }
 }

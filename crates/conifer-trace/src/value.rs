@@ -79,7 +79,7 @@ impl HandleKind {
 pub const REQUEST_LOCAL_BITS: u32 = 12;
 
 /// Which object a handle argument denotes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HandleRef {
     /// A predefined object: index into [`predefined::names`] of the kind.
     Named(u16),

@@ -92,13 +92,15 @@ impl Comms {
 
     /// Every intra-communicator this rank has belonged to, with its rank in it.
     pub fn memberships(&self) -> impl Iterator<Item = (HandleRef, i64)> + '_ {
-        let predefined = self
+        // Sorted so every rank lists them in the same order: equal lists compress across ranks.
+        let mut predefined: Vec<(HandleRef, i64)> = self
             .known
             .values()
-            .filter(|i| matches!(i.handle, HandleRef::Named(_)));
-        predefined
+            .filter(|i| matches!(i.handle, HandleRef::Named(_)))
             .map(|i| (i.handle, i.my_rank))
-            .chain(self.history.iter().copied())
+            .collect();
+        predefined.sort_by_key(|(handle, _)| *handle);
+        predefined.into_iter().chain(self.history.iter().copied())
     }
 
     /// What is known about a communicator.
