@@ -8,6 +8,7 @@
 pub mod columns;
 mod container;
 pub mod decode;
+pub mod grid;
 pub mod merge;
 mod model;
 pub mod predefined;

@@ -189,6 +189,7 @@ mod tests {
             comms: vec![Membership {
                 comm: vec![2, 0, 0, 1],
                 my_rank,
+                grid: None,
             }],
             timelines: Vec::new(),
         };

@@ -2,6 +2,7 @@
 //! signature table, one grammar per thread (over its local terminals), timing per signature,
 //! and the communicators it belongs to with its rank in each.
 
+use crate::grid::Grid;
 use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::FrozenGrammar;
 
@@ -119,6 +120,40 @@ pub struct Membership {
     pub comm: Vec<u8>,
     /// The rank's rank in it.
     pub my_rank: i64,
+    /// Its Cartesian topology, if it has one (ranks in it are recorded as grid displacements).
+    pub grid: Option<Grid>,
+}
+
+/// Appends an optional grid: 0, or 1 then the dimension count and each (extent, periodic).
+pub fn put_grid(out: &mut Vec<u8>, grid: Option<&Grid>) {
+    match grid {
+        None => put_u64(out, 0),
+        Some(g) => {
+            put_u64(out, 1);
+            put_u64(out, g.dims.len() as u64);
+            for (&d, &p) in g.dims.iter().zip(&g.periods) {
+                put_i64(out, d);
+                put_u64(out, p.into());
+            }
+        }
+    }
+}
+
+/// Reads what [`put_grid`] wrote: `Some(None)` for no grid, `None` when malformed.
+pub fn read_grid(r: &mut Reader) -> Option<Option<Grid>> {
+    match r.u64()? {
+        0 => Some(None),
+        1 => {
+            let n = r.count()?;
+            let (mut dims, mut periods) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for _ in 0..n {
+                dims.push(r.i64()?);
+                periods.push(r.u64()? != 0);
+            }
+            Grid::new(dims, periods).map(Some)
+        }
+        _ => None,
+    }
 }
 
 /// One rank's record.
@@ -158,6 +193,7 @@ impl RankRecord {
             put_u64(&mut out, m.comm.len() as u64);
             out.extend_from_slice(&m.comm);
             put_i64(&mut out, m.my_rank);
+            put_grid(&mut out, m.grid.as_ref());
         }
         put_u64(&mut out, self.timelines.len() as u64);
         for t in &self.timelines {
@@ -188,9 +224,11 @@ impl RankRecord {
         for _ in 0..c {
             let len = r.count()?;
             let comm = r.take(len)?.to_vec();
+            let my_rank = r.i64()?;
             comms.push(Membership {
                 comm,
-                my_rank: r.i64()?,
+                my_rank,
+                grid: read_grid(&mut r)?,
             });
         }
         let t = r.count()?;

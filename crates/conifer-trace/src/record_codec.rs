@@ -7,9 +7,10 @@
 
 use crate::columns::{put_column, read_column};
 use crate::container::{read_sections, write_sections, FormatError, Section};
+use crate::grid::Grid;
 use crate::merge::{ClassTiming, Merged, RankEntry};
 use crate::model::find_section;
-use crate::rank_record::{Membership, Timing};
+use crate::rank_record::{put_grid, read_grid, Membership, Timing};
 use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::{FrozenGrammar, Symbol};
 
@@ -45,16 +46,14 @@ fn read_u32s(r: &mut Reader) -> Option<Vec<u32>> {
 /// A rank's communicators with its rank in each: `None` when it equals its world rank (so all
 /// ranks of a communicator numbered like `MPI_COMM_WORLD` store the same value), else the rank
 /// itself (so `MPI_COMM_SELF`, or the rows of a grid, repeat across ranks).
-type RelativeComms = Vec<(Vec<u8>, Option<i64>)>;
+type RelativeComms = Vec<(Vec<u8>, Option<i64>, Option<Grid>)>;
 
 fn relative_comms(world_rank: i64, comms: &[Membership]) -> RelativeComms {
     comms
         .iter()
         .map(|m| {
-            (
-                m.comm.clone(),
-                (m.my_rank != world_rank).then_some(m.my_rank),
-            )
+            let rank = (m.my_rank != world_rank).then_some(m.my_rank);
+            (m.comm.clone(), rank, m.grid.clone())
         })
         .collect()
 }
@@ -82,8 +81,9 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
         .collect();
     put_column(&mut comms, &relative, |o, list| {
         put_u64(o, list.len() as u64);
-        for (comm, rank) in list {
+        for (comm, rank, grid) in list {
             put_bytes(o, comm);
+            put_grid(o, grid.as_ref());
             match rank {
                 None => put_u64(o, 0),
                 Some(r) => {
@@ -202,12 +202,13 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
             .map(|_| {
                 let len = r.count()?;
                 let comm = r.take(len)?.to_vec();
+                let grid = read_grid(r)?;
                 let rank = match r.u64()? {
                     0 => None,
                     1 => Some(r.i64()?),
                     _ => return None,
                 };
-                Some((comm, rank))
+                Some((comm, rank, grid))
             })
             .collect::<Option<RelativeComms>>()
     })?;
@@ -267,9 +268,10 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
                     threads,
                     comms: comms
                         .into_iter()
-                        .map(|(comm, rank)| Membership {
+                        .map(|(comm, rank, grid)| Membership {
                             comm,
                             my_rank: rank.unwrap_or(world),
+                            grid,
                         })
                         .collect(),
                     counts,
@@ -356,10 +358,12 @@ mod tests {
                     Membership {
                         comm: b"WORLD".to_vec(),
                         my_rank: rank,
+                        grid: None,
                     },
                     Membership {
                         comm: b"row".to_vec(),
                         my_rank: rank % 4,
+                        grid: Grid::new(vec![2, 2], vec![true, false]),
                     },
                 ],
                 timelines: if lossless {
