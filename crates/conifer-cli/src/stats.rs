@@ -13,6 +13,19 @@ pub fn load(path: &Path) -> Result<Trace, String> {
     Trace::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// One line on a partial trace: why its ranks stopped and which left no record.
+pub fn partial_summary(meta: &conifer_trace::Metadata) -> String {
+    let mut line = format!(
+        "partial trace (the run ended early): {}",
+        meta.partial_reasons.join(", ")
+    );
+    if !meta.missing_ranks.is_empty() {
+        let missing: Vec<String> = meta.missing_ranks.iter().map(u32::to_string).collect();
+        line.push_str(&format!("; no record from ranks {}", missing.join(",")));
+    }
+    line
+}
+
 /// Calls per function name and rank, counted from the grammars (not expanded).
 fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
     let ranks = trace.meta.ranks as usize;
@@ -100,6 +113,8 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
             "grammar_rules": rules,
             "time_in_mpi_ns": time_ns,
             "partial": m.partial,
+            "partial_reasons": m.partial_reasons,
+            "missing_ranks": m.missing_ranks,
             "mpi": m.mpi,
             "mpi_library_version": m.mpi_library_version,
             "command_line": m.command_line,
@@ -125,6 +140,9 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         bytes.len(),
         if m.partial { "  PARTIAL" } else { "" }
     );
+    if m.partial {
+        println!("PARTIAL     {}", partial_summary(m));
+    }
     println!("command     {}", m.command_line.join(" "));
     println!("mpi         {} ({})", m.mpi_library_version, m.mpi);
     println!("ranks       {}", m.ranks);
@@ -148,7 +166,11 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
     );
     let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();
     println!("sections    {}", sizes.join(", "));
-    if !counters_agree {
+    if !counters_agree && m.partial {
+        println!(
+            "note        the wrappers' counters include the calls in progress when ranks stopped"
+        );
+    } else if !counters_agree {
         println!("warning     the wrappers' call counters disagree with the grammars");
     }
     println!();

@@ -10,6 +10,7 @@ mod fortran;
 mod heap;
 mod mpi;
 mod pairwise;
+mod partial;
 mod record;
 mod run_info;
 mod runtime;

@@ -117,6 +117,7 @@ pub unsafe fn metadata(ranks: u32, partial: bool) -> Metadata {
         partial,
         missing_ranks: Vec::new(),
         options: options(),
+        partial_reasons: Vec::new(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod decode;
 pub mod grid;
 pub mod merge;
 mod model;
+pub mod partial;
 pub mod predefined;
 pub mod rank_record;
 mod record_codec;

@@ -30,6 +30,9 @@ pub struct Metadata {
     /// Recording options in effect (`timing=lossless`, `relative-tags`, `raw`).
     #[serde(default)]
     pub options: Vec<String>,
+    /// In a partial trace, why each rank stopped early (`rank 2: SIGSEGV`).
+    #[serde(default)]
+    pub partial_reasons: Vec<String>,
 }
 
 /// Which language binding a call came through.
@@ -161,12 +164,17 @@ pub(crate) fn find_section(sections: &[Section], tag: [u8; 4]) -> Result<&[u8], 
         })
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, FormatError> {
+/// Parses a JSON section, naming it in the error.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    what: &str,
+) -> Result<T, FormatError> {
     serde_json::from_slice(bytes)
         .map_err(|e| FormatError::Malformed(format!("{what} section: {e}")))
 }
 
-fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
+/// The JSON payload of a section.
+pub(crate) fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec(value).expect("plain data serialises to JSON")
 }
 
@@ -208,6 +216,7 @@ mod tests {
                 partial: false,
                 missing_ranks: Vec::new(),
                 options: vec!["raw".into()],
+                partial_reasons: Vec::new(),
             },
             catalog: vec![
                 FunctionInfo {

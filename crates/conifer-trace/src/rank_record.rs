@@ -157,7 +157,7 @@ pub fn read_grid(r: &mut Reader) -> Option<Option<Grid>> {
 }
 
 /// One rank's record.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RankRecord {
     /// Local terminal → signature bytes.
     pub signatures: Vec<Vec<u8>>,

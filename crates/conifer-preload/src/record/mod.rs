@@ -23,7 +23,7 @@ use conifer_trace::varint::put_u64;
 use state::State;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
@@ -42,7 +42,50 @@ fn lock() -> MutexGuard<'static, State> {
 
 /// The rank's record in the form sent to the merge.
 pub fn rank_record() -> RankRecord {
-    let state = lock();
+    record_of(&lock())
+}
+
+/// True when MPI runs with `MPI_THREAD_MULTIPLE` (several threads may be inside MPI).
+pub fn multithreaded() -> bool {
+    MULTITHREADED.load(Ordering::Relaxed)
+}
+
+/// The state's address, for [`salvage`].
+static STATE_ADDRESS: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Runs `f` on the recorder's state at a fatal moment (a signal handler, `exit`, `MPI_Abort`):
+/// with the lock when it is free; without it when this very thread holds it — in a
+/// single-threaded program the lock is held across the PMPI call, where a `SIGTERM` from the
+/// launcher usually finds the rank, and that thread is stopped here, so nothing else touches
+/// the state. With other threads in MPI it waits up to two seconds for the lock, else gives up.
+///
+/// # Safety
+/// Only for code that ends the process afterwards: the state may be read while a wrapper of
+/// this thread, interrupted, holds it.
+pub unsafe fn salvage<R>(f: impl Fn(&State) -> R) -> Option<R> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match STATE.try_lock() {
+            Ok(state) => return Some(f(&state)),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(f(&p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                let address = STATE_ADDRESS.load(Ordering::Acquire);
+                let mine =
+                    crate::runtime::inside_wrapper() && !MULTITHREADED.load(Ordering::Relaxed);
+                if mine && !address.is_null() {
+                    return Some(f(&*address));
+                }
+                if std::time::Instant::now() > deadline {
+                    return None;
+                }
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// The rank's record, built from `state`.
+pub fn record_of(state: &State) -> RankRecord {
     let comms: Vec<Membership> = state
         .comms
         .as_ref()
@@ -118,7 +161,11 @@ fn timeline(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<u8> {
 /// With `CONIFER_RAW` set, writes this rank's uncompressed record to `dir/rank<R>.raw`: per
 /// call, its thread, then its signature (both length-prefixed varints), in call order.
 pub fn write_raw(dir: &str, rank: c_int) -> Result<(), String> {
-    let state = lock();
+    write_raw_of(&lock(), dir, rank)
+}
+
+/// [`write_raw`] from `state`.
+pub fn write_raw_of(state: &State, dir: &str, rank: c_int) -> Result<(), String> {
     let Some(raw) = &state.raw else { return Ok(()) };
     let mut out = Vec::new();
     for (thread, sig) in raw {
@@ -152,7 +199,9 @@ pub fn after_init() {
         provided == unsafe { conifer_thread_multiple() },
         Ordering::Relaxed,
     );
-    lock().comms = Some(comms::Comms::new());
+    let mut state = lock();
+    state.comms = Some(comms::Comms::new());
+    STATE_ADDRESS.store(&mut *state, Ordering::Release);
 }
 
 /// A handle (pointer in Open MPI, integer in MPICH) as the integer the maps are keyed by,
