@@ -1,6 +1,6 @@
 //! The sections that hold a [`Merged`] record, used both in `.cft` files and in the messages of
 //! the tracer's pairwise merge (so a partly merged record and a trace are the same bytes):
-//! `SIGS` signatures, `GRAM` distinct grammars, `RMAP` rank → grammars, `COMM` communicator
+//! `SIGS` signatures, `GRAM` distinct grammars (combined by one more Sequitur pass), `RMAP` rank → grammars, `COMM` communicator
 //! memberships, `CNTS` wrapper call counts, `HOST` host names, `TIME` timing per behaviour
 //! class, `TMLN` lossless timelines (only when recorded). Per-rank sections are columns
 //! (see [`crate::columns`]), so they grow with distinct behaviours, not ranks.
@@ -12,7 +12,7 @@ use crate::merge::{ClassTiming, Merged, RankEntry};
 use crate::model::find_section;
 use crate::rank_record::{put_grid, read_grid, Membership, Timing};
 use crate::varint::{put_i64, put_u64, Reader};
-use conifer_compress::{FrozenGrammar, Symbol};
+use conifer_compress::Symbol;
 
 const SIGNATURES: [u8; 4] = *b"SIGS";
 const GRAMMARS: [u8; 4] = *b"GRAM";
@@ -63,11 +63,7 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
     let mut sigs = Vec::new();
     put_u64(&mut sigs, m.signatures.len() as u64);
     m.signatures.iter().for_each(|s| put_bytes(&mut sigs, s));
-    let mut grams = Vec::new();
-    put_u64(&mut grams, m.grammars.len() as u64);
-    m.grammars
-        .iter()
-        .for_each(|g| put_bytes(&mut grams, &g.to_bytes()));
+    let grams = conifer_compress::encode_set(&m.grammars);
     let mut map = Vec::new();
     put_u64(&mut map, m.ranks.len() as u64);
     let threads: Vec<&Vec<u32>> = m.ranks.iter().map(|r| &r.threads).collect();
@@ -182,10 +178,8 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         let n = r.count()?;
         r.take(n).map(<[u8]>::to_vec)
     })?;
-    let grammars = list(find(GRAMMARS)?, "GRAM", |r| {
-        let n = r.count()?;
-        FrozenGrammar::from_bytes(r.take(n)?).ok()
-    })?;
+    let grammars = conifer_compress::decode_set(find(GRAMMARS)?)
+        .map_err(|e| FormatError::Malformed(format!("GRAM section: {e}")))?;
     let mut map = Reader::new(find(RANK_MAP)?);
     let ranks = map.u64().ok_or_else(|| malformed("RMAP"))?;
     let ranks = usize::try_from(ranks)
