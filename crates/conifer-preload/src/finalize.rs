@@ -30,6 +30,61 @@ pub unsafe fn own_record(rank: u32, counts: &[u64]) -> Merged {
     )
 }
 
+/// A line of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(field: &str) -> Option<u64> {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// With `CONIFER_MERGE_REPORT=FILE`, what the merge cost this rank: its time and how far it
+/// raised the rank's resident memory above what it was before (the kernel's high-water mark,
+/// reset through `/proc/self/clear_refs` when the merge starts). One line per rank is appended.
+struct MergeReport {
+    path: String,
+    started: std::time::Instant,
+    rss_before_kib: u64,
+}
+
+impl MergeReport {
+    fn start() -> Option<MergeReport> {
+        let path = std::env::var("CONIFER_MERGE_REPORT")
+            .ok()
+            .filter(|p| !p.is_empty())?;
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        Some(MergeReport {
+            path,
+            started: std::time::Instant::now(),
+            rss_before_kib: status_kib("VmRSS").unwrap_or(0),
+        })
+    }
+
+    fn finish(self, rank: c_int) {
+        let line = format!(
+            "rank={rank} merge_ms={:.3} merge_peak_kib={} rss_before_kib={}\n",
+            self.started.elapsed().as_secs_f64() * 1e3,
+            status_kib("VmHWM")
+                .unwrap_or(0)
+                .saturating_sub(self.rss_before_kib),
+            self.rss_before_kib
+        );
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+        {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+}
+
 unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, String> {
     let mut comm: MPI_Comm = std::mem::zeroed();
     check(
@@ -41,19 +96,26 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
     check("PMPI_Comm_size", PMPI_Comm_size(comm, &mut size))?;
     let path = run_info::output_path(size);
     crate::record::write_raw(&format!("{path}.raw"), rank)?;
+    let report = MergeReport::start();
     let merged = crate::pairwise::merge(own_record(rank as u32, counts), comm);
     check("PMPI_Comm_free", PMPI_Comm_free(&mut comm))?;
-    let Some(record) = merged? else {
-        return Ok(None);
+    let written = match merged? {
+        None => None,
+        Some(record) => {
+            let trace = Trace {
+                meta: run_info::metadata(size as u32, false),
+                catalog: run_info::catalog(&record.signatures),
+                record,
+            };
+            std::fs::write(&path, trace.to_bytes())
+                .map_err(|e| format!("cannot write trace to {path}: {e}"))?;
+            Some((path, trace))
+        }
     };
-    let trace = Trace {
-        meta: run_info::metadata(size as u32, false),
-        catalog: run_info::catalog(&record.signatures),
-        record,
-    };
-    std::fs::write(&path, trace.to_bytes())
-        .map_err(|e| format!("cannot write trace to {path}: {e}"))?;
-    Ok(Some((path, trace)))
+    if let Some(report) = report {
+        report.finish(rank);
+    }
+    Ok(written)
 }
 
 /// Merges all ranks' records and writes the trace; rank 0 reports where it went.
