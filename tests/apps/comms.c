@@ -8,8 +8,10 @@
  * and an MPI_Allreduce across the inter-communicator; then MPI_Intercomm_merge
  * and an MPI_Allreduce on the merged comm; then MPI_Comm_idup of the half and
  * of MPI_COMM_WORLD (one MPI_Waitall), MPI_Comm_rank on both and an
- * MPI_Sendrecv around the ring on the world duplicate; finally everything is
- * freed.
+ * MPI_Sendrecv around the ring on the world duplicate; then the group of the
+ * even world ranks (MPI_Comm_group, MPI_Group_incl) with
+ * MPI_Group_translate_ranks of the right neighbour and MPI_Group_rank;
+ * finally everything is freed.
  * Needs at least 2 ranks.
  */
 #include "tally.h"
@@ -99,6 +101,23 @@ int main(int argc, char **argv)
         fail |= 32;
     MPI(Comm_free, &iworld);
     MPI(Comm_free, &ihalf);
+
+    /* groups: the even world ranks; where the right neighbour and the caller sit in it */
+    MPI_Group world_group, evens;
+    int nevens_g = (size + 1) / 2, right = (rank + 1) % size, right_in_evens = -2, my_in_evens = -2;
+    int *even_ranks = malloc(sizeof(int) * (size_t)nevens_g);
+    for (int i = 0; i < nevens_g; i++)
+        even_ranks[i] = 2 * i;
+    MPI(Comm_group, MPI_COMM_WORLD, &world_group);
+    MPI(Group_incl, world_group, nevens_g, even_ranks, &evens);
+    MPI(Group_translate_ranks, world_group, 1, &right, evens, &right_in_evens);
+    MPI(Group_rank, evens, &my_in_evens);
+    if (right_in_evens != (right % 2 == 0 ? right / 2 : MPI_UNDEFINED) ||
+        my_in_evens != (rank % 2 == 0 ? rank / 2 : MPI_UNDEFINED))
+        fail |= 64;
+    MPI(Group_free, &evens);
+    MPI(Group_free, &world_group);
+    free(even_ranks);
 
     MPI(Comm_free, &merged);
     MPI(Comm_free, &inter);

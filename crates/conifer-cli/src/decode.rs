@@ -75,7 +75,7 @@ pub fn print(
                             .unwrap_or_else(|| format!("arg{i}"));
                         (
                             name,
-                            serde_json::Value::String(v.display(call.at).to_string()),
+                            serde_json::Value::String(v.display(call.position(i)).to_string()),
                         )
                     })
                     .collect();

@@ -57,10 +57,15 @@ fn is_rank(p: &Param) -> bool {
     matches!(p.kind.as_str(), "RANK" | "RANK_NNI")
 }
 
-/// The communicator a rank parameter refers to: the nearest communicator parameter before it,
-/// else the first one (`Intercomm_create`'s `remote_leader` is a rank in `peer_comm`).
-fn comm_for(args: &[Arg], index: usize) -> TokenStream {
-    let is_comm = |a: &Arg| matches!(shape(&a.ty), Shape::Value(Base::Handle("Comm")));
+/// The communicator a parameter refers to: the nearest communicator parameter before it, else
+/// the first one (`Intercomm_create`'s `remote_leader` is a rank in `peer_comm`). For ranks
+/// (`groups`), groups count as well: `MPI_Group_translate_ranks` gives ranks of its groups.
+fn comm_for(args: &[Arg], index: usize, groups: bool) -> TokenStream {
+    let is_comm = |a: &Arg| match shape(&a.ty) {
+        Shape::Value(Base::Handle("Comm")) => true,
+        Shape::Value(Base::Handle("Group")) => groups,
+        _ => false,
+    };
     let found = args[..index]
         .iter()
         .rev()
@@ -181,7 +186,7 @@ pub fn encoding(
             .map(|s| s.dir.as_str())
             .unwrap_or("unknown");
         let ranky = arg.spec.as_ref().is_some_and(is_rank);
-        let comm = comm_for(&args, i);
+        let comm = comm_for(&args, i, ranky);
         let root_only = arg.spec.as_ref().is_some_and(|s| s.root_only);
         let (code, after) = match (shape(&arg.ty), dir) {
             (Shape::Value(Base::Int), _) if ranky => {
@@ -323,6 +328,7 @@ fn pointer_code(
             }
         }
         (Base::Handle("Request"), false, "out") => quote! { rec.new_request(#id, #comm); },
+        (Base::Handle("Group"), false, "out") => quote! { rec.new_group(#id); },
         (Base::Handle(kind), false, "out") => {
             let k = kind_ident(kind);
             quote! { rec.new_handle(#k, #id); }

@@ -101,7 +101,7 @@ pub type FortranInt = std::ffi::c_int;
 pub mod handles {
     use super::FortranInt;
     use crate::mpi::*;
-    use crate::record::{CommHandle, HandleBits, StatusSlot};
+    use crate::record::{CommHandle, GroupHandle, HandleBits, StatusSlot};
 
     macro_rules! fortran_handle {
         ($(#[$doc:meta] $name:ident => $f2c:ident),* $(,)?) => {$(
@@ -146,6 +146,13 @@ pub mod handles {
         fn comm(self) -> MPI_Comm {
             // SAFETY: as above.
             unsafe { conifer_f2c_comm(self.0) }
+        }
+    }
+
+    impl GroupHandle for FGroup {
+        fn group(self) -> MPI_Group {
+            // SAFETY: as above.
+            unsafe { conifer_f2c_group(self.0) }
         }
     }
 

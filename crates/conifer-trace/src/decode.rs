@@ -45,9 +45,24 @@ impl Signature {
     }
 
     fn comm(&self) -> Option<&Value> {
+        self.values.iter().find(|v| is_context(v))
+    }
+
+    /// For each value, the communicator or group its ranks are relative to, as the recorder
+    /// chose it: the nearest one before the value, else the first one of the call.
+    fn contexts(&self) -> Vec<Option<&Value>> {
+        let first = self.comm();
+        let mut nearest = None;
         self.values
             .iter()
-            .find(|v| matches!(v, Value::Handle(HandleKind::Comm, _)))
+            .map(|v| {
+                let context = nearest.or(first);
+                if is_context(v) {
+                    nearest = Some(v);
+                }
+                context
+            })
+            .collect()
     }
 
     fn requests(&self) -> impl Iterator<Item = HandleRef> + '_ {
@@ -65,6 +80,11 @@ impl Signature {
     }
 }
 
+/// True for the values ranks can be relative to: communicators and groups.
+fn is_context(v: &Value) -> bool {
+    matches!(v, Value::Handle(HandleKind::Comm | HandleKind::Group, _))
+}
+
 /// One decoded call.
 pub struct Call<'t> {
     /// World rank.
@@ -79,12 +99,22 @@ pub struct Call<'t> {
     pub slots: &'t [String],
     /// The caller's position in the call's communicator, for restoring relative ranks.
     pub at: Option<Position<'t>>,
+    /// The caller's position for each value where it differs from `at` (calls with several
+    /// communicators or groups, such as `MPI_Group_translate_ranks`); empty otherwise.
+    pub value_at: Vec<Option<Position<'t>>>,
     /// Timing of this signature on this rank.
     pub timing: Option<Timing>,
     /// This call's own timing, with lossless timing.
     pub time: Option<CallTime>,
     /// Nanoseconds from the thread's first call to this call's start, with lossless timing.
     pub start_ns: Option<u64>,
+}
+
+impl<'t> Call<'t> {
+    /// Where the caller stands for value `i`: what its relative ranks are restored against.
+    pub fn position(&self, i: usize) -> Option<Position<'t>> {
+        self.value_at.get(i).copied().unwrap_or(self.at)
+    }
 }
 
 impl fmt::Display for Call<'_> {
@@ -99,8 +129,8 @@ impl fmt::Display for Call<'_> {
                 f.write_str(", ")?;
             }
             match self.slots.get(i) {
-                Some(slot) => write!(f, "{slot}={}", v.display(self.at))?,
-                None => write!(f, "{}", v.display(self.at))?,
+                Some(slot) => write!(f, "{slot}={}", v.display(self.position(i)))?,
+                None => write!(f, "{}", v.display(self.position(i)))?,
             }
         }
         let ret = if self.signature.ret == 0 {
@@ -222,11 +252,18 @@ impl Trace {
                                 signature.function
                             ))
                         })?;
-                    let comm_position = signature.comm().and_then(|c| {
+                    let lookup = |c: &Value| {
                         let mut key = Vec::new();
                         c.encode(&mut key);
                         memberships.get(key.as_slice()).copied()
-                    });
+                    };
+                    let comm_position = signature.comm().and_then(lookup);
+                    let contexts = signature.contexts();
+                    let value_at = if contexts.iter().any(|c| *c != signature.comm()) {
+                        contexts.into_iter().map(|c| c.and_then(lookup)).collect()
+                    } else {
+                        Vec::new()
+                    };
                     let at = match comm_position {
                         Some(p) => {
                             for req in signature.requests() {
@@ -244,6 +281,7 @@ impl Trace {
                         name: &info.name,
                         slots: &info.slots,
                         at,
+                        value_at,
                         timing: timing.get(bytes).copied(),
                         time,
                         start_ns,

@@ -34,6 +34,9 @@ pub struct Comms {
     history: Vec<(HandleRef, i64, Option<Grid>)>,
     /// Topologies of the Cartesian communicators, by handle bits.
     grids: FastMap<u64, Grid>,
+    /// Every (group, rank in it) this rank has been a member of, for decoding ranks given
+    /// relative to a group (`MPI_Group_translate_ranks`, `MPI_Group_incl`, ...).
+    group_history: Vec<(HandleRef, i64)>,
     /// How many times each communicator (by its symbolic handle) was duplicated with
     /// `MPI_Comm_idup`: the duplicates' ids derive from it.
     idups: FastMap<u64, u32>,
@@ -102,6 +105,7 @@ impl Comms {
             known: FastMap::default(),
             history: Vec::new(),
             grids: FastMap::default(),
+            group_history: Vec::new(),
             idups: FastMap::default(),
             used: vec![0; WORDS],
             local_next: u32::MAX,
@@ -143,7 +147,34 @@ impl Comms {
         predefined.into_iter().chain(self.history.iter().cloned())
     }
 
-    /// What is known about a communicator.
+    /// Every group this rank has been a member of, with its rank in it.
+    pub fn group_memberships(&self) -> impl Iterator<Item = (HandleRef, i64)> + '_ {
+        self.group_history.iter().copied()
+    }
+
+    /// Records a group the caller belongs to (`handle` its symbolic id, `bits` the MPI
+    /// handle), so ranks given relative to it are recorded relative to the caller's rank in it
+    /// (groups and communicators never share handle bits in either MPI).
+    pub fn insert_group(&mut self, bits: u64, handle: HandleRef, my_rank: i64, size: i64) {
+        if !matches!(handle, HandleRef::Id(_)) {
+            return;
+        }
+        self.known.insert(
+            bits,
+            CommInfo {
+                handle,
+                my_rank,
+                size,
+                remote_size: None,
+                cartesian: false,
+            },
+        );
+        if !self.group_history.contains(&(handle, my_rank)) {
+            self.group_history.push((handle, my_rank));
+        }
+    }
+
+    /// What is known about a communicator (or a group the caller belongs to).
     pub fn get(&self, bits: u64) -> Option<&CommInfo> {
         self.known.get(&bits)
     }

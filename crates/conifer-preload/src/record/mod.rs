@@ -90,6 +90,15 @@ pub fn record_of(state: &State) -> RankRecord {
         .comms
         .as_ref()
         .map(|c| {
+            let groups = c.group_memberships().map(|(handle, my_rank)| {
+                let mut group = Vec::new();
+                encode_handle(&mut group, HandleKind::Group, handle);
+                Membership {
+                    comm: group,
+                    my_rank,
+                    grid: None,
+                }
+            });
             c.memberships()
                 .map(|(handle, my_rank, grid)| {
                     let mut comm = Vec::new();
@@ -100,6 +109,7 @@ pub fn record_of(state: &State) -> RankRecord {
                         grid,
                     }
                 })
+                .chain(groups)
                 .collect()
         })
         .unwrap_or_default();
@@ -629,6 +639,30 @@ impl Call {
         encode_handle(&mut self.sig, kind, h);
     }
 
+    /// A group MPI created: an id like any handle, plus the caller's rank in it, so ranks of
+    /// the group are recorded relative to it.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a group handle MPI just wrote.
+    pub unsafe fn new_group<G: GroupHandle>(&mut self, ptr: *const G) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let bits = (*ptr).bits();
+        let group = (*ptr).group();
+        let h = self.st().handles.register(HandleKind::Group, bits);
+        encode_handle(&mut self.sig, HandleKind::Group, h);
+        let (mut rank, mut size) = (0, 0);
+        if PMPI_Group_rank(group, &mut rank) != 0 || PMPI_Group_size(group, &mut size) != 0 {
+            return;
+        }
+        if rank != conifer_undefined() {
+            if let Some(comms) = self.st().comms.as_mut() {
+                comms.insert_group(bits, h, rank.into(), size.into());
+            }
+        }
+    }
+
     /// Handles MPI returned in an array.
     ///
     /// # Safety
@@ -790,6 +824,18 @@ pub trait CommHandle: HandleBits {
 
 impl CommHandle for MPI_Comm {
     fn comm(self) -> MPI_Comm {
+        self
+    }
+}
+
+/// A group handle of either binding, as the C group.
+pub trait GroupHandle: HandleBits {
+    /// The C group.
+    fn group(self) -> MPI_Group;
+}
+
+impl GroupHandle for MPI_Group {
+    fn group(self) -> MPI_Group {
         self
     }
 }
