@@ -6,6 +6,7 @@
 
 static int myid, size, k = 3, n = 2, m = 5, root = 0, sum;
 static int buf[4], sbuf[1], rbuf[1];
+static MPI_Comm comm; /* the even ranks, or the odd ranks */
 
 int bar(void) {
   for (int k2 = 0; k2 < n; k2++)
@@ -31,17 +32,19 @@ void fig5_main(void) {
   foo();
   sbuf[0] = myid + buf[0];
   if (myid % 2 == 0)
-    MPI_Reduce(sbuf, rbuf, 1, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    MPI_Reduce(sbuf, rbuf, 1, MPI_INT, MPI_SUM, root, comm);
 }
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &myid);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_split(MPI_COMM_WORLD, myid % 2, myid, &comm);
   if (myid == 0)
     buf[0] = 7;
   fig5_main();
   printf("rank %d: buf %d sum %d rbuf %d\n", myid, buf[0], sum, rbuf[0]);
+  MPI_Comm_free(&comm);
   MPI_Finalize();
   return 0;
 }

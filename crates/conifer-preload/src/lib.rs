@@ -11,6 +11,7 @@ mod heap;
 mod mpi;
 mod record;
 mod runtime;
+pub mod structure;
 
 /// The generated wrappers (`OUT_DIR/wrappers.rs`).
 #[allow(
