@@ -3,6 +3,7 @@
 mod decode;
 mod info;
 mod launch;
+mod static_pass;
 mod stats;
 mod verify;
 
@@ -72,6 +73,35 @@ enum Command {
         #[arg(long)]
         raw: Option<PathBuf>,
     },
+    /// Compile and link C with the structure-tree pass (drop-in for mpicc; `--mpi=NAME`).
+    #[command(disable_help_flag = true)]
+    Cc {
+        /// Compiler arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Compile and link C++ with the structure-tree pass (drop-in for mpicxx).
+    #[command(disable_help_flag = true)]
+    Cxx {
+        /// Compiler arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Compile and link Fortran with the structure-tree pass (drop-in for mpifort).
+    #[command(disable_help_flag = true)]
+    Fc {
+        /// Compiler arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Print the structure tree embedded in a binary built with `conifer cc/cxx/fc`.
+    Tree {
+        /// The binary.
+        binary: String,
+        /// Print JSON instead of an indented tree.
+        #[arg(long)]
+        json: bool,
+    },
     /// Which MPI this Conifer is built for and what its preload library wraps.
     Info {
         /// Print JSON instead of a summary.
@@ -99,6 +129,16 @@ fn main() -> ExitCode {
         } => decode::print(&file, rank, ranks.as_deref(), json),
         Command::Verify { file, raw } => verify::run(&file, raw.as_deref()),
         Command::Info { json } => info::print(json),
+        Command::Cc { args } => static_pass::exec("cc", &args),
+        Command::Cxx { args } => static_pass::exec("cxx", &args),
+        Command::Fc { args } => static_pass::exec("fc", &args),
+        Command::Tree { binary, json } => {
+            let mut args = vec![binary];
+            if json {
+                args.push("--json".into());
+            }
+            static_pass::exec("tree", &args)
+        }
     };
     match result {
         Ok(code) => code,

@@ -108,19 +108,18 @@ pub fn run(lang: Lang, raw: Vec<String>) -> Result<i32, String> {
     link(lang, mpi, &cl)
 }
 
-/// Flags added to every compile step.
+/// Flags added to every compile step: bitcode, not optimised yet (the link step analyses
+/// the program as written, then optimises it whole at the link's `-O` level), line tables.
 fn compile_extras(lang: Lang, mpi: Mpi, debug: bool) -> Result<Vec<String>, String> {
     let mut extra: Vec<String> = vec!["-flto".into()];
-    if lang != Lang::Fortran {
-        extra.extend(["-Xclang", "-disable-O0-optnone"].map(String::from));
+    if lang == Lang::Fortran {
+        extra.push("-O0".into());
+        extra.push(format!("-I{}", fortran_shim(mpi)?.display()));
+    } else {
+        extra.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-disable-O0-optnone"].map(String::from));
     }
-    // Keep loops with constant trip counts rolled, so the tree still sees them.
-    extra.extend(["-mllvm", "-unroll-full-max-count=0"].map(String::from));
     if !debug {
         extra.push("-gline-tables-only".into());
-    }
-    if lang == Lang::Fortran {
-        extra.push(format!("-I{}", fortran_shim(mpi)?.display()));
     }
     extra.extend(mpi.compile_flags(lang)?);
     Ok(extra)
