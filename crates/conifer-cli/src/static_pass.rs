@@ -7,7 +7,8 @@ use std::process::{Command, ExitCode};
 /// Replaces this process with `conifer-static COMMAND ARGS...`; the MPI defaults to the one
 /// this conifer is built for unless `CONIFER_MPI` or `--mpi` says otherwise.
 pub fn exec(command: &str, args: &[String]) -> Result<ExitCode, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the conifer binary: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate the conifer binary: {e}"))?;
     let dir = exe.parent().unwrap_or(std::path::Path::new("."));
     let tool = dir.join("conifer-static");
     if !tool.is_file() {

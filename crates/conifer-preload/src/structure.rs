@@ -124,7 +124,11 @@ pub extern "C" fn conifer_mpi_site(id: u32) {
 #[no_mangle]
 pub extern "C" fn conifer_call_enter(first: u32) {
     STATE.with(|s| {
-        let base = if first == UNKNOWN { UNKNOWN } else { s.global(first) };
+        let base = if first == UNKNOWN {
+            UNKNOWN
+        } else {
+            s.global(first)
+        };
         s.push(base, UNKNOWN);
         s.events.set(s.events.get() + 1);
     });
@@ -179,7 +183,10 @@ pub fn recursion_depth() -> usize {
             return 0;
         }
         let d = s.depth.get().min(MAX_DEPTH);
-        (0..d).rev().take_while(|&i| s.recursion[i].get() == id).count()
+        (0..d)
+            .rev()
+            .take_while(|&i| s.recursion[i].get() == id)
+            .count()
     })
 }
 

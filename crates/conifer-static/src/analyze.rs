@@ -57,9 +57,18 @@ pub fn run(input: &Path, output: &Path) -> Result<Outcome, String> {
                     continue;
                 }
                 instrumenter.function(&functions[f], &program.analyses[f], expanded);
-                queue.extend(expanded.spliced.iter().filter_map(|(_, g)| program.index(g)));
+                queue.extend(
+                    expanded
+                        .spliced
+                        .iter()
+                        .filter_map(|(_, g)| program.index(g)),
+                );
             }
-            program.expanded[entry].as_ref().expect("expanded").forest.clone()
+            program.expanded[entry]
+                .as_ref()
+                .expect("expanded")
+                .forest
+                .clone()
         }
         None => Vec::new(),
     };
@@ -82,7 +91,9 @@ pub fn run(input: &Path, output: &Path) -> Result<Outcome, String> {
 fn normalise(module: &Module) -> Result<(), String> {
     let optnone = Attribute::get_named_enum_kind_id("optnone");
     for f in module.get_functions() {
-        if f.get_enum_attribute(AttributeLoc::Function, optnone).is_some() {
+        if f.get_enum_attribute(AttributeLoc::Function, optnone)
+            .is_some()
+        {
             f.remove_enum_attribute(AttributeLoc::Function, optnone);
         }
     }
@@ -100,7 +111,11 @@ fn normalise(module: &Module) -> Result<(), String> {
         )
         .ok_or("cannot create a target machine for this host")?;
     module
-        .run_passes("function(loop-simplify)", &machine, PassBuilderOptions::create())
+        .run_passes(
+            "function(loop-simplify)",
+            &machine,
+            PassBuilderOptions::create(),
+        )
         .map_err(|e| format!("loop-simplify failed: {e}"))
 }
 
@@ -127,9 +142,18 @@ fn embed<'ctx>(context: &'ctx Context, module: &Module<'ctx>, tree: &Vertex) {
             }
             old.delete();
         }
-        used.push(global.as_pointer_value().as_basic_value_enum().as_value_ref());
+        used.push(
+            global
+                .as_pointer_value()
+                .as_basic_value_enum()
+                .as_value_ref(),
+        );
         let array = llc::LLVMConstArray2(ptr.as_type_ref(), used.as_mut_ptr(), used.len() as u64);
-        let new = llc::LLVMAddGlobal(module.as_mut_ptr(), llc::LLVMTypeOf(array), c"llvm.used".as_ptr());
+        let new = llc::LLVMAddGlobal(
+            module.as_mut_ptr(),
+            llc::LLVMTypeOf(array),
+            c"llvm.used".as_ptr(),
+        );
         llc::LLVMSetInitializer(new, array);
         llc::LLVMSetLinkage(new, llvm_sys::LLVMLinkage::LLVMAppendingLinkage);
         llc::LLVMSetSection(new, c"llvm.metadata".as_ptr());
@@ -139,7 +163,8 @@ fn embed<'ctx>(context: &'ctx Context, module: &Module<'ctx>, tree: &Vertex) {
 /// Reads the tree embedded in an executable.
 pub fn read(binary: &Path) -> Result<Vertex, String> {
     use object::{Object, ObjectSection};
-    let bytes = std::fs::read(binary).map_err(|e| format!("cannot read {}: {e}", binary.display()))?;
+    let bytes =
+        std::fs::read(binary).map_err(|e| format!("cannot read {}: {e}", binary.display()))?;
     let file = object::File::parse(&*bytes)
         .map_err(|_| format!("{} is not an executable or object file", binary.display()))?;
     let section = file.section_by_name(SECTION).ok_or_else(|| {
@@ -152,5 +177,6 @@ pub fn read(binary: &Path) -> Result<Vertex, String> {
         .data()
         .map_err(|e| format!("cannot read the tree in {}: {e}", binary.display()))?;
     let json = data.split(|&b| b == 0).next().unwrap_or_default();
-    serde_json::from_slice(json).map_err(|e| format!("corrupt structure tree in {}: {e}", binary.display()))
+    serde_json::from_slice(json)
+        .map_err(|e| format!("corrupt structure tree in {}: {e}", binary.display()))
 }

@@ -238,7 +238,10 @@ mod tests {
     fn dominators_and_postdominators() {
         let cfg = sample();
         let idom = cfg.idoms();
-        assert_eq!(idom, vec![None, Some(0), Some(1), Some(2), Some(2), Some(2), Some(1)]);
+        assert_eq!(
+            idom,
+            vec![None, Some(0), Some(1), Some(2), Some(2), Some(2), Some(1)]
+        );
         let ipdom = cfg.ipdoms();
         assert_eq!(ipdom[2], Some(5));
         assert_eq!(ipdom[1], Some(6));

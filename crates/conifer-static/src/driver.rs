@@ -11,9 +11,28 @@ use std::process::Command;
 
 /// Flags whose value is the next argument.
 const TAKES_VALUE: [&str; 22] = [
-    "-o", "-I", "-L", "-l", "-D", "-U", "-include", "-isystem", "-idirafter", "-iquote", "-x",
-    "-MF", "-MT", "-MQ", "-Xlinker", "-Xclang", "-mllvm", "-J", "-module-dir", "-imacros",
-    "-isysroot", "-target",
+    "-o",
+    "-I",
+    "-L",
+    "-l",
+    "-D",
+    "-U",
+    "-include",
+    "-isystem",
+    "-idirafter",
+    "-iquote",
+    "-x",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-Xlinker",
+    "-Xclang",
+    "-mllvm",
+    "-J",
+    "-module-dir",
+    "-imacros",
+    "-isysroot",
+    "-target",
 ];
 
 /// A parsed command line.
@@ -93,7 +112,10 @@ pub fn run(lang: Lang, raw: Vec<String>) -> Result<i32, String> {
             return Err(format!("{path}: no such file"));
         }
     }
-    let any_fortran = cl.inputs.iter().any(|&i| Lang::of(&cl.args[i]) == Some(Lang::Fortran));
+    let any_fortran = cl
+        .inputs
+        .iter()
+        .any(|&i| Lang::of(&cl.args[i]) == Some(Lang::Fortran));
     let front = if any_fortran { Lang::Fortran } else { lang };
     if cl.passthrough {
         let mut args = cl.args.clone();
@@ -116,7 +138,15 @@ fn compile_extras(lang: Lang, mpi: Mpi, debug: bool) -> Result<Vec<String>, Stri
         extra.push("-O0".into());
         extra.push(format!("-I{}", fortran_shim(mpi)?.display()));
     } else {
-        extra.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-disable-O0-optnone"].map(String::from));
+        extra.extend(
+            [
+                "-Xclang",
+                "-disable-llvm-passes",
+                "-Xclang",
+                "-disable-O0-optnone",
+            ]
+            .map(String::from),
+        );
     }
     if !debug {
         extra.push("-gline-tables-only".into());
@@ -126,7 +156,11 @@ fn compile_extras(lang: Lang, mpi: Mpi, debug: bool) -> Result<Vec<String>, Stri
 }
 
 fn is_link_only(arg: &str) -> bool {
-    arg.starts_with("-l") || arg.starts_with("-L") || arg.starts_with("-Wl,") || arg == "-shared" || arg == "-static"
+    arg.starts_with("-l")
+        || arg.starts_with("-L")
+        || arg.starts_with("-Wl,")
+        || arg == "-shared"
+        || arg == "-static"
 }
 
 fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
@@ -181,7 +215,10 @@ fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
                 drop.push(i);
             }
             Input::Archive { bitcode: 0, .. } | Input::Other => {}
-            Input::Archive { bitcode: n_bc, plain } => {
+            Input::Archive {
+                bitcode: n_bc,
+                plain,
+            } => {
                 members.extend(inputs::extract_bitcode(Path::new(path), &work.path)?);
                 if plain == 0 && n_bc > 0 {
                     drop.push(i);
@@ -198,11 +235,19 @@ fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
             }
         }
     }
-    let driver = if lang == Lang::Fortran || any_fortran { Lang::Fortran } else { lang };
+    let driver = if lang == Lang::Fortran || any_fortran {
+        Lang::Fortran
+    } else {
+        lang
+    };
     let mut args: Vec<String> = Vec::new();
     for (i, a) in cl.args.iter().enumerate() {
         if Some(i) == first_bitcode {
-            args.push(program_object(&work, &bitcode, &members, cl)?.display().to_string());
+            args.push(
+                program_object(&work, &bitcode, &members, cl)?
+                    .display()
+                    .to_string(),
+            );
         }
         if !drop.contains(&i) {
             args.push(a.clone());
@@ -219,7 +264,12 @@ fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
 }
 
 /// Links, analyses, instruments and compiles the program's bitcode to one native object.
-fn program_object(work: &TempDir, bitcode: &[PathBuf], members: &[PathBuf], cl: &CommandLine) -> Result<PathBuf, String> {
+fn program_object(
+    work: &TempDir,
+    bitcode: &[PathBuf],
+    members: &[PathBuf],
+    cl: &CommandLine,
+) -> Result<PathBuf, String> {
     let whole = work.path.join("program.bc");
     let mut link = Command::new("llvm-link-19");
     link.arg("-o").arg(&whole).args(bitcode);
@@ -232,13 +282,22 @@ fn program_object(work: &TempDir, bitcode: &[PathBuf], members: &[PathBuf], cl: 
     let instrumented = work.path.join("program.instrumented.bc");
     let outcome = analyze::run(&whole, &instrumented)?;
     if std::env::var_os("CONIFER_VERBOSE").is_some() {
-        eprintln!("conifer: structure tree\n{}conifer: {} hooks inserted", outcome.tree.render(), outcome.hooks);
+        eprintln!(
+            "conifer: structure tree\n{}conifer: {} hooks inserted",
+            outcome.tree.render(),
+            outcome.hooks
+        );
     }
     let object = work.path.join("program.o");
     let opt = cl.opt.clone().unwrap_or_else(|| "-O2".into());
     let pic = cl.args.iter().any(|a| a == "-fPIC" || a == "-shared");
     let mut compile = Command::new("clang-19");
-    compile.arg("-c").arg(&opt).arg(&instrumented).arg("-o").arg(&object);
+    compile
+        .arg("-c")
+        .arg(&opt)
+        .arg(&instrumented)
+        .arg("-o")
+        .arg(&object);
     if pic {
         compile.arg("-fPIC");
     }
@@ -267,9 +326,9 @@ fn status(cmd: &mut Command) -> Result<i32, String> {
         eprintln!("conifer: {cmd:?}");
     }
     let program = cmd.get_program().to_string_lossy().into_owned();
-    let st = cmd
-        .status()
-        .map_err(|e| format!("cannot run {program} ({e}); run scripts/setup.sh to install LLVM 19"))?;
+    let st = cmd.status().map_err(|e| {
+        format!("cannot run {program} ({e}); run scripts/setup.sh to install LLVM 19")
+    })?;
     Ok(st.code().unwrap_or(1))
 }
 
@@ -287,7 +346,10 @@ impl TempDir {
                 return Ok(TempDir { path });
             }
         }
-        Err(format!("cannot create a temporary directory in {}", base.display()))
+        Err(format!(
+            "cannot create a temporary directory in {}",
+            base.display()
+        ))
     }
 }
 

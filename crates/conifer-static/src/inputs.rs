@@ -46,17 +46,24 @@ pub fn classify(path: &Path) -> Result<Input, String> {
 
 /// Writes the bitcode members of `archive` into `dir`, returning their paths.
 pub fn extract_bitcode(archive: &Path, dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let data = std::fs::read(archive).map_err(|e| format!("cannot read {}: {e}", archive.display()))?;
+    let data =
+        std::fs::read(archive).map_err(|e| format!("cannot read {}: {e}", archive.display()))?;
     let file = object::read::archive::ArchiveFile::parse(&*data)
         .map_err(|e| format!("cannot read archive {}: {e}", archive.display()))?;
-    let stem = archive.file_stem().and_then(|s| s.to_str()).unwrap_or("lib");
+    let stem = archive
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("lib");
     let mut out = Vec::new();
     for (n, member) in file.members().enumerate() {
         let member = member.map_err(|e| format!("corrupt archive {}: {e}", archive.display()))?;
-        let Ok(bytes) = member.data(&*data) else { continue };
+        let Ok(bytes) = member.data(&*data) else {
+            continue;
+        };
         if is_bitcode(bytes) {
             let path = dir.join(format!("{stem}.{n}.bc"));
-            std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(&path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             out.push(path);
         }
     }

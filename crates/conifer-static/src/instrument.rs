@@ -82,15 +82,21 @@ impl<'ctx, 'm> Instrumenter<'ctx, 'm> {
         if let Some(&f) = self.helpers.get(&hook) {
             return f;
         }
-        let ty = self.context.void_type().fn_type(&[self.context.i32_type().into()], false);
-        let target = self
-            .module
-            .get_function(hook.symbol())
-            .unwrap_or_else(|| self.module.add_function(hook.symbol(), ty, Some(Linkage::ExternalWeak)));
+        let ty = self
+            .context
+            .void_type()
+            .fn_type(&[self.context.i32_type().into()], false);
+        let target = self.module.get_function(hook.symbol()).unwrap_or_else(|| {
+            self.module
+                .add_function(hook.symbol(), ty, Some(Linkage::ExternalWeak))
+        });
         let name = format!("conifer.hook.{}", &hook.symbol()["conifer_".len()..]);
         let helper = self.module.add_function(&name, ty, Some(Linkage::Internal));
         let inline = Attribute::get_named_enum_kind_id("alwaysinline");
-        helper.add_attribute(AttributeLoc::Function, self.context.create_enum_attribute(inline, 0));
+        helper.add_attribute(
+            AttributeLoc::Function,
+            self.context.create_enum_attribute(inline, 0),
+        );
         let entry = self.context.append_basic_block(helper, "entry");
         let call = self.context.append_basic_block(helper, "call");
         let done = self.context.append_basic_block(helper, "done");
@@ -114,13 +120,19 @@ impl<'ctx, 'm> Instrumenter<'ctx, 'm> {
         let helper = self.helper(hook);
         self.builder.position_before(&at);
         let arg = self.context.i32_type().const_int(u64::from(id), false);
-        self.builder.build_call(helper, &[arg.into()], "").expect("call");
+        self.builder
+            .build_call(helper, &[arg.into()], "")
+            .expect("call");
         self.inserted += 1;
     }
 
     /// Splits the edge `from -> to` (all of `from`'s edges to `to`), returning the new block,
     /// or `None` when the terminator's edges cannot be split.
-    fn split_edge(&mut self, from: BasicBlock<'ctx>, to: BasicBlock<'ctx>) -> Option<BasicBlock<'ctx>> {
+    fn split_edge(
+        &mut self,
+        from: BasicBlock<'ctx>,
+        to: BasicBlock<'ctx>,
+    ) -> Option<BasicBlock<'ctx>> {
         let term = from.get_terminator()?;
         if !matches!(
             term.get_opcode(),
@@ -151,7 +163,8 @@ impl<'ctx, 'm> Instrumenter<'ctx, 'm> {
                 let p = phi.as_value_ref();
                 let first = to.get_first_instruction().expect("phi block");
                 self.builder.position_before(&first);
-                let new = llc::LLVMBuildPhi(self.builder.as_mut_ptr(), llc::LLVMTypeOf(p), c"".as_ptr());
+                let new =
+                    llc::LLVMBuildPhi(self.builder.as_mut_ptr(), llc::LLVMTypeOf(p), c"".as_ptr());
                 let mut seen_from = false;
                 for i in 0..llc::LLVMCountIncoming(p) {
                     let mut value = llc::LLVMGetIncomingValue(p, i);
@@ -225,7 +238,11 @@ impl<'ctx, 'm> Instrumenter<'ctx, 'm> {
         for (branch, succ, id) in arms {
             let (from, to) = (f.blocks[branch].block, f.blocks[succ].block);
             let single = f.cfg.preds[succ].len() == 1;
-            let target = if single { Some(to) } else { self.split_edge(from, to) };
+            let target = if single {
+                Some(to)
+            } else {
+                self.split_edge(from, to)
+            };
             if let Some(block) = target {
                 let at = first_insertion_point(block);
                 self.emit_before(at, Hook::Branch, id);
@@ -238,14 +255,17 @@ impl<'ctx, 'm> Instrumenter<'ctx, 'm> {
             let inst = f.calls[c].inst;
             if inst.get_opcode() == InstructionOpcode::Invoke {
                 // SAFETY: `inst` is an invoke.
-                let normal = unsafe { BasicBlock::new(llc::LLVMGetNormalDest(inst.as_value_ref())) };
+                let normal =
+                    unsafe { BasicBlock::new(llc::LLVMGetNormalDest(inst.as_value_ref())) };
                 let from = inst.get_parent().expect("parent");
                 if let Some(block) = normal.and_then(|n| self.split_edge(from, n)) {
                     let at = first_insertion_point(block);
                     self.emit_before(at, hook, id);
                 }
             } else {
-                let next = inst.get_next_instruction().expect("a call is not a terminator");
+                let next = inst
+                    .get_next_instruction()
+                    .expect("a call is not a terminator");
                 self.emit_before(next, hook, id);
             }
         }

@@ -51,7 +51,11 @@ impl<'a, 'ctx> Program<'a, 'ctx> {
     pub fn new(functions: &'a [Function<'ctx>]) -> Self {
         Program {
             functions,
-            by_name: functions.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect(),
+            by_name: functions
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.name.clone(), i))
+                .collect(),
             analyses: functions.iter().map(Analysis::new).collect(),
             state: vec![None; functions.len()],
             expanded: functions.iter().map(|_| None).collect(),
@@ -77,7 +81,11 @@ impl<'a, 'ctx> Program<'a, 'ctx> {
         let resolved = self.resolve(f, raw, &mut opaque, &mut spliced, &mut recursive);
         let mut forest = tree::flatten_arms(tree::prune(resolved));
         if recursive {
-            forest = vec![tree::recursion_to_loop(&func.name, func.loc.clone(), forest)];
+            forest = vec![tree::recursion_to_loop(
+                &func.name,
+                func.loc.clone(),
+                forest,
+            )];
             forest = tree::prune(forest);
         }
         self.expanded[f] = Some(Expanded {

@@ -71,7 +71,11 @@ impl Walker<'_, '_> {
                 let body = self.seq(b, None, Some(l));
                 out.push(Node {
                     children: body,
-                    ..Node::leaf(Kind::Loop, self.f.blocks[b].first_loc.clone(), Some(Origin::Loop(b)))
+                    ..Node::leaf(
+                        Kind::Loop,
+                        self.f.blocks[b].first_loc.clone(),
+                        Some(Origin::Loop(b)),
+                    )
                 });
                 let exits = self.a.loops[l].exits.clone();
                 match exits[..] {
@@ -84,7 +88,11 @@ impl Walker<'_, '_> {
                             out.push(Node {
                                 group: Some(usize::MAX - b),
                                 children,
-                                ..Node::leaf(Kind::Branch, self.f.blocks[e].first_loc.clone(), Some(Origin::ExitArm(e)))
+                                ..Node::leaf(
+                                    Kind::Branch,
+                                    self.f.blocks[e].first_loc.clone(),
+                                    Some(Origin::ExitArm(e)),
+                                )
                             });
                         }
                         match join {
@@ -124,7 +132,11 @@ impl Walker<'_, '_> {
                         out.push(Node {
                             group: Some(b),
                             children,
-                            ..Node::leaf(Kind::Branch, loc.clone(), Some(Origin::Arm { branch: b, succ: s }))
+                            ..Node::leaf(
+                                Kind::Branch,
+                                loc.clone(),
+                                Some(Origin::Arm { branch: b, succ: s }),
+                            )
                         });
                     }
                     match join {

@@ -149,7 +149,10 @@ pub fn functions<'ctx>(module: &Module<'ctx>) -> Vec<Function<'ctx>> {
         .collect()
 }
 
-fn function<'ctx>(value: FunctionValue<'ctx>, defined: &std::collections::HashSet<String>) -> Function<'ctx> {
+fn function<'ctx>(
+    value: FunctionValue<'ctx>,
+    defined: &std::collections::HashSet<String>,
+) -> Function<'ctx> {
     let bbs = value.get_basic_blocks();
     let index: HashMap<BasicBlock, usize> = bbs.iter().enumerate().map(|(i, b)| (*b, i)).collect();
     let mut blocks = Vec::new();
@@ -167,7 +170,10 @@ fn function<'ctx>(value: FunctionValue<'ctx>, defined: &std::collections::HashSe
             if block.first_loc.is_none() {
                 block.first_loc = loc_of(i.as_value_ref());
             }
-            if matches!(i.get_opcode(), InstructionOpcode::Call | InstructionOpcode::Invoke) {
+            if matches!(
+                i.get_opcode(),
+                InstructionOpcode::Call | InstructionOpcode::Invoke
+            ) {
                 if let Some(callee) = classify(i, defined) {
                     block.calls.push(calls.len());
                     calls.push(Call {

@@ -18,7 +18,8 @@ mod tree;
 use std::process::ExitCode;
 use toolchain::Lang;
 
-const USAGE: &str = "usage: conifer-static cc|cxx|fc [--mpi=openmpi|mpich] COMPILER-ARGS... | tree BINARY [--json]";
+const USAGE: &str =
+    "usage: conifer-static cc|cxx|fc [--mpi=openmpi|mpich] COMPILER-ARGS... | tree BINARY [--json]";
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,7 +51,11 @@ fn print_tree(args: &[String]) -> Result<i32, String> {
     for a in args {
         match a.as_str() {
             "--json" => json = true,
-            _ if a.starts_with('-') => return Err(format!("unknown flag '{a}' for tree; usage: conifer tree BINARY [--json]")),
+            _ if a.starts_with('-') => {
+                return Err(format!(
+                    "unknown flag '{a}' for tree; usage: conifer tree BINARY [--json]"
+                ))
+            }
             _ if binary.is_none() => binary = Some(a),
             _ => return Err("conifer tree takes one binary".into()),
         }
@@ -58,7 +63,10 @@ fn print_tree(args: &[String]) -> Result<i32, String> {
     let binary = binary.ok_or("usage: conifer tree BINARY [--json]")?;
     let tree = analyze::read(std::path::Path::new(binary))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&tree).expect("tree serialises"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&tree).expect("tree serialises")
+        );
     } else {
         print!("{}", tree.render());
     }

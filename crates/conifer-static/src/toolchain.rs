@@ -53,7 +53,9 @@ impl Mpi {
         match name {
             "openmpi" => Ok(Mpi::OpenMpi),
             "mpich" => Ok(Mpi::Mpich),
-            other => Err(format!("unknown MPI '{other}': use --mpi=openmpi or --mpi=mpich")),
+            other => Err(format!(
+                "unknown MPI '{other}': use --mpi=openmpi or --mpi=mpich"
+            )),
         }
     }
 
@@ -82,10 +84,12 @@ impl Mpi {
             (Mpi::Mpich, false) => "-compile-info",
             (Mpi::Mpich, true) => "-link-info",
         };
-        let out = Command::new(&wrapper)
-            .arg(arg)
-            .output()
-            .map_err(|e| format!("cannot run {wrapper} ({e}); install the {} development package", self.name()))?;
+        let out = Command::new(&wrapper).arg(arg).output().map_err(|e| {
+            format!(
+                "cannot run {wrapper} ({e}); install the {} development package",
+                self.name()
+            )
+        })?;
         if !out.status.success() {
             return Err(format!("{wrapper} {arg} failed"));
         }
@@ -120,7 +124,12 @@ impl Mpi {
         Ok(self
             .query(lang, true)?
             .into_iter()
-            .filter(|f| f.starts_with("-L") || f.starts_with("-l") || f.starts_with("-Wl,") || f == "-pthread")
+            .filter(|f| {
+                f.starts_with("-L")
+                    || f.starts_with("-l")
+                    || f.starts_with("-Wl,")
+                    || f == "-pthread"
+            })
             .collect())
     }
 }
@@ -149,7 +158,9 @@ pub fn fortran_shim(mpi: Mpi) -> Result<PathBuf, String> {
 }
 
 fn current_uid() -> u32 {
-    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m)).unwrap_or(0)
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap_or(0)
 }
 
 fn build_shim(mpi: Mpi, root: &Path) -> Result<PathBuf, String> {
@@ -168,10 +179,18 @@ fn build_shim(mpi: Mpi, root: &Path) -> Result<PathBuf, String> {
         .arg("-o")
         .arg(work.join("mpi_shim.o"))
         .status()
-        .map_err(|e| format!("cannot run {}: {e}; run scripts/setup.sh", Lang::Fortran.compiler()))?;
+        .map_err(|e| {
+            format!(
+                "cannot run {}: {e}; run scripts/setup.sh",
+                Lang::Fortran.compiler()
+            )
+        })?;
     if !status.success() {
         let _ = std::fs::remove_dir_all(&work);
-        return Err(format!("building the Fortran `mpi` module for {} failed", mpi.name()));
+        return Err(format!(
+            "building the Fortran `mpi` module for {} failed",
+            mpi.name()
+        ));
     }
     if std::fs::rename(&work, &dir).is_err() {
         // Another build finished first; use its result.

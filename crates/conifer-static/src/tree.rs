@@ -169,7 +169,11 @@ fn cut(nodes: Vec<Node>, top: bool) -> (Vec<Node>, Vec<Node>) {
         let mut moved = Vec::new();
         if let Kind::Recurse(call) = n.kind {
             let (rest, rest_conts) = cut(iter.by_ref().collect(), false);
-            let mut arm = Node::leaf(Kind::Branch, n.loc.clone(), Some(Origin::Continuation(call)));
+            let mut arm = Node::leaf(
+                Kind::Branch,
+                n.loc.clone(),
+                Some(Origin::Continuation(call)),
+            );
             arm.children = rest;
             moved.push(arm);
             moved.extend(rest_conts);
@@ -335,8 +339,24 @@ mod tests {
     #[test]
     fn figure_8_recursion_becomes_loop_with_arms() {
         // if (n == 0) return; else if (a && b) {Bcast; Reduce; f()} else {Bcast; f(); Reduce}
-        let then = arm(2, 5, vec![mpi("B", 0), mpi("R", 1), Node::leaf(Kind::Recurse(2), None, None)]);
-        let els = arm(2, 6, vec![mpi("B", 3), Node::leaf(Kind::Recurse(4), None, None), mpi("R", 5)]);
+        let then = arm(
+            2,
+            5,
+            vec![
+                mpi("B", 0),
+                mpi("R", 1),
+                Node::leaf(Kind::Recurse(2), None, None),
+            ],
+        );
+        let els = arm(
+            2,
+            6,
+            vec![
+                mpi("B", 3),
+                Node::leaf(Kind::Recurse(4), None, None),
+                mpi("R", 5),
+            ],
+        );
         let inner = arm(1, 2, vec![then, els]);
         let outer = arm(0, 1, vec![inner, arm(1, 6, vec![])]);
         let body = flatten_arms(prune(vec![arm(0, 7, vec![]), outer]));

@@ -11,7 +11,11 @@ use std::process::Command;
 fn same_output(test: &str, lang: &str, sources: &[String], ranks: u32, args: &[&str]) {
     let dir = scratch(test);
     for mpi in MPIS {
-        let wrapper = if lang == "fc" { format!("mpifort.{mpi}") } else { format!("mpicc.{mpi}") };
+        let wrapper = if lang == "fc" {
+            format!("mpifort.{mpi}")
+        } else {
+            format!("mpicc.{mpi}")
+        };
         let plain = format!("plain_{mpi}");
         let inst = format!("inst_{mpi}");
         let mut plain_args: Vec<&str> = vec!["-O2"];
@@ -51,7 +55,13 @@ fn fortran_ring_same_output() {
 
 #[test]
 fn two_file_same_output() {
-    same_output("out_two", "cc", &[program("main2.c"), program("halo2.c")], 3, &[]);
+    same_output(
+        "out_two",
+        "cc",
+        &[program("main2.c"), program("halo2.c")],
+        3,
+        &[],
+    );
 }
 
 #[test]
@@ -70,9 +80,16 @@ fn test_apps_fortran_same_output() {
 fn hooks_live_under_libconifer_keep_output_and_trace() {
     let exe = Path::new(env!("CARGO_BIN_EXE_conifer-static"));
     let lib = exe.with_file_name("libconifer.so");
-    assert!(lib.is_file(), "{} missing: build the workspace first", lib.display());
+    assert!(
+        lib.is_file(),
+        "{} missing: build the workspace first",
+        lib.display()
+    );
     let dir = scratch("preloaded");
-    build(&dir, &["cc", "--mpi=openmpi", &program("fig5.c"), "-o", "fig5"]);
+    build(
+        &dir,
+        &["cc", "--mpi=openmpi", &program("fig5.c"), "-o", "fig5"],
+    );
     let plain = mpirun(&dir, "openmpi", 4, "./fig5", &[]);
     let out = Command::new("timeout")
         .args(["120", "mpirun.openmpi", "--oversubscribe", "-n", "4", "-x"])
@@ -84,15 +101,25 @@ fn hooks_live_under_libconifer_keep_output_and_trace() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut traced: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut traced: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
     traced.sort();
     assert_eq!(traced, plain);
     assert!(dir.join("fig5.cft").is_file(), "traced run wrote no trace");
 }
 
 fn fails_with_one_line(args: &[&str], expect: &str) {
-    let dir = scratch(&format!("err_{}", args.join("_").replace(['/', '.', '-'], "")));
+    let dir = scratch(&format!(
+        "err_{}",
+        args.join("_").replace(['/', '.', '-'], "")
+    ));
     let out = conifer_static(&dir, args);
     assert!(!out.status.success(), "{args:?} succeeded");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -103,8 +130,14 @@ fn fails_with_one_line(args: &[&str], expect: &str) {
 #[test]
 fn bad_input_fails_with_one_clear_line() {
     fails_with_one_line(&["cc", "missing.c", "-o", "x"], "missing.c: no such file");
-    fails_with_one_line(&["cc", "--bogus-flag", &program("fig5.c")], "unknown argument");
-    fails_with_one_line(&["cc", "--mpi=lam", &program("fig5.c")], "unknown MPI 'lam'");
+    fails_with_one_line(
+        &["cc", "--bogus-flag", &program("fig5.c")],
+        "unknown argument",
+    );
+    fails_with_one_line(
+        &["cc", "--mpi=lam", &program("fig5.c")],
+        "unknown MPI 'lam'",
+    );
     fails_with_one_line(&["tree", "/bin/true"], "has no structure tree");
     fails_with_one_line(&["tree", "no-such-binary"], "cannot read no-such-binary");
     fails_with_one_line(&["tree", &program("fig5.c")], "is not an executable");
@@ -115,9 +148,46 @@ fn bad_input_fails_with_one_clear_line() {
 #[test]
 fn non_mpi_program_builds_with_an_empty_tree() {
     let dir = scratch("non_mpi");
-    std::fs::write(dir.join("hello.c"), "#include <stdio.h>\nint main(void){puts(\"hi\");return 0;}\n").unwrap();
+    std::fs::write(
+        dir.join("hello.c"),
+        "#include <stdio.h>\nint main(void){puts(\"hi\");return 0;}\n",
+    )
+    .unwrap();
     build(&dir, &["cc", "hello.c", "-o", "hello"]);
     let out = Command::new(dir.join("hello")).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n");
     assert_eq!(shape(&tree(&dir, "hello")), "root");
+}
+
+#[test]
+fn conifer_cli_forwards_cc_and_tree() {
+    let conifer = Path::new(env!("CARGO_BIN_EXE_conifer-static")).with_file_name("conifer");
+    assert!(
+        conifer.is_file(),
+        "{} missing: build the workspace first",
+        conifer.display()
+    );
+    let dir = scratch("cli");
+    let run = |args: &[&str]| {
+        Command::new(&conifer)
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("CONIFER_MPI")
+            .output()
+            .unwrap()
+    };
+    let built = run(&["cc", "-O2", &program("fig8.c"), "-o", "fig8"]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let text = String::from_utf8(run(&["tree", "fig8"]).stdout).unwrap();
+    assert!(text.starts_with("0 root\n  1 mpi MPI_Init "), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(&["tree", "fig8", "--json"]).stdout).unwrap();
+    assert_eq!(json["children"][2]["name"], "foo");
+    let missing = run(&["tree", "no-such-binary"]);
+    assert!(!missing.status.success());
+    assert_eq!(String::from_utf8_lossy(&missing.stderr).lines().count(), 1);
 }

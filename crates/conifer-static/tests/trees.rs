@@ -33,7 +33,10 @@ fn figure_5_gives_figure_7() {
     let vertices = preorder(&tree);
     for (id, label, line) in figure7 {
         let (got_id, got_label, got_line) = &vertices[id + 4];
-        assert_eq!((*got_id, got_label.as_str(), *got_line), (id as u64 + 4, label, line));
+        assert_eq!(
+            (*got_id, got_label.as_str(), *got_line),
+            (id as u64 + 4, label, line)
+        );
     }
     assert_eq!(vertices.len(), 16);
     assert!(tree.to_string().contains("fig5.c"));
@@ -86,14 +89,32 @@ const TWO_FILE: &str =
 #[test]
 fn two_files_in_one_command_and_in_separate_steps() {
     let dir = scratch("two_file");
-    build(&dir, &["cc", &program("main2.c"), &program("halo2.c"), "-o", "one_step"]);
+    build(
+        &dir,
+        &[
+            "cc",
+            &program("main2.c"),
+            &program("halo2.c"),
+            "-o",
+            "one_step",
+        ],
+    );
     assert_eq!(shape(&tree(&dir, "one_step")), TWO_FILE);
-    build(&dir, &["cc", "-O2", "-c", &program("main2.c"), "-o", "main2.o"]);
-    build(&dir, &["cc", "-O2", "-c", &program("halo2.c"), "-o", "halo2.o"]);
+    build(
+        &dir,
+        &["cc", "-O2", "-c", &program("main2.c"), "-o", "main2.o"],
+    );
+    build(
+        &dir,
+        &["cc", "-O2", "-c", &program("halo2.c"), "-o", "halo2.o"],
+    );
     build(&dir, &["cc", "main2.o", "halo2.o", "-o", "steps"]);
     let tree = tree(&dir, "steps");
     assert_eq!(shape(&tree), TWO_FILE);
-    assert!(tree.to_string().contains("halo2.c"), "callee lines come from its own file");
+    assert!(
+        tree.to_string().contains("halo2.c"),
+        "callee lines come from its own file"
+    );
 }
 
 #[test]
@@ -101,11 +122,21 @@ fn bitcode_static_archive_and_plain_objects() {
     let dir = scratch("archive");
     build(&dir, &["cc", "-c", &program("halo2.c"), "-o", "halo2.o"]);
     ok(&dir, "llvm-ar-19", &["rcs", "libhalo.a", "halo2.o"]);
-    build(&dir, &["cc", &program("main2.c"), "-L.", "-lhalo", "-o", "from_lib"]);
+    build(
+        &dir,
+        &["cc", &program("main2.c"), "-L.", "-lhalo", "-o", "from_lib"],
+    );
     assert_eq!(shape(&tree(&dir, "from_lib")), TWO_FILE);
     // A plain (native) object passes through: its MPI call is not in the tree.
-    ok(&dir, "mpicc.openmpi", &["-c", &program("halo2.c"), "-o", "native.o"]);
-    build(&dir, &["cc", &program("main2.c"), "native.o", "-o", "with_native"]);
+    ok(
+        &dir,
+        "mpicc.openmpi",
+        &["-c", &program("halo2.c"), "-o", "native.o"],
+    );
+    build(
+        &dir,
+        &["cc", &program("main2.c"), "native.o", "-o", "with_native"],
+    );
     assert_eq!(
         shape(&tree(&dir, "with_native")),
         "root{MPI_Init,MPI_Comm_rank,MPI_Comm_size,MPI_Allreduce,MPI_Finalize}"
@@ -120,7 +151,13 @@ fn text_form_is_indented_with_ids_and_lines() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "0 root");
-    assert!(lines[3].starts_with("  3 loop foo ") && lines[3].ends_with("fig8.c:10"), "{text}");
+    assert!(
+        lines[3].starts_with("  3 loop foo ") && lines[3].ends_with("fig8.c:10"),
+        "{text}"
+    );
     assert!(lines[4].starts_with("    4 branch "), "{text}");
-    assert!(lines[5].starts_with("      5 mpi MPI_Bcast ") && lines[5].ends_with("fig8.c:13"), "{text}");
+    assert!(
+        lines[5].starts_with("      5 mpi MPI_Bcast ") && lines[5].ends_with("fig8.c:13"),
+        "{text}"
+    );
 }

@@ -12,7 +12,10 @@ pub const MPIS: [&str; 2] = ["openmpi", "mpich"];
 
 /// Repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// `tests/static/NAME`.
@@ -27,7 +30,9 @@ pub fn app(name: &str) -> String {
 
 /// A fresh scratch directory for one test.
 pub fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("static").join(test);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("static")
+        .join(test);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -45,7 +50,11 @@ pub fn conifer_static(dir: &Path, args: &[&str]) -> Output {
 
 /// Runs a command in `dir`, asserting success.
 pub fn ok(dir: &Path, program: &str, args: &[&str]) {
-    let out = Command::new(program).args(args).current_dir(dir).output().expect(program);
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect(program);
     assert!(
         out.status.success(),
         "{program} {args:?} failed:\n{}{}",
@@ -67,7 +76,11 @@ pub fn build(dir: &Path, args: &[&str]) {
 /// The tree of `binary` as JSON.
 pub fn tree(dir: &Path, binary: &str) -> Value {
     let out = conifer_static(dir, &["tree", binary, "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -101,9 +114,17 @@ fn walk(v: &Value, out: &mut Vec<(u64, String, u64)>) {
     } else {
         v["kind"].as_str().unwrap().to_string()
     };
-    let line = v.get("loc").map(|l| l["line"].as_u64().unwrap()).unwrap_or(0);
+    let line = v
+        .get("loc")
+        .map(|l| l["line"].as_u64().unwrap())
+        .unwrap_or(0);
     out.push((v["id"].as_u64().unwrap(), label, line));
-    for c in v.get("children").and_then(Value::as_array).into_iter().flatten() {
+    for c in v
+        .get("children")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         walk(c, out);
     }
 }
