@@ -150,6 +150,8 @@ impl<'ctx, 'm> Instrumenter<'ctx, 'm> {
                 }
             }
         }
+        // Positioning before `term` gives the builder `term`'s debug location (same function).
+        self.builder.position_before(&term);
         self.builder.position_at_end(middle);
         self.builder.build_unconditional_branch(to).expect("br");
         let phis: Vec<InstructionValue> = instructions(to)

@@ -65,6 +65,11 @@ fn two_file_same_output() {
 }
 
 #[test]
+fn short_circuit_same_output() {
+    same_output("out_sc", "cc", &[program("shortcircuit.c")], 2, &[]);
+}
+
+#[test]
 fn test_apps_c_same_output() {
     same_output("out_stencil2d", "cc", &[app("stencil2d.c")], 4, &["5"]);
     same_output("out_ring", "cc", &[app("ring.c")], 3, &["5"]);

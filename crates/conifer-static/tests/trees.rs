@@ -161,3 +161,15 @@ fn text_form_is_indented_with_ids_and_lines() {
         "{text}"
     );
 }
+
+#[test]
+fn arm_on_a_shared_block_gets_its_own_edge() {
+    // Regression: the hook on a split edge once took the debug location of another function,
+    // which the verifier rejects.
+    let dir = scratch("shortcircuit");
+    build(&dir, &["cc", "-g", &program("shortcircuit.c"), "-o", "sc"]);
+    assert_eq!(
+        shape(&tree(&dir, "sc")),
+        "root{MPI_Init,MPI_Comm_rank,loop{branch{MPI_Barrier}},MPI_Finalize}"
+    );
+}
