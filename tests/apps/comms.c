@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     MPI(Comm_free, &inter);
     MPI(Comm_free, &dup);
     MPI(Comm_free, &half);
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (fail)
         tally_result(rank, "FAIL check mask %d", fail);
     else

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     MPI(Type_free, &ttri);
     MPI(Type_free, &trec);
     MPI(Type_free, &trec0);
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (fail)
         tally_result(rank, "FAIL check mask %d", fail);
     else if (!active)

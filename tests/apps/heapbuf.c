@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         free(buf);
     }
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (bad)
         tally_result(rank, "FAIL wrong value received");
     else

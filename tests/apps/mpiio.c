@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         MPI(File_delete, path, MPI_INFO_NULL);
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (fail)
         tally_result(rank, "FAIL stage %d (file %s)", fail, path);
     else

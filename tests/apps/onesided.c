@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     }
     MPI(Win_free, &win);
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (fail)
         tally_result(rank, "FAIL wrong value in window or from MPI_Get");
     else

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 4; k++)
         MPI(Request_free, &req[k]);
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (fail)
         tally_result(rank, "FAIL wrong data received");
     else

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     free(a);
     free(b);
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (fail)
         tally_result(rank, "FAIL value=%lld sum=%lld expected value=%lld sum=%lld", v, sum, ref, refsum);
     else

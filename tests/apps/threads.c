@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < 2; t++)
         MPI(Comm_free, &a[t].comm);
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (!multi)
         printf("INFO rank=%d MPI_Init_thread provided=%d < MPI_THREAD_MULTIPLE, ran both loops in the main thread\n",
                rank, provided);

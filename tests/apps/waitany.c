@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     }
     free(rbuf); free(sbuf); free(rreq); free(sreq); free(peer); free(idx); free(st);
 
-    MPI(Finalize);
+    tally_timed_finalize(rank);
     if (fail)
         tally_result(rank, "FAIL %s", fail == 1 ? "bad index/source from Waitany/Testsome" : "wrong payload");
     else

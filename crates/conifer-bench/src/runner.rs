@@ -31,6 +31,9 @@ pub struct RunResult {
     pub trace_bytes: Option<u64>,
     /// Peak resident memory of each rank in KiB (when measured).
     pub peak_kib: Vec<u64>,
+    /// Per rank, the merge's time (ms) and how far it raised resident memory (KiB), as the
+    /// tracer reports them with `CONIFER_MERGE_REPORT` (traced runs only).
+    pub merge: Vec<(f64, u64)>,
 }
 
 impl Setup {
@@ -93,6 +96,10 @@ impl Setup {
         self.scratch.join("peak-kib.txt")
     }
 
+    fn merge_path(&self) -> PathBuf {
+        self.scratch.join("merge.txt")
+    }
+
     fn trace_path(&self) -> PathBuf {
         self.scratch.join("bench.cft")
     }
@@ -102,12 +109,14 @@ impl Setup {
         let trace = self.trace_path();
         let _ = std::fs::remove_file(&trace);
         let _ = std::fs::remove_file(self.peak_path());
+        let _ = std::fs::remove_file(self.merge_path());
         let start = Instant::now();
         let out = Command::new(&cmd[0])
             .args(&cmd[1..])
             .current_dir(&self.scratch)
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("CONIFER_MERGE_REPORT", self.merge_path())
             .output()
             .map_err(|e| format!("cannot start {}: {e}", cmd[0]))?;
         let seconds = start.elapsed().as_secs_f64();
@@ -132,11 +141,15 @@ impl Setup {
         } else {
             None
         };
+        let merge = std::fs::read_to_string(self.merge_path())
+            .map(|text| text.lines().filter_map(merge_line).collect())
+            .unwrap_or_default();
         Ok(RunResult {
             seconds,
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             trace_bytes,
             peak_kib,
+            merge,
         })
     }
 
@@ -154,6 +167,18 @@ impl Setup {
             .as_u64()
             .ok_or_else(|| "stats without calls".into())
     }
+}
+
+/// `rank=R merge_ms=T merge_peak_kib=K ...` as (T, K).
+fn merge_line(line: &str) -> Option<(f64, u64)> {
+    let field = |name: &str| {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+    };
+    Some((
+        field("merge_ms")?.parse().ok()?,
+        field("merge_peak_kib")?.parse().ok()?,
+    ))
 }
 
 fn last_line(text: &str) -> &str {

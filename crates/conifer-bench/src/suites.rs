@@ -170,28 +170,79 @@ fn app_wall_time(setup: &Setup, quick: bool) -> Result<Table, String> {
     Ok(table)
 }
 
-/// Rank 0's `MPI_Finalize` time as the stencil apps print it (`INFO rank=0 finalize_ms=`).
-fn finalize_ms(result: &crate::runner::RunResult) -> Result<f64, String> {
-    result
-        .stdout
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("INFO rank=0 finalize_ms=")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .ok_or_else(|| "the app printed no finalize_ms".to_string())
+/// Rank 0's `MPI_Finalize` time as the C test apps print it (`INFO rank=0 finalize_ms=`).
+fn finalize_ms(result: &crate::runner::RunResult) -> Option<f64> {
+    result.stdout.lines().find_map(|l| {
+        l.strip_prefix("INFO rank=0 finalize_ms=")?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+/// What the scaling table keeps of one run.
+struct FinalizeSample {
+    finalize_ms: Option<f64>,
+    /// Slowest rank's merge time and largest merge memory rise (traced runs).
+    merge: Option<(f64, u64)>,
+}
+
+fn finalize_sample(r: &crate::runner::RunResult) -> Result<FinalizeSample, String> {
+    let merge = (!r.merge.is_empty()).then(|| {
+        let ms = r.merge.iter().map(|m| m.0).fold(0.0, f64::max);
+        let kib = r.merge.iter().map(|m| m.1).max().unwrap_or(0);
+        (ms, kib)
+    });
+    Ok(FinalizeSample {
+        finalize_ms: finalize_ms(r),
+        merge,
+    })
+}
+
+/// The scaling cases: (app, ranks, iterations).
+fn scaling_cases(setup: &Setup, quick: bool) -> Vec<(&'static str, u32, &'static str)> {
+    let mpich = setup.mpi == "mpich";
+    // MPICH busy-polls: oversubscribed beyond 9 ranks it is 100x slower.
+    let ranks: &[u32] = match (mpich, quick) {
+        (true, _) => &[4, 9],
+        (false, true) => &[4, 16, 64],
+        (false, false) => &[4, 9, 16, 27, 64],
+    };
+    let apps: Vec<&'static str> = if quick {
+        vec!["stencil2d", "stencil3d"]
+    } else {
+        test_apps(setup).into_iter().map(|(a, _)| a).collect()
+    };
+    let iterations = if mpich { "10" } else { "100" };
+    let mut cases = Vec::new();
+    for app in apps {
+        for &n in ranks {
+            cases.push((app, n, iterations));
+        }
+    }
+    let longer: &[&str] = match (mpich, quick) {
+        (true, _) => &["100", "1000"],
+        (false, true) => &["1000"],
+        (false, false) => &["1000", "10000"],
+    };
+    for app in ["stencil2d", "stencil3d"] {
+        for &it in longer {
+            cases.push((app, 4, it));
+        }
+    }
+    cases
 }
 
 fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
     let mut table = Table::new(
         &format!(
-            "Trace size and MPI_Finalize time against ranks and iterations ({})",
+            "Trace size, MPI_Finalize time and merge cost against ranks and iterations ({})",
             setup.mpi
         ),
         "Trace bytes should follow the number of distinct behaviours, not ranks or iterations. \
-         MPI_Finalize time is rank 0's, measured by the app; median of interleaved runs.",
+         Finalize ms is rank 0's, measured by the app (C apps only; median of interleaved runs); \
+         merge ms and merge KiB are the slowest rank's merge time and the largest rise of a \
+         rank's resident memory during the merge, as the tracer reports them.",
         &[
             "app",
             "ranks",
@@ -200,30 +251,30 @@ fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
             "calls",
             "untraced Finalize ms",
             "traced Finalize ms",
+            "merge ms",
+            "merge KiB",
         ],
     );
-    let ranks: &[u32] = match (setup.mpi.as_str(), quick) {
-        ("mpich", _) => &[4],
-        (_, true) => &[4, 16, 64],
-        _ => &[4, 9, 16, 27, 64],
-    };
-    let mut cases: Vec<(&str, u32, &str)> = Vec::new();
-    for &n in ranks {
-        cases.push(("stencil2d", n, "100"));
-        cases.push(("stencil3d", n, "100"));
-    }
-    // MPICH busy-polls: oversubscribed 10,000-iteration runs take minutes each.
-    let iterations: &[&str] = if quick || setup.mpi == "mpich" {
-        &["1000"]
-    } else {
-        &["1000", "10000"]
-    };
-    for &it in iterations {
-        cases.push(("stencil2d", 4, it));
-    }
-    for (app, n, it) in cases {
+    for (app, n, it) in scaling_cases(setup, quick) {
         let program = vec![setup.apps.join(app).display().to_string(), it.to_string()];
-        let samples = interleaved(setup, n, &program, repetitions(quick), finalize_ms)?;
+        let reps = if quick { 1 } else { 3 };
+        let samples = match interleaved(setup, n, &program, reps, finalize_sample) {
+            Ok(samples) => samples,
+            Err(why) => {
+                let mut cells = vec![s(app), json!(n), s(it)];
+                cells.extend(std::iter::repeat_n(s("failed"), 6));
+                table.push(cells, why);
+                continue;
+            }
+        };
+        let med = |v: &[FinalizeSample], f: &dyn Fn(&FinalizeSample) -> Option<f64>| {
+            let values: Vec<f64> = v.iter().filter_map(f).collect();
+            (!values.is_empty()).then(|| median(&values))
+        };
+        let finalize = |x: &FinalizeSample| x.finalize_ms;
+        let merge_ms = |x: &FinalizeSample| x.merge.map(|m| m.0);
+        let merge_kib = |x: &FinalizeSample| x.merge.map(|m| m.1 as f64);
+        let opt = |v: Option<f64>, digits| v.map_or(Value::Null, |v| round(v, digits));
         table.push(
             vec![
                 s(app),
@@ -231,8 +282,10 @@ fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
                 s(it),
                 json!(samples.trace_bytes),
                 json!(setup.traced_calls()?),
-                round(median(&samples.plain), 1),
-                round(median(&samples.traced), 1),
+                opt(med(&samples.plain, &finalize), 1),
+                opt(med(&samples.traced, &finalize), 1),
+                opt(med(&samples.traced, &merge_ms), 1),
+                opt(med(&samples.traced, &merge_kib), 0),
             ],
             samples.command,
         );

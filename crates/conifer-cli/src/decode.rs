@@ -52,6 +52,10 @@ pub fn print(
 ) -> Result<ExitCode, String> {
     let trace = load(path)?;
     let range = parse_ranks(rank, ranks, trace.meta.ranks)?;
+    if trace.meta.partial {
+        // On stderr, so the calls on stdout stay one per line.
+        eprintln!("conifer: {}", crate::stats::partial_summary(&trace.meta));
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for r in range {
@@ -71,7 +75,7 @@ pub fn print(
                             .unwrap_or_else(|| format!("arg{i}"));
                         (
                             name,
-                            serde_json::Value::String(v.display(call.my_rank).to_string()),
+                            serde_json::Value::String(v.display(call.at).to_string()),
                         )
                     })
                     .collect();

@@ -3,6 +3,7 @@
 mod decode;
 mod info;
 mod launch;
+mod merge;
 mod static_pass;
 mod stats;
 mod verify;
@@ -102,6 +103,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Combine the partial files of a run that ended early into one trace marked partial.
+    Merge {
+        /// The directory of partial files (`<trace>.partial`).
+        dir: PathBuf,
+        /// The trace to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
     /// Which MPI this Conifer is built for and what its preload library wraps.
     Info {
         /// Print JSON instead of a summary.
@@ -128,6 +137,7 @@ fn main() -> ExitCode {
             json,
         } => decode::print(&file, rank, ranks.as_deref(), json),
         Command::Verify { file, raw } => verify::run(&file, raw.as_deref()),
+        Command::Merge { dir, output } => merge::run(&dir, &output),
         Command::Info { json } => info::print(json),
         Command::Cc { args } => static_pass::exec("cc", &args),
         Command::Cxx { args } => static_pass::exec("cxx", &args),

@@ -1,7 +1,7 @@
 //! `conifer stats`: what a trace says about a run.
 
-use conifer_trace::assemble::terminal_counts;
 use conifer_trace::decode::{human_time, Signature};
+use conifer_trace::merge::terminal_counts;
 use conifer_trace::{Language, Trace};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +11,19 @@ use std::process::ExitCode;
 pub fn load(path: &Path) -> Result<Trace, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Trace::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One line on a partial trace: why its ranks stopped and which left no record.
+pub fn partial_summary(meta: &conifer_trace::Metadata) -> String {
+    let mut line = format!(
+        "partial trace (the run ended early): {}",
+        meta.partial_reasons.join(", ")
+    );
+    if !meta.missing_ranks.is_empty() {
+        let missing: Vec<String> = meta.missing_ranks.iter().map(u32::to_string).collect();
+        line.push_str(&format!("; no record from ranks {}", missing.join(",")));
+    }
+    line
 }
 
 /// Calls per function name and rank, counted from the grammars (not expanded).
@@ -33,8 +46,8 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
         .collect::<Result<_, _>>()?;
     let per_grammar: Vec<_> = trace.record.grammars.iter().map(terminal_counts).collect();
     let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for (rank, threads) in trace.record.rank_grammars.iter().enumerate() {
-        for &g in threads {
+    for (rank, entry) in trace.record.ranks.iter().enumerate() {
+        for &g in &entry.threads {
             for (&terminal, &n) in &per_grammar[g as usize] {
                 counts
                     .entry(functions[terminal as usize].to_string())
@@ -48,7 +61,7 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
 /// The wrappers' own per-function counters, summed over bindings (a cross-check).
 fn counter_counts(trace: &Trace) -> BTreeMap<String, Vec<u64>> {
     let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for c in &trace.counts {
+    for c in &trace.function_counts() {
         let entry = counts
             .entry(c.name.clone())
             .or_insert_with(|| vec![0; c.per_rank.len()]);
@@ -59,7 +72,7 @@ fn counter_counts(trace: &Trace) -> BTreeMap<String, Vec<u64>> {
 
 fn calls_through(trace: &Trace, language: Language) -> u64 {
     trace
-        .counts
+        .function_counts()
         .iter()
         .filter(|c| c.language == language)
         .flat_map(|c| &c.per_rank)
@@ -86,7 +99,7 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         .record
         .timing
         .iter()
-        .flatten()
+        .flat_map(|class| &class.stats)
         .map(|(_, t)| t.sum)
         .sum();
     let m = &trace.meta;
@@ -100,6 +113,8 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
             "grammar_rules": rules,
             "time_in_mpi_ns": time_ns,
             "partial": m.partial,
+            "partial_reasons": m.partial_reasons,
+            "missing_ranks": m.missing_ranks,
             "mpi": m.mpi,
             "mpi_library_version": m.mpi_library_version,
             "command_line": m.command_line,
@@ -125,6 +140,9 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         bytes.len(),
         if m.partial { "  PARTIAL" } else { "" }
     );
+    if m.partial {
+        println!("PARTIAL     {}", partial_summary(m));
+    }
     println!("command     {}", m.command_line.join(" "));
     println!("mpi         {} ({})", m.mpi_library_version, m.mpi);
     println!("ranks       {}", m.ranks);
@@ -141,14 +159,18 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         rules,
         trace
             .record
-            .rank_grammars
+            .ranks
             .iter()
-            .map(Vec::len)
+            .map(|r| r.threads.len())
             .sum::<usize>()
     );
     let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();
     println!("sections    {}", sizes.join(", "));
-    if !counters_agree {
+    if !counters_agree && m.partial {
+        println!(
+            "note        the wrappers' counters include the calls in progress when ranks stopped"
+        );
+    } else if !counters_agree {
         println!("warning     the wrappers' call counters disagree with the grammars");
     }
     println!();

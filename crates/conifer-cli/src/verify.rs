@@ -58,7 +58,11 @@ pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
         ));
     }
     let mut calls = 0u64;
-    for rank in 0..trace.meta.ranks {
+    // Ranks of a partial trace that left no record have no raw record either.
+    let present: Vec<u32> = (0..trace.meta.ranks)
+        .filter(|r| !trace.meta.missing_ranks.contains(r))
+        .collect();
+    for &rank in &present {
         let raw = read_raw(&dir.join(format!("rank{rank}.raw")))?;
         let traced = trace.thread_sequences(rank);
         if traced.len() != raw.len() {
@@ -103,6 +107,15 @@ pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
                 .count() as u64;
         }
     }
-    println!("identical: {calls} calls on {} ranks", trace.meta.ranks);
+    if present.len() == trace.meta.ranks as usize {
+        println!("identical: {calls} calls on {} ranks", trace.meta.ranks);
+    } else {
+        println!(
+            "identical: {calls} calls on {} ranks ({} of {} left no record)",
+            present.len(),
+            trace.meta.missing_ranks.len(),
+            trace.meta.ranks
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

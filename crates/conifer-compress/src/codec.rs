@@ -81,7 +81,8 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+/// Appends an unsigned LEB128 varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
         value >>= 7;
@@ -90,18 +91,21 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 }
 
 /// Cursor over the input.
-struct Reader<'a> {
-    bytes: &'a [u8],
+pub(crate) struct Reader<'a> {
+    /// What is left to read.
+    pub(crate) bytes: &'a [u8],
 }
 
 impl Reader<'_> {
-    fn byte(&mut self) -> Result<u8, DecodeError> {
+    /// One byte.
+    pub(crate) fn byte(&mut self) -> Result<u8, DecodeError> {
         let (&first, rest) = self.bytes.split_first().ok_or(DecodeError::Truncated)?;
         self.bytes = rest;
         Ok(first)
     }
 
-    fn varint(&mut self) -> Result<u64, DecodeError> {
+    /// A varint in its shortest form.
+    pub(crate) fn varint(&mut self) -> Result<u64, DecodeError> {
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = self.byte()?;
@@ -121,7 +125,7 @@ impl Reader<'_> {
     }
 
     /// A count of things each taking at least one byte.
-    fn count(&mut self) -> Result<usize, DecodeError> {
+    pub(crate) fn count(&mut self) -> Result<usize, DecodeError> {
         let n = self.varint()?;
         match usize::try_from(n) {
             Ok(count) if count <= self.bytes.len() => Ok(count),

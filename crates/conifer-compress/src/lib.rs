@@ -28,8 +28,10 @@ mod codec;
 mod frozen;
 mod grammar;
 mod invariants;
+mod set;
 mod table;
 
 pub use codec::DecodeError;
 pub use frozen::{Expand, FrozenGrammar, Item, Symbol};
 pub use grammar::Grammar;
+pub use set::{decode_set, encode_set, MAX_LETTERS};

@@ -46,7 +46,8 @@ pub fn declared_and_exported(bindings: &str, exported: &BTreeSet<String>) -> Vec
 
 /// What a wrapper does besides recording, for the few calls that drive the runtime: code run
 /// before and after the PMPI call, and whether the call's record must be finished before the
-/// PMPI call (`MPI_Finalize` writes the trace, which must include the `MPI_Finalize` itself).
+/// PMPI call (`MPI_Finalize` writes the trace and `MPI_Abort` the partial file, which must
+/// include the call itself).
 pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
     match name {
         "MPI_Init" | "MPI_Init_thread" => (
@@ -56,6 +57,11 @@ pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
         ),
         "MPI_Finalize" => (
             quote! { if call.is_outermost() { crate::runtime::before_finalize(); } },
+            quote! {},
+            true,
+        ),
+        "MPI_Abort" => (
+            quote! { if call.is_outermost() { crate::runtime::before_abort(); } },
             quote! {},
             true,
         ),

@@ -301,6 +301,10 @@ fn pointer_code(
     Some(match (base, array, dir) {
         (Base::Int, false, "out") if ranky => quote! { rec.rank_out(#id, #comm); },
         (Base::Int, false, "out") => quote! { rec.int_out(#id); },
+        (Base::Int, true, _) if spec.kind == "COORDINATE" => {
+            let len = len?;
+            quote! { { let len = #len; rec.coords(#id, len, #comm); } }
+        }
         (Base::Int, true, _) if ranky => {
             let len = len?;
             quote! { { let len = #len; rec.ranks(#id, len, #comm); } }

@@ -9,7 +9,10 @@ mod finalize;
 mod fortran;
 mod heap;
 mod mpi;
+mod pairwise;
+mod partial;
 mod record;
+mod run_info;
 mod runtime;
 pub mod structure;
 

@@ -62,6 +62,8 @@ extern "C" {
     pub fn conifer_root() -> std::ffi::c_int;
     /// `MPI_UNDEFINED`.
     pub fn conifer_undefined() -> std::ffi::c_int;
+    /// `MPI_CART` (what `MPI_Topo_test` reports for Cartesian communicators).
+    pub fn conifer_cart() -> std::ffi::c_int;
     /// `MPI_IN_PLACE`.
     pub fn conifer_in_place() -> *const std::ffi::c_void;
     /// `MPI_BOTTOM`.

@@ -73,19 +73,37 @@ impl Drop for CallGuard {
     }
 }
 
+/// True while this thread is inside an MPI wrapper.
+pub fn inside_wrapper() -> bool {
+    THREAD.with(|t| t.depth.get() > 0)
+}
+
 /// Called once MPI is initialised (after `MPI_Init` / `MPI_Init_thread` returned).
 pub fn after_init() {
-    crate::finalize::remember_start();
+    crate::run_info::remember_start();
     crate::record::after_init();
+    crate::partial::arm();
+}
+
+/// The wrappers' call counters, by function id.
+pub fn call_counts() -> Vec<u64> {
+    CALL_COUNTS
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .collect()
 }
 
 /// Called at the start of the application's `MPI_Finalize`, while MPI still works: stops
 /// recording and writes the trace.
 pub fn before_finalize() {
+    crate::partial::disarm();
     crate::record::stop();
-    let counts: Vec<u64> = CALL_COUNTS
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed))
-        .collect();
-    crate::finalize::write_trace(&counts);
+    crate::finalize::write_trace(&call_counts());
+}
+
+/// Called at the start of the application's `MPI_Abort`: the run ends here, so this rank
+/// writes its partial file (the other ranks write theirs when the launcher kills them).
+pub fn before_abort() {
+    crate::record::stop();
+    crate::partial::write("MPI_Abort");
 }

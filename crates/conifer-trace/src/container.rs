@@ -7,7 +7,7 @@ use std::fmt;
 /// First eight bytes of every trace.
 pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const END_TAG: [u8; 4] = *b"END\0";
 const SECTION_HEADER: usize = 4 + 8;
 const SECTION_TRAILER: usize = 4;
@@ -101,10 +101,10 @@ pub fn read_sections(file: &[u8]) -> Result<Vec<Section>, FormatError> {
     if version > FORMAT_VERSION {
         return Err(FormatError::NewerVersion(version));
     }
-    if version == 0 {
-        return Err(FormatError::Malformed(
-            "format version 0 does not exist".into(),
-        ));
+    if version < FORMAT_VERSION {
+        return Err(FormatError::Malformed(format!(
+            "format version {version} is older than this conifer reads ({FORMAT_VERSION}); record the run again"
+        )));
     }
     let mut sections = Vec::new();
     loop {

@@ -3,7 +3,7 @@
 
 use crate::rank_record::Timing;
 use crate::timeline::CallTime;
-use crate::value::{HandleKind, HandleRef, Value};
+use crate::value::{HandleKind, HandleRef, Position, Value};
 use crate::varint::Reader;
 use crate::Trace;
 use std::collections::HashMap;
@@ -77,8 +77,8 @@ pub struct Call<'t> {
     pub name: &'t str,
     /// Slot names.
     pub slots: &'t [String],
-    /// The caller's rank in the call's communicator, for restoring relative ranks.
-    pub my_rank: Option<i64>,
+    /// The caller's position in the call's communicator, for restoring relative ranks.
+    pub at: Option<Position<'t>>,
     /// Timing of this signature on this rank.
     pub timing: Option<Timing>,
     /// This call's own timing, with lossless timing.
@@ -99,8 +99,8 @@ impl fmt::Display for Call<'_> {
                 f.write_str(", ")?;
             }
             match self.slots.get(i) {
-                Some(slot) => write!(f, "{slot}={}", v.display(self.my_rank))?,
-                None => write!(f, "{}", v.display(self.my_rank))?,
+                Some(slot) => write!(f, "{slot}={}", v.display(self.at))?,
+                None => write!(f, "{}", v.display(self.at))?,
             }
         }
         let ret = if self.signature.ret == 0 {
@@ -146,9 +146,9 @@ impl Trace {
     pub fn thread_sequences(&self, rank: u32) -> Vec<impl Iterator<Item = &[u8]> + '_> {
         let threads = self
             .record
-            .rank_grammars
+            .ranks
             .get(rank as usize)
-            .cloned()
+            .map(|r| r.threads.clone())
             .unwrap_or_default();
         threads
             .into_iter()
@@ -163,17 +163,28 @@ impl Trace {
     /// Every call of `rank`, thread by thread, each thread in call order. Streams: memory does
     /// not grow with the number of calls.
     pub fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'_>, DecodeError>> + '_ {
-        let memberships: HashMap<&[u8], i64> = self.record.comms[rank as usize]
+        let entry = &self.record.ranks[rank as usize];
+        let memberships: HashMap<&[u8], Position> = entry
+            .comms
             .iter()
             .rev()
-            .map(|m| (m.comm.as_slice(), m.my_rank))
+            .map(|m| {
+                let at = Position {
+                    rank: m.my_rank,
+                    grid: m.grid.as_ref(),
+                };
+                (m.comm.as_slice(), at)
+            })
             .collect();
-        let timing: HashMap<&[u8], Timing> = self.record.timing[rank as usize]
-            .iter()
+        let timing: HashMap<&[u8], Timing> = self
+            .record
+            .class_timing(rank as usize)
+            .into_iter()
+            .flat_map(|class| &class.stats)
             .map(|(t, stats)| (self.record.signatures[*t as usize].as_slice(), *stats))
             .collect();
-        let threads = self.record.rank_grammars[rank as usize].clone();
-        let timelines = &self.record.timelines[rank as usize];
+        let threads = entry.threads.clone();
+        let timelines = &entry.timelines;
         self.thread_sequences(rank)
             .into_iter()
             .zip(threads)
@@ -187,7 +198,7 @@ impl Trace {
                     .and_then(|t| crate::timeline::decode(t, calls));
                 let mut times = times.into_iter().flatten();
                 let mut clock = 0u64;
-                let mut request_ranks: HashMap<HandleRef, Option<i64>> = HashMap::new();
+                let mut request_positions: HashMap<HandleRef, Position> = HashMap::new();
                 seq.enumerate().map(move |(index, bytes)| {
                     let time = times.next();
                     let start_ns = time.map(|t| {
@@ -211,28 +222,28 @@ impl Trace {
                                 signature.function
                             ))
                         })?;
-                    let comm_rank = signature.comm().and_then(|c| {
+                    let comm_position = signature.comm().and_then(|c| {
                         let mut key = Vec::new();
                         c.encode(&mut key);
                         memberships.get(key.as_slice()).copied()
                     });
-                    let my_rank = match comm_rank {
-                        Some(r) => {
+                    let at = match comm_position {
+                        Some(p) => {
                             for req in signature.requests() {
-                                request_ranks.insert(req, Some(r));
+                                request_positions.insert(req, p);
                             }
-                            Some(r)
+                            Some(p)
                         }
                         None => signature
                             .requests()
-                            .find_map(|r| request_ranks.get(&r).copied().flatten()),
+                            .find_map(|r| request_positions.get(&r).copied()),
                     };
                     Ok(Call {
                         rank,
                         index: index as u64,
                         name: &info.name,
                         slots: &info.slots,
-                        my_rank,
+                        at,
                         timing: timing.get(bytes).copied(),
                         time,
                         start_ns,

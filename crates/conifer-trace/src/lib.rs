@@ -5,12 +5,16 @@
 //! rejects foreign, truncated, corrupted or newer files with a [`FormatError`] that says so in
 //! one line.
 
-pub mod assemble;
+pub mod columns;
 mod container;
 pub mod decode;
+pub mod grid;
+pub mod merge;
 mod model;
+pub mod partial;
 pub mod predefined;
 pub mod rank_record;
+mod record_codec;
 pub mod timeline;
 pub mod value;
 pub mod varint;

@@ -2,6 +2,7 @@
 //! signature table, one grammar per thread (over its local terminals), timing per signature,
 //! and the communicators it belongs to with its rank in each.
 
+use crate::grid::Grid;
 use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::FrozenGrammar;
 
@@ -32,6 +33,23 @@ impl Timing {
         self.count += 1;
         self.sum += ns;
         self.sum_sq += ns * ns;
+    }
+
+    /// The statistics of both sets of durations together.
+    pub fn combined(&self, other: &Timing) -> Timing {
+        if self.count == 0 {
+            return *other;
+        }
+        if other.count == 0 {
+            return *self;
+        }
+        Timing {
+            count: self.count + other.count,
+            sum: self.sum + other.sum,
+            sum_sq: self.sum_sq + other.sum_sq,
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
     }
 
     /// The same statistics with every duration multiplied by `factor` (unit conversion).
@@ -65,22 +83,31 @@ impl Timing {
             .sqrt()
     }
 
+    /// Appends the statistics: the count, then mean, standard deviation, min and max as
+    /// 32-bit floats (7 significant digits is ample for aggregate timing, and the standard
+    /// deviation is kept as such so it survives the narrowing without cancellation).
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         put_u64(out, self.count);
-        for v in [self.sum, self.sum_sq, self.min, self.max] {
-            put_u64(out, v.to_bits());
+        for v in [self.mean(), self.stddev(), self.min, self.max] {
+            out.extend_from_slice(&(v as f32).to_le_bytes());
         }
     }
 
+    /// Reads what [`Timing::encode`] wrote.
     pub(crate) fn decode(r: &mut Reader) -> Option<Timing> {
         let count = r.u64()?;
-        let mut f = || r.u64().map(f64::from_bits);
+        let mut f = || {
+            r.take(4)
+                .map(|b| f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))))
+        };
+        let (mean, stddev, min, max) = (f()?, f()?, f()?, f()?);
+        let n = count as f64;
         Some(Timing {
             count,
-            sum: f()?,
-            sum_sq: f()?,
-            min: f()?,
-            max: f()?,
+            sum: mean * n,
+            sum_sq: (stddev * stddev + mean * mean) * n,
+            min,
+            max,
         })
     }
 }
@@ -93,10 +120,44 @@ pub struct Membership {
     pub comm: Vec<u8>,
     /// The rank's rank in it.
     pub my_rank: i64,
+    /// Its Cartesian topology, if it has one (ranks in it are recorded as grid displacements).
+    pub grid: Option<Grid>,
+}
+
+/// Appends an optional grid: 0, or 1 then the dimension count and each (extent, periodic).
+pub fn put_grid(out: &mut Vec<u8>, grid: Option<&Grid>) {
+    match grid {
+        None => put_u64(out, 0),
+        Some(g) => {
+            put_u64(out, 1);
+            put_u64(out, g.dims.len() as u64);
+            for (&d, &p) in g.dims.iter().zip(&g.periods) {
+                put_i64(out, d);
+                put_u64(out, p.into());
+            }
+        }
+    }
+}
+
+/// Reads what [`put_grid`] wrote: `Some(None)` for no grid, `None` when malformed.
+pub fn read_grid(r: &mut Reader) -> Option<Option<Grid>> {
+    match r.u64()? {
+        0 => Some(None),
+        1 => {
+            let n = r.count()?;
+            let (mut dims, mut periods) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for _ in 0..n {
+                dims.push(r.i64()?);
+                periods.push(r.u64()? != 0);
+            }
+            Grid::new(dims, periods).map(Some)
+        }
+        _ => None,
+    }
 }
 
 /// One rank's record.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RankRecord {
     /// Local terminal → signature bytes.
     pub signatures: Vec<Vec<u8>>,
@@ -132,6 +193,7 @@ impl RankRecord {
             put_u64(&mut out, m.comm.len() as u64);
             out.extend_from_slice(&m.comm);
             put_i64(&mut out, m.my_rank);
+            put_grid(&mut out, m.grid.as_ref());
         }
         put_u64(&mut out, self.timelines.len() as u64);
         for t in &self.timelines {
@@ -162,9 +224,11 @@ impl RankRecord {
         for _ in 0..c {
             let len = r.count()?;
             let comm = r.take(len)?.to_vec();
+            let my_rank = r.i64()?;
             comms.push(Membership {
                 comm,
-                my_rank: r.i64()?,
+                my_rank,
+                grid: read_grid(&mut r)?,
             });
         }
         let t = r.count()?;

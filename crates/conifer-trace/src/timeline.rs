@@ -26,8 +26,12 @@ pub fn encode(times: &[CallTime]) -> Vec<u8> {
 /// Decompresses a thread's call times; `None` when the bytes are not a timeline of at most
 /// `calls` calls (the bound keeps corrupt input from allocating without limit).
 pub fn decode(bytes: &[u8], calls: u64) -> Option<Vec<CallTime>> {
-    let limit = usize::try_from(calls.saturating_mul(20)).ok()?;
-    let raw = zstd::bulk::decompress(bytes, limit.max(1)).ok()?;
+    // The frame states its size; allocate that, and only if `calls` calls could fill it.
+    let size = zstd::zstd_safe::get_frame_content_size(bytes).ok()??;
+    if size > calls.saturating_mul(20) {
+        return None;
+    }
+    let raw = zstd::bulk::decompress(bytes, usize::try_from(size).ok()?.max(1)).ok()?;
     let mut r = Reader::new(&raw);
     let mut times = Vec::new();
     while r.remaining() > 0 {

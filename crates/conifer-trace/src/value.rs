@@ -1,6 +1,7 @@
 //! The recorded value of one MPI call argument, its binary encoding (the bytes that make up a
 //! call signature) and its text form (what `conifer decode` prints).
 
+use crate::grid::Grid;
 use crate::predefined;
 use crate::varint::{put_i64, put_u64, Reader};
 use std::fmt;
@@ -79,7 +80,7 @@ impl HandleKind {
 pub const REQUEST_LOCAL_BITS: u32 = 12;
 
 /// Which object a handle argument denotes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HandleRef {
     /// A predefined object: index into [`predefined::names`] of the kind.
     Named(u16),
@@ -105,6 +106,19 @@ pub enum Rank {
     Root,
     /// `MPI_UNDEFINED`.
     Undefined,
+    /// Peer of a Cartesian communicator: its displacement in the grid from the caller (see
+    /// [`Grid::displacement`]).
+    Grid(i64),
+}
+
+/// Where the caller stands in a call's communicator: what relative ranks and coordinates are
+/// restored against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Position<'a> {
+    /// The caller's rank in the communicator.
+    pub rank: i64,
+    /// The communicator's Cartesian topology, if it has one.
+    pub grid: Option<&'a Grid>,
 }
 
 /// Where a buffer argument points.
@@ -160,6 +174,9 @@ pub enum Value {
     Ignored,
     /// A value Conifer does not interpret (callbacks, attribute values, tool handles).
     Opaque,
+    /// Coordinates in a Cartesian communicator, as offsets from the caller's own coordinates
+    /// (the shortest way round in periodic dimensions).
+    Coords(Vec<i64>),
 }
 
 mod tag {
@@ -172,6 +189,7 @@ mod tag {
     pub const STATUS: u8 = 6;
     pub const IGNORED: u8 = 7;
     pub const OPAQUE: u8 = 8;
+    pub const COORDS: u8 = 9;
 }
 
 impl Rank {
@@ -189,6 +207,10 @@ impl Rank {
             Rank::ProcNull => out.push(3),
             Rank::Root => out.push(4),
             Rank::Undefined => out.push(5),
+            Rank::Grid(d) => {
+                out.push(6);
+                put_i64(out, d)
+            }
         }
     }
 
@@ -200,6 +222,7 @@ impl Rank {
             3 => Rank::ProcNull,
             4 => Rank::Root,
             5 => Rank::Undefined,
+            6 => Rank::Grid(r.i64()?),
             _ => return None,
         })
     }
@@ -238,6 +261,7 @@ impl Value {
             }
             Value::Ignored => out.push(tag::IGNORED),
             Value::Opaque => out.push(tag::OPAQUE),
+            Value::Coords(offsets) => encode_coords(out, offsets),
         }
     }
 
@@ -286,17 +310,19 @@ impl Value {
             }),
             tag::IGNORED => Value::Ignored,
             tag::OPAQUE => Value::Opaque,
+            tag::COORDS => {
+                let n = r.count()?;
+                Value::Coords((0..n).map(|_| r.i64()).collect::<Option<_>>()?)
+            }
             _ => return None,
         })
     }
 
-    /// The text form, with relative ranks turned back into ranks given the caller's rank in
-    /// the call's communicator (`None` keeps them relative, written `+d`/`-d`).
-    pub fn display(&self, my_rank: Option<i64>) -> DisplayValue<'_> {
-        DisplayValue {
-            value: self,
-            my_rank,
-        }
+    /// The text form, with relative ranks and coordinates turned back into absolute ones given
+    /// the caller's position in the call's communicator (`None` keeps them relative: `+d`/`-d`
+    /// for ranks, `@d` for grid displacements, `~[..]` for coordinate offsets).
+    pub fn display<'a>(&'a self, at: Option<Position<'a>>) -> DisplayValue<'a> {
+        DisplayValue { value: self, at }
     }
 }
 
@@ -350,16 +376,27 @@ pub fn encode_rank(out: &mut Vec<u8>, rank: Rank) {
     rank.encode(out);
 }
 
+/// Appends coordinates given as offsets from the caller's coordinates.
+pub fn encode_coords(out: &mut Vec<u8>, offsets: &[i64]) {
+    out.push(tag::COORDS);
+    put_u64(out, offsets.len() as u64);
+    offsets.iter().for_each(|&o| put_i64(out, o));
+}
+
 /// A value ready to print.
 pub struct DisplayValue<'a> {
     value: &'a Value,
-    my_rank: Option<i64>,
+    at: Option<Position<'a>>,
 }
 
-fn fmt_rank(f: &mut fmt::Formatter<'_>, rank: Rank, my_rank: Option<i64>) -> fmt::Result {
-    match (rank, my_rank) {
-        (Rank::Relative(d), Some(me)) => write!(f, "{}", me + d),
+fn fmt_rank(f: &mut fmt::Formatter<'_>, rank: Rank, at: Option<Position>) -> fmt::Result {
+    match (rank, at) {
+        (Rank::Relative(d), Some(me)) => write!(f, "{}", me.rank + d),
         (Rank::Relative(d), None) => write!(f, "{d:+}"),
+        (Rank::Grid(d), at) => match at.and_then(|me| me.grid?.displaced(me.rank, d)) {
+            Some(rank) => write!(f, "{rank}"),
+            None => write!(f, "@{d}"),
+        },
         (Rank::Absolute(r), _) => write!(f, "{r}"),
         (Rank::AnySource, _) => f.write_str("MPI_ANY_SOURCE"),
         (Rank::ProcNull, _) => f.write_str("MPI_PROC_NULL"),
@@ -372,7 +409,7 @@ impl fmt::Display for DisplayValue<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.value {
             Value::Int(v) => write!(f, "{v}"),
-            Value::Rank(rank) => fmt_rank(f, *rank, self.my_rank),
+            Value::Rank(rank) => fmt_rank(f, *rank, self.at),
             Value::Handle(kind, HandleRef::Named(code)) => {
                 match predefined::names(*kind).get(*code as usize) {
                     Some(name) => f.write_str(name),
@@ -400,17 +437,42 @@ impl fmt::Display for DisplayValue<'_> {
                     if i > 0 {
                         f.write_str(",")?;
                     }
-                    write!(f, "{}", v.display(self.my_rank))?;
+                    write!(f, "{}", v.display(self.at))?;
                 }
                 f.write_str("]")
             }
             Value::Status(s) => {
                 f.write_str("{src=")?;
-                fmt_rank(f, s.source, self.my_rank)?;
+                fmt_rank(f, s.source, self.at)?;
                 write!(f, ",tag={},err={},bytes={}}}", s.tag, s.error, s.bytes)
             }
             Value::Ignored => f.write_str("IGNORE"),
             Value::Opaque => f.write_str("?"),
+            Value::Coords(offsets) => {
+                let absolute = self.at.and_then(|me| {
+                    let grid = me.grid?;
+                    let here = grid.coords(me.rank)?;
+                    Some(
+                        here.iter()
+                            .zip(offsets)
+                            .zip(grid.dims.iter().zip(&grid.periods))
+                            .map(|((c, o), (d, periodic))| {
+                                if *periodic {
+                                    (c + o).rem_euclid(*d)
+                                } else {
+                                    c + o
+                                }
+                            })
+                            .collect::<Vec<i64>>(),
+                    )
+                });
+                let (prefix, shown) = match &absolute {
+                    Some(coords) => ("", coords.as_slice()),
+                    None => ("~", offsets.as_slice()),
+                };
+                let items: Vec<String> = shown.iter().map(i64::to_string).collect();
+                write!(f, "{prefix}[{}]", items.join(","))
+            }
         }
     }
 }
@@ -438,6 +500,8 @@ mod tests {
             }),
             Value::Ignored,
             Value::Opaque,
+            Value::Rank(Rank::Grid(1)),
+            Value::Coords(vec![-1, 1]),
         ]
     }
 
@@ -456,9 +520,17 @@ mod tests {
 
     #[test]
     fn text_restores_absolute_ranks() {
+        // Rank 5 of a periodic 3x3 grid sits at (1,2). Grid displacement 1 is offset (0,+1)
+        // (digits (0+3)*6 + (1+3) = 22 less the zero point 3*6+3 = 21), which wraps to (1,0),
+        // rank 3; coordinate offsets (-1,+1) wrap to (0,0).
+        let grid = Grid::new(vec![3, 3], vec![true, true]).unwrap();
+        let at = Position {
+            rank: 5,
+            grid: Some(&grid),
+        };
         let texts: Vec<String> = sample()
             .iter()
-            .map(|v| v.display(Some(5)).to_string())
+            .map(|v| v.display(Some(at)).to_string())
             .collect();
         assert_eq!(
             texts,
@@ -474,9 +546,16 @@ mod tests {
                 "[1,7]",
                 "{src=6,tag=5,err=0,bytes=512}",
                 "IGNORE",
-                "?"
+                "?",
+                "3",
+                "[0,0]"
             ]
         );
+        let unrestored: Vec<String> = sample()[10..]
+            .iter()
+            .map(|v| v.display(None).to_string())
+            .collect();
+        assert_eq!(unrestored, ["IGNORE", "?", "@1", "~[-1,1]"]);
     }
 
     #[test]

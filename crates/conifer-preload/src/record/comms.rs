@@ -4,6 +4,7 @@
 
 use super::state::FastMap;
 use crate::mpi::*;
+use conifer_trace::grid::Grid;
 use conifer_trace::value::HandleRef;
 
 /// Words of the free-id bitmap exchanged at agreement (ids 0..256 are recycled).
@@ -20,6 +21,8 @@ pub struct CommInfo {
     pub size: i64,
     /// Size of the remote group of an inter-communicator.
     pub remote_size: Option<i64>,
+    /// True when it has a Cartesian topology (its grid is in [`Comms::grid`]).
+    pub cartesian: bool,
 }
 
 /// The communicators a rank knows and the ids in use.
@@ -28,7 +31,9 @@ pub struct Comms {
     /// Every (communicator, rank in it) this rank has had, freed ones included, for decoding
     /// relative ranks. A recycled id with a different rank is listed again (decoders use the
     /// first entry; such programs decode that communicator's ranks as relative).
-    history: Vec<(HandleRef, i64)>,
+    history: Vec<(HandleRef, i64, Option<Grid>)>,
+    /// Topologies of the Cartesian communicators, by handle bits.
+    grids: FastMap<u64, Grid>,
     used: Vec<u64>,
     /// Ids of communicators created without agreement (`MPI_Comm_idup`, parents), from the
     /// top of the id space so they never collide with agreed ids.
@@ -55,7 +60,36 @@ unsafe fn describe(comm: MPI_Comm, handle: HandleRef) -> CommInfo {
         my_rank: rank.into(),
         size: size.into(),
         remote_size,
+        cartesian: false,
     }
+}
+
+/// The Cartesian topology of `comm`, if it has one.
+unsafe fn cartesian(comm: MPI_Comm) -> Option<Grid> {
+    let mut kind = 0;
+    if PMPI_Topo_test(comm, &mut kind) != 0 || kind != conifer_cart() {
+        return None;
+    }
+    let mut ndims = 0;
+    if PMPI_Cartdim_get(comm, &mut ndims) != 0 || ndims < 0 {
+        return None;
+    }
+    let n = ndims as usize;
+    let (mut dims, mut periods, mut coords) = (vec![0; n], vec![0; n], vec![0; n]);
+    if PMPI_Cart_get(
+        comm,
+        ndims,
+        dims.as_mut_ptr(),
+        periods.as_mut_ptr(),
+        coords.as_mut_ptr(),
+    ) != 0
+    {
+        return None;
+    }
+    Grid::new(
+        dims.into_iter().map(i64::from).collect(),
+        periods.into_iter().map(|p| p != 0).collect(),
+    )
 }
 
 impl Comms {
@@ -64,6 +98,7 @@ impl Comms {
         let mut comms = Comms {
             known: FastMap::default(),
             history: Vec::new(),
+            grids: FastMap::default(),
             used: vec![0; WORDS],
             local_next: u32::MAX,
         };
@@ -85,25 +120,33 @@ impl Comms {
                 my_rank: 0,
                 size: 0,
                 remote_size: None,
+                cartesian: false,
             },
         );
         comms
     }
 
-    /// Every intra-communicator this rank has belonged to, with its rank in it.
-    pub fn memberships(&self) -> impl Iterator<Item = (HandleRef, i64)> + '_ {
-        let predefined = self
+    /// Every intra-communicator this rank has belonged to, with its rank and its grid.
+    pub fn memberships(&self) -> impl Iterator<Item = (HandleRef, i64, Option<Grid>)> + '_ {
+        // Sorted so every rank lists them in the same order: equal lists compress across ranks.
+        let mut predefined: Vec<(HandleRef, i64, Option<Grid>)> = self
             .known
             .values()
-            .filter(|i| matches!(i.handle, HandleRef::Named(_)));
-        predefined
-            .map(|i| (i.handle, i.my_rank))
-            .chain(self.history.iter().copied())
+            .filter(|i| matches!(i.handle, HandleRef::Named(_)))
+            .map(|i| (i.handle, i.my_rank, None))
+            .collect();
+        predefined.sort_by_key(|(handle, _, _)| *handle);
+        predefined.into_iter().chain(self.history.iter().cloned())
     }
 
     /// What is known about a communicator.
     pub fn get(&self, bits: u64) -> Option<&CommInfo> {
         self.known.get(&bits)
+    }
+
+    /// The grid of a Cartesian communicator.
+    pub fn grid(&self, bits: u64) -> Option<&Grid> {
+        self.grids.get(&bits)
     }
 
     /// The local free-id bitmap offered at agreement.
@@ -139,11 +182,18 @@ impl Comms {
     /// `comm` must be a valid communicator.
     pub unsafe fn insert_agreed(&mut self, comm: MPI_Comm, id: u32) -> HandleRef {
         self.mark_used(id);
-        let info = describe(comm, HandleRef::Id(id));
+        let mut info = describe(comm, HandleRef::Id(id));
+        let grid = cartesian(comm);
+        info.cartesian = grid.is_some();
         self.known.insert(comm_bits(comm), info);
-        if info.remote_size.is_none() && !self.history.contains(&(info.handle, info.my_rank)) {
-            self.history.push((info.handle, info.my_rank));
+        let membership = (info.handle, info.my_rank, grid.clone());
+        if info.remote_size.is_none() && !self.history.contains(&membership) {
+            self.history.push(membership);
         }
+        match grid {
+            Some(g) => self.grids.insert(comm_bits(comm), g),
+            None => self.grids.remove(&comm_bits(comm)),
+        };
         info.handle
     }
 
@@ -164,6 +214,7 @@ impl Comms {
                 my_rank: 0,
                 size: 0,
                 remote_size: None,
+                cartesian: false,
             },
         );
         handle
@@ -171,6 +222,7 @@ impl Comms {
 
     /// The communicator behind `bits` was freed.
     pub fn release(&mut self, bits: u64) {
+        self.grids.remove(&bits);
         if let Some(CommInfo {
             handle: HandleRef::Id(id),
             ..

@@ -9,6 +9,7 @@
 mod clock;
 mod comms;
 pub mod handles;
+mod ranks;
 mod requests;
 pub mod state;
 
@@ -16,15 +17,13 @@ use crate::mpi::*;
 use crate::runtime::CallGuard;
 use conifer_trace::rank_record::{Membership, RankRecord};
 use conifer_trace::timeline::CallTime;
-use conifer_trace::value::{
-    encode_array_header, encode_buffer, encode_handle, encode_int, encode_rank,
-};
-use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
+use conifer_trace::value::{encode_array_header, encode_buffer, encode_handle, encode_int};
+use conifer_trace::value::{Buffer, HandleKind, HandleRef, Status, Value};
 use conifer_trace::varint::put_u64;
 use state::State;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
@@ -33,29 +32,6 @@ static RECORDING: AtomicBool = AtomicBool::new(true);
 /// MPI at once, so only then is the state lock released during the PMPI call.
 static MULTITHREADED: AtomicBool = AtomicBool::new(false);
 
-/// `CONIFER_RELATIVE_TAGS=1`: tags recorded relative to the caller's rank.
-static RELATIVE_TAGS: LazyLock<bool> =
-    LazyLock::new(|| std::env::var("CONIFER_RELATIVE_TAGS").is_ok_and(|v| v == "1"));
-
-/// MPI's special rank values, read once.
-struct SpecialRanks {
-    any_source: i64,
-    proc_null: i64,
-    root: i64,
-    undefined: i64,
-}
-
-static SPECIAL_RANKS: LazyLock<SpecialRanks> = LazyLock::new(|| {
-    // SAFETY: the shim functions return compile-time constants.
-    unsafe {
-        SpecialRanks {
-            any_source: conifer_any_source().into(),
-            proc_null: conifer_proc_null().into(),
-            root: conifer_root().into(),
-            undefined: conifer_undefined().into(),
-        }
-    }
-});
 static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
 
 fn lock() -> MutexGuard<'static, State> {
@@ -66,16 +42,63 @@ fn lock() -> MutexGuard<'static, State> {
 
 /// The rank's record in the form sent to the merge.
 pub fn rank_record() -> RankRecord {
-    let state = lock();
+    record_of(&lock())
+}
+
+/// True when MPI runs with `MPI_THREAD_MULTIPLE` (several threads may be inside MPI).
+pub fn multithreaded() -> bool {
+    MULTITHREADED.load(Ordering::Relaxed)
+}
+
+/// The state's address, for [`salvage`].
+static STATE_ADDRESS: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Runs `f` on the recorder's state at a fatal moment (a signal handler, `exit`, `MPI_Abort`):
+/// with the lock when it is free; without it when this very thread holds it — in a
+/// single-threaded program the lock is held across the PMPI call, where a `SIGTERM` from the
+/// launcher usually finds the rank, and that thread is stopped here, so nothing else touches
+/// the state. With other threads in MPI it waits up to two seconds for the lock, else gives up.
+///
+/// # Safety
+/// Only for code that ends the process afterwards: the state may be read while a wrapper of
+/// this thread, interrupted, holds it.
+pub unsafe fn salvage<R>(f: impl Fn(&State) -> R) -> Option<R> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match STATE.try_lock() {
+            Ok(state) => return Some(f(&state)),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(f(&p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                let address = STATE_ADDRESS.load(Ordering::Acquire);
+                let mine =
+                    crate::runtime::inside_wrapper() && !MULTITHREADED.load(Ordering::Relaxed);
+                if mine && !address.is_null() {
+                    return Some(f(&*address));
+                }
+                if std::time::Instant::now() > deadline {
+                    return None;
+                }
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// The rank's record, built from `state`.
+pub fn record_of(state: &State) -> RankRecord {
     let comms: Vec<Membership> = state
         .comms
         .as_ref()
         .map(|c| {
             c.memberships()
-                .map(|(handle, my_rank)| {
+                .map(|(handle, my_rank, grid)| {
                     let mut comm = Vec::new();
                     encode_handle(&mut comm, HandleKind::Comm, handle);
-                    Membership { comm, my_rank }
+                    Membership {
+                        comm,
+                        my_rank,
+                        grid,
+                    }
                 })
                 .collect()
         })
@@ -138,7 +161,11 @@ fn timeline(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<u8> {
 /// With `CONIFER_RAW` set, writes this rank's uncompressed record to `dir/rank<R>.raw`: per
 /// call, its thread, then its signature (both length-prefixed varints), in call order.
 pub fn write_raw(dir: &str, rank: c_int) -> Result<(), String> {
-    let state = lock();
+    write_raw_of(&lock(), dir, rank)
+}
+
+/// [`write_raw`] from `state`.
+pub fn write_raw_of(state: &State, dir: &str, rank: c_int) -> Result<(), String> {
     let Some(raw) = &state.raw else { return Ok(()) };
     let mut out = Vec::new();
     for (thread, sig) in raw {
@@ -172,7 +199,9 @@ pub fn after_init() {
         provided == unsafe { conifer_thread_multiple() },
         Ordering::Relaxed,
     );
-    lock().comms = Some(comms::Comms::new());
+    let mut state = lock();
+    state.comms = Some(comms::Comms::new());
+    STATE_ADDRESS.store(&mut *state, Ordering::Release);
 }
 
 /// A handle (pointer in Open MPI, integer in MPICH) as the integer the maps are keyed by,
@@ -271,8 +300,8 @@ pub struct Call {
     state: Option<MutexGuard<'static, State>>,
     start: u64,
     thread: u32,
-    /// The caller's rank in the communicator of the requests the call completes.
-    request_rank: Option<i64>,
+    /// The communicator of the requests the call completes (for their statuses' sources).
+    request_comm: Option<u64>,
     /// Where the buffers go back when the call is finished.
     scratch: *const RefCell<(Vec<u8>, Vec<u64>)>,
 }
@@ -302,7 +331,7 @@ impl Call {
             state: Some(locked),
             start: clock::ticks(),
             thread,
-            request_rank: None,
+            request_comm: None,
             scratch: &state.scratch,
         })
     }
@@ -377,43 +406,6 @@ impl Call {
     /// An argument that was not read (not significant here, or an ignored output).
     pub fn ignored(&mut self) {
         Value::Ignored.encode(&mut self.sig);
-    }
-
-    fn rank_value(&mut self, v: i64, comm: Option<u64>) -> Rank {
-        let special = &*SPECIAL_RANKS;
-        match v {
-            v if v == special.any_source => return Rank::AnySource,
-            v if v == special.proc_null => return Rank::ProcNull,
-            v if v == special.root => return Rank::Root,
-            v if v == special.undefined => return Rank::Undefined,
-            _ => {}
-        }
-        let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
-        match info {
-            Some(i) if i.remote_size.is_none() => Rank::Relative(v - i.my_rank),
-            _ => Rank::Absolute(v),
-        }
-    }
-
-    /// A message tag: by value, or with `CONIFER_RELATIVE_TAGS=1` relative to the caller's rank
-    /// in `comm` (so codes that tag by rank record one signature on every rank).
-    pub fn tag(&mut self, v: i64, comm: Option<u64>) {
-        if !*RELATIVE_TAGS || v < 0 {
-            return self.int(v); // MPI_ANY_TAG and other negative values stay as they are
-        }
-        let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
-        match info {
-            Some(i) if i.remote_size.is_none() => {
-                encode_rank(&mut self.sig, Rank::Relative(v - i.my_rank))
-            }
-            _ => self.int(v),
-        }
-    }
-
-    /// A rank of `comm` (relative to the caller's rank in it where meaningful).
-    pub fn rank(&mut self, v: i64, comm: Option<u64>) {
-        let r = self.rank_value(v, comm);
-        encode_rank(&mut self.sig, r);
     }
 
     fn handle_ref(&mut self, kind: HandleKind, bits: u64) -> HandleRef {
@@ -519,17 +511,6 @@ impl Call {
         self.array(len, |c, i| c.int((*ptr.add(i)).as_i64()));
     }
 
-    /// An array of ranks of `comm`.
-    ///
-    /// # Safety
-    /// As [`Call::ints`].
-    pub unsafe fn ranks<T: AsI64>(&mut self, ptr: *const T, len: usize, comm: Option<u64>) {
-        if ptr.is_null() || Self::is_sentinel(ptr.cast()) {
-            return self.ignored();
-        }
-        self.array(len, |c, i| c.rank((*ptr.add(i)).as_i64(), comm));
-    }
-
     /// An integer output.
     ///
     /// # Safety
@@ -539,17 +520,6 @@ impl Call {
             return self.ignored();
         }
         self.int((*ptr).as_i64());
-    }
-
-    /// A rank output.
-    ///
-    /// # Safety
-    /// As [`Call::int_out`].
-    pub unsafe fn rank_out<T: AsI64>(&mut self, ptr: *const T, comm: Option<u64>) {
-        if ptr.is_null() {
-            return self.ignored();
-        }
-        self.rank((*ptr).as_i64(), comm);
     }
 
     /// An array of input handles.
@@ -585,10 +555,10 @@ impl Call {
                 .state
                 .as_mut()
                 .expect("state is locked outside the PMPI call");
-            self.request_rank = self
+            self.request_comm = self
                 .saved
                 .iter()
-                .find_map(|b| st.requests.lookup(*b).and_then(|r| r.my_rank));
+                .find_map(|b| st.requests.lookup(*b).and_then(|r| r.comm));
         }
         if array {
             encode_array_header(&mut self.sig, len);
@@ -739,14 +709,7 @@ impl Call {
             return encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Named(code));
         }
         let creator = state::hash_bytes(&self.sig);
-        let my_rank = comm.and_then(|c| {
-            self.st()
-                .comms
-                .as_ref()
-                .and_then(|cs| cs.get(c))
-                .map(|i| i.my_rank)
-        });
-        let id = self.st().requests.create(creator, bits, my_rank);
+        let id = self.st().requests.create(creator, bits, comm);
         encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Id(id));
     }
 
@@ -758,13 +721,7 @@ impl Call {
         } else {
             -1
         };
-        let source = match comm {
-            Some(_) => self.rank_value(s.MPI_SOURCE.into(), comm),
-            None => match self.request_rank {
-                Some(me) if s.MPI_SOURCE >= 0 => Rank::Relative(i64::from(s.MPI_SOURCE) - me),
-                _ => self.rank_value(s.MPI_SOURCE.into(), None),
-            },
-        };
+        let source = self.rank_value(s.MPI_SOURCE.into(), comm.or(self.request_comm));
         Value::Status(Status {
             source,
             tag: s.MPI_TAG.into(),

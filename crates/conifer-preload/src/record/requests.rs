@@ -11,13 +11,13 @@ use std::collections::VecDeque;
 
 use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
 
-/// A live request: its symbolic id and the caller's rank in its communicator (for statuses).
+/// A live request: its symbolic id and its communicator (for the sources of its statuses).
 #[derive(Clone, Copy)]
 pub struct LiveRequest {
     /// Symbolic id: pool number in the high bits, index within the pool in the low ones.
     pub id: u32,
-    /// The caller's rank in the request's communicator, when known.
-    pub my_rank: Option<i64>,
+    /// Handle bits of the request's communicator, when known.
+    pub comm: Option<u64>,
 }
 
 /// All request pools and live requests of a process.
@@ -30,7 +30,7 @@ pub struct Requests {
 
 impl Requests {
     /// A new request `bits` created by a call whose signature prefix hashes to `creator`.
-    pub fn create(&mut self, creator: u64, bits: u64, my_rank: Option<i64>) -> u32 {
+    pub fn create(&mut self, creator: u64, bits: u64, comm: Option<u64>) -> u32 {
         let next_pool = self.pools.len() as u32;
         let pool_number = *self.pool_of_creator.entry(creator).or_insert(next_pool);
         if pool_number == next_pool {
@@ -41,7 +41,7 @@ impl Requests {
         self.live
             .entry(bits)
             .or_default()
-            .push_back(LiveRequest { id, my_rank });
+            .push_back(LiveRequest { id, comm });
         id
     }
 

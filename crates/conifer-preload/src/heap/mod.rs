@@ -9,6 +9,8 @@
 //! `CONIFER_HEAP=0` turns the interception off (every buffer is then named by its address's
 //! first use).
 
+pub mod emergency;
+
 use crate::record::handles::IdPool;
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -151,6 +153,9 @@ pub fn locate(address: usize) -> Option<(u32, i64)> {
 /// The C `malloc` contract.
 #[no_mangle]
 pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    if emergency::active() {
+        return emergency::alloc(size, 16);
+    }
     added(__libc_malloc(size), size)
 }
 
@@ -158,6 +163,12 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
 /// The C `calloc` contract.
 #[no_mangle]
 pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+    if emergency::active() {
+        // Fresh anonymous memory is already zero.
+        return count
+            .checked_mul(size)
+            .map_or(std::ptr::null_mut(), |n| emergency::alloc(n, 16));
+    }
     added(__libc_calloc(count, size), count.saturating_mul(size))
 }
 
@@ -165,6 +176,9 @@ pub unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
 /// The C `realloc` contract.
 #[no_mangle]
 pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    if emergency::active() {
+        return emergency::realloc(ptr, size);
+    }
     let moved = __libc_realloc(ptr, size);
     if !moved.is_null() || size == 0 {
         removed(ptr);
@@ -176,6 +190,9 @@ pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
 /// The C `free` contract.
 #[no_mangle]
 pub unsafe extern "C" fn free(ptr: *mut c_void) {
+    if emergency::active() {
+        return;
+    }
     removed(ptr);
     __libc_free(ptr);
 }
@@ -191,6 +208,10 @@ pub unsafe extern "C" fn posix_memalign(
     if alignment < std::mem::size_of::<usize>() || !alignment.is_power_of_two() {
         return libc::EINVAL;
     }
+    if emergency::active() {
+        *out = emergency::alloc(size, alignment);
+        return if (*out).is_null() { libc::ENOMEM } else { 0 };
+    }
     let ptr = __libc_memalign(alignment, size);
     if ptr.is_null() {
         return libc::ENOMEM;
@@ -203,6 +224,9 @@ pub unsafe extern "C" fn posix_memalign(
 /// The C11 `aligned_alloc` contract.
 #[no_mangle]
 pub unsafe extern "C" fn aligned_alloc(alignment: usize, size: usize) -> *mut c_void {
+    if emergency::active() {
+        return emergency::alloc(size, alignment.next_power_of_two());
+    }
     added(__libc_memalign(alignment, size), size)
 }
 
@@ -210,5 +234,8 @@ pub unsafe extern "C" fn aligned_alloc(alignment: usize, size: usize) -> *mut c_
 /// The glibc `memalign` contract.
 #[no_mangle]
 pub unsafe extern "C" fn memalign(alignment: usize, size: usize) -> *mut c_void {
+    if emergency::active() {
+        return emergency::alloc(size, alignment.next_power_of_two());
+    }
     added(__libc_memalign(alignment, size), size)
 }

@@ -1,0 +1,311 @@
+//! Combines ranks' records into one: one global signature table, each rank's grammars
+//! renumbered to it, identical grammars stored once, timing statistics pooled over the ranks
+//! that behave identically. [`Merged::absorb`] joins two adjacent rank ranges; the tracer calls
+//! it in log2 P pairwise rounds over MPI, `conifer merge` folds partial files with [`merge`].
+
+use crate::rank_record::{Membership, RankRecord, Timing};
+use conifer_compress::{FrozenGrammar, Symbol};
+use std::collections::HashMap;
+
+/// What one rank contributes besides its grammars and timing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RankEntry {
+    /// Grammar index of each of its threads.
+    pub threads: Vec<u32>,
+    /// Communicators it belonged to.
+    pub comms: Vec<Membership>,
+    /// Calls per wrapped function id, as counted by the wrappers (a cross-check of the
+    /// grammars); functions never called are left out.
+    pub counts: Vec<(u16, u64)>,
+    /// Host name.
+    pub host: String,
+    /// Per-thread compressed timelines (lossless timing only).
+    pub timelines: Vec<Vec<u8>>,
+}
+
+/// Timing statistics of the ranks whose threads have exactly the grammars `threads`: one
+/// behaviour class, pooled so the trace does not grow with the ranks that share it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassTiming {
+    /// The class: grammar index of each thread.
+    pub threads: Vec<u32>,
+    /// (global terminal, statistics over all the class's ranks), sorted by terminal.
+    pub stats: Vec<(u32, Timing)>,
+}
+
+/// The merged record of the ranks `first_rank .. first_rank + ranks.len()`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Merged {
+    /// `MPI_COMM_WORLD` rank of the first rank covered (0 in a whole trace).
+    pub first_rank: u32,
+    /// Global terminal → signature bytes.
+    pub signatures: Vec<Vec<u8>>,
+    /// Distinct grammars over global terminals.
+    pub grammars: Vec<FrozenGrammar>,
+    /// One entry per rank, in rank order.
+    pub ranks: Vec<RankEntry>,
+    /// Timing per behaviour class.
+    pub timing: Vec<ClassTiming>,
+}
+
+impl Merged {
+    /// The record of rank `rank` alone.
+    pub fn of_rank(rank: u32, record: RankRecord, counts: Vec<(u16, u64)>, host: String) -> Merged {
+        let mut grammars: Vec<FrozenGrammar> = Vec::new();
+        let threads: Vec<u32> = record
+            .grammars
+            .into_iter()
+            .map(|g| match grammars.iter().position(|known| *known == g) {
+                Some(i) => i as u32,
+                None => {
+                    grammars.push(g);
+                    grammars.len() as u32 - 1
+                }
+            })
+            .collect();
+        let stats = record
+            .timing
+            .into_iter()
+            .enumerate()
+            .filter(|(_, t)| t.count > 0)
+            .map(|(t, timing)| (t as u32, timing))
+            .collect();
+        Merged {
+            first_rank: rank,
+            signatures: record.signatures,
+            grammars,
+            timing: vec![ClassTiming {
+                threads: threads.clone(),
+                stats,
+            }],
+            ranks: vec![RankEntry {
+                threads,
+                comms: record.comms,
+                counts,
+                host,
+                timelines: record.timelines,
+            }],
+        }
+    }
+
+    /// Appends the ranks of `next`, which must start where `self` ends.
+    pub fn absorb(&mut self, next: Merged) {
+        debug_assert_eq!(
+            next.first_rank as usize,
+            self.first_rank as usize + self.ranks.len()
+        );
+        let mut sig_index: HashMap<Vec<u8>, u32> = self
+            .signatures
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), i as u32))
+            .collect();
+        let sig_map: Vec<u32> = next
+            .signatures
+            .into_iter()
+            .map(|sig| {
+                let fresh = self.signatures.len() as u32;
+                *sig_index.entry(sig.clone()).or_insert_with(|| {
+                    self.signatures.push(sig);
+                    fresh
+                })
+            })
+            .collect();
+        let mut grammar_index: HashMap<FrozenGrammar, u32> = self
+            .grammars
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.clone(), i as u32))
+            .collect();
+        let grammar_map: Vec<u32> = next
+            .grammars
+            .iter()
+            .map(|g| {
+                let renumbered = g.map_terminals(|t| sig_map[t as usize]);
+                let fresh = self.grammars.len() as u32;
+                *grammar_index.entry(renumbered.clone()).or_insert_with(|| {
+                    self.grammars.push(renumbered);
+                    fresh
+                })
+            })
+            .collect();
+        let renumber = |threads: &[u32]| -> Vec<u32> {
+            threads.iter().map(|&g| grammar_map[g as usize]).collect()
+        };
+        for mut entry in next.ranks {
+            entry.threads = renumber(&entry.threads);
+            self.ranks.push(entry);
+        }
+        for class in next.timing {
+            let threads = renumber(&class.threads);
+            let stats: Vec<(u32, Timing)> = class
+                .stats
+                .into_iter()
+                .map(|(t, timing)| (sig_map[t as usize], timing))
+                .collect();
+            match self.timing.iter_mut().find(|c| c.threads == threads) {
+                Some(known) => known.stats = pool(&known.stats, stats),
+                None => {
+                    let mut stats = stats;
+                    stats.sort_by_key(|(t, _)| *t);
+                    self.timing.push(ClassTiming { threads, stats });
+                }
+            }
+        }
+    }
+
+    /// The timing class of rank `rank` (0-based within this record), if it has one.
+    pub fn class_timing(&self, rank: usize) -> Option<&ClassTiming> {
+        let threads = &self.ranks.get(rank)?.threads;
+        self.timing.iter().find(|c| &c.threads == threads)
+    }
+}
+
+/// Two statistics lists joined terminal by terminal.
+fn pool(known: &[(u32, Timing)], more: Vec<(u32, Timing)>) -> Vec<(u32, Timing)> {
+    let mut by_terminal: std::collections::BTreeMap<u32, Timing> = known.iter().copied().collect();
+    for (t, timing) in more {
+        let slot = by_terminal.entry(t).or_default();
+        *slot = slot.combined(&timing);
+    }
+    by_terminal.into_iter().collect()
+}
+
+/// One rank's input to [`merge`]: its record, its wrapper call counts (function id, calls) and
+/// its host name.
+pub type RankInput = (RankRecord, Vec<(u16, u64)>, String);
+
+/// Merges whole per-rank records given in rank order from rank 0.
+pub fn merge(records: Vec<RankInput>) -> Merged {
+    let mut merged: Option<Merged> = None;
+    for (rank, (record, counts, host)) in records.into_iter().enumerate() {
+        let one = Merged::of_rank(rank as u32, record, counts, host);
+        match &mut merged {
+            Some(m) => m.absorb(one),
+            None => merged = Some(one),
+        }
+    }
+    merged.unwrap_or_default()
+}
+
+/// How often each terminal occurs in a grammar's expansion, computed from the rules.
+pub fn terminal_counts(grammar: &FrozenGrammar) -> HashMap<u32, u64> {
+    fn rule_counts(
+        g: &FrozenGrammar,
+        rule: usize,
+        memo: &mut Vec<Option<HashMap<u32, u64>>>,
+    ) -> HashMap<u32, u64> {
+        if let Some(done) = &memo[rule] {
+            return done.clone();
+        }
+        let mut counts = HashMap::new();
+        for item in &g.rules()[rule] {
+            match item.symbol {
+                Symbol::Terminal(t) => *counts.entry(t).or_insert(0) += item.exponent,
+                Symbol::Rule(r) => {
+                    for (t, n) in rule_counts(g, r as usize, memo) {
+                        *counts.entry(t).or_insert(0) += n * item.exponent;
+                    }
+                }
+            }
+        }
+        memo[rule] = Some(counts.clone());
+        counts
+    }
+    if grammar.rules().is_empty() {
+        return HashMap::new();
+    }
+    let mut memo = vec![None; grammar.rules().len()];
+    rule_counts(grammar, 0, &mut memo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conifer_compress::Grammar;
+
+    fn frozen(seq: &[u32]) -> FrozenGrammar {
+        let mut g = Grammar::new();
+        seq.iter().for_each(|&t| g.push(t));
+        g.freeze()
+    }
+
+    fn record(sigs: &[&str], seq: &[u32], ns: f64) -> RankInput {
+        let mut timing = vec![Timing::default(); sigs.len()];
+        for &t in seq {
+            timing[t as usize].add(ns);
+        }
+        let record = RankRecord {
+            signatures: sigs.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            timing,
+            grammars: vec![frozen(seq)],
+            comms: Vec::new(),
+            timelines: Vec::new(),
+        };
+        (record, vec![(0, seq.len() as u64)], "node".into())
+    }
+
+    #[test]
+    fn same_behaviour_under_different_local_numbering_is_stored_once() {
+        // Rank 0 met "send" first, rank 1 met "recv" first: same sequence of signatures.
+        let r0 = record(&["send", "recv"], &[0, 1, 0, 1], 10.0);
+        let r1 = record(&["recv", "send"], &[1, 0, 1, 0], 30.0);
+        let r2 = record(&["send", "barrier"], &[0, 1], 5.0);
+        let m = merge(vec![r0, r1, r2]);
+        assert_eq!(
+            m.signatures,
+            vec![b"send".to_vec(), b"recv".to_vec(), b"barrier".to_vec()]
+        );
+        assert_eq!(m.grammars.len(), 2);
+        let threads: Vec<_> = m.ranks.iter().map(|r| r.threads.clone()).collect();
+        assert_eq!(threads, vec![vec![0], vec![0], vec![1]]);
+        let decoded: Vec<u32> = m.grammars[1].expand().collect();
+        assert_eq!(decoded, vec![0, 2]);
+        // Ranks 0 and 1 share a class: 2 sends at 10 ns and 2 at 30 ns pooled.
+        let send = m.class_timing(1).unwrap().stats[0].1;
+        assert_eq!(
+            (send.count, send.min, send.max, send.mean()),
+            (4, 10.0, 30.0, 20.0)
+        );
+        assert_eq!(m.timing.len(), 2);
+    }
+
+    #[test]
+    fn pairwise_rounds_give_the_sequential_result() {
+        let make = |i: u32| {
+            let seq: Vec<u32> = (0..20).map(|k| (k * (i % 3 + 1)) % 4).collect();
+            record(&["a", "b", "c", "d"], &seq, f64::from(i))
+        };
+        let sequential = merge((0..7).map(make).collect());
+        // Tree order: (0+1)+(2+3), (4+5)+6, then the two halves.
+        let one = |i: u32| {
+            let (r, c, h) = make(i);
+            Merged::of_rank(i, r, c, h)
+        };
+        let pair = |a: u32, b: u32| {
+            let mut m = one(a);
+            m.absorb(one(b));
+            m
+        };
+        let mut left = pair(0, 1);
+        left.absorb(pair(2, 3));
+        let mut right = pair(4, 5);
+        right.absorb(one(6));
+        left.absorb(right);
+        assert_eq!(left.ranks, sequential.ranks);
+        assert_eq!(left.grammars, sequential.grammars);
+        assert_eq!(left.signatures, sequential.signatures);
+        assert_eq!(left.timing, sequential.timing);
+    }
+
+    #[test]
+    fn terminal_counts_match_expansion() {
+        let seq: Vec<u32> = (0..500).flat_map(|i| [1, 2, 2, (i % 3) as u32]).collect();
+        let g = frozen(&seq);
+        let mut expected: HashMap<u32, u64> = HashMap::new();
+        for t in &seq {
+            *expected.entry(*t).or_insert(0) += 1;
+        }
+        assert_eq!(terminal_counts(&g), expected);
+    }
+}

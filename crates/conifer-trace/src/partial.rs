@@ -1,0 +1,212 @@
+//! Partial files: what one rank had recorded when its run ended early (a fatal signal,
+//! `MPI_Abort`, `exit` without `MPI_Finalize`), written by that rank alone, and
+//! [`merge_partials`], which turns a run's partial files into a trace marked partial
+//! (`conifer merge DIR -o FILE.cft`).
+
+use crate::container::{read_sections, write_sections, FormatError, Section};
+use crate::merge::Merged;
+use crate::model::{find_section, from_json, to_json};
+use crate::rank_record::RankRecord;
+use crate::{FunctionInfo, Metadata, Trace};
+
+const META: [u8; 4] = *b"META";
+const CATALOG: [u8; 4] = *b"FUNC";
+const REASON: [u8; 4] = *b"WHY\0";
+
+/// One rank's partial file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartialRecord {
+    /// The run, as this rank knew it (`ranks` is the size of `MPI_COMM_WORLD`).
+    pub meta: Metadata,
+    /// The functions this rank's signatures use.
+    pub catalog: Vec<FunctionInfo>,
+    /// This rank's record (`first_rank` is its rank).
+    pub record: Merged,
+    /// Why the rank stopped (`SIGSEGV`, `MPI_Abort`, `exit without MPI_Finalize`).
+    pub reason: String,
+}
+
+impl PartialRecord {
+    /// The file image.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut sections = vec![
+            Section {
+                tag: META,
+                payload: to_json(&self.meta),
+            },
+            Section {
+                tag: CATALOG,
+                payload: to_json(&self.catalog),
+            },
+            Section {
+                tag: REASON,
+                payload: self.reason.as_bytes().to_vec(),
+            },
+        ];
+        let record = read_sections(&self.record.to_bytes()).expect("own bytes parse");
+        sections.extend(record);
+        write_sections(&sections)
+    }
+
+    /// Parses a file image.
+    pub fn from_bytes(file: &[u8]) -> Result<PartialRecord, FormatError> {
+        let sections = read_sections(file)?;
+        let find = |tag| find_section(&sections, tag);
+        let meta: Metadata = from_json(find(META)?, "META")?;
+        let catalog: Vec<FunctionInfo> = from_json(find(CATALOG)?, "FUNC")?;
+        let reason = String::from_utf8_lossy(find(REASON)?).into_owned();
+        let record = Merged::from_bytes(&write_sections(
+            &sections
+                .into_iter()
+                .filter(|s| ![META, CATALOG, REASON].contains(&s.tag))
+                .collect::<Vec<_>>(),
+        ))?;
+        if record.ranks.len() != 1 || record.first_rank >= meta.ranks {
+            return Err(FormatError::Malformed(
+                "a partial file holds exactly one rank of its run".into(),
+            ));
+        }
+        Ok(PartialRecord {
+            meta,
+            catalog,
+            record,
+            reason,
+        })
+    }
+}
+
+/// Combines the partial files of one run (any order, at most one per rank) into a trace marked
+/// partial. Ranks without a file get an empty record and are listed as missing.
+pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
+    let first = parts.first().ok_or("no partial files to merge")?;
+    let ranks = first.meta.ranks;
+    let command = first.meta.command_line.clone();
+    if let Some(other) = parts
+        .iter()
+        .find(|p| p.meta.ranks != ranks || p.meta.command_line != command)
+    {
+        return Err(format!(
+            "the partial files come from different runs (rank {} ran {:?} on {} ranks, not {:?} on {ranks})",
+            other.record.first_rank, other.meta.command_line, other.meta.ranks, command
+        ));
+    }
+    parts.sort_by_key(|p| p.record.first_rank);
+    if let Some(pair) = parts
+        .windows(2)
+        .find(|w| w[0].record.first_rank == w[1].record.first_rank)
+    {
+        return Err(format!(
+            "two partial files for rank {}",
+            pair[0].record.first_rank
+        ));
+    }
+    let mut meta = parts[0].meta.clone();
+    meta.partial = true;
+    meta.missing_ranks.clear();
+    meta.partial_reasons.clear();
+    let mut catalog: Vec<FunctionInfo> = Vec::new();
+    let mut merged: Option<Merged> = None;
+    let mut parts = parts.into_iter().peekable();
+    for rank in 0..ranks {
+        let record = match parts.next_if(|p| p.record.first_rank == rank) {
+            Some(part) => {
+                meta.partial_reasons
+                    .push(format!("rank {rank}: {}", part.reason));
+                for f in part.catalog {
+                    if !catalog.iter().any(|known| known.id == f.id) {
+                        catalog.push(f);
+                    }
+                }
+                part.record
+            }
+            None => {
+                meta.missing_ranks.push(rank);
+                Merged::of_rank(rank, RankRecord::default(), Vec::new(), String::new())
+            }
+        };
+        match &mut merged {
+            Some(m) => m.absorb(record),
+            None => merged = Some(record),
+        }
+    }
+    catalog.sort_by_key(|f| f.id);
+    Ok(Trace {
+        meta,
+        catalog,
+        record: merged.unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rank_record::Timing;
+    use crate::Language;
+    use conifer_compress::Grammar;
+
+    fn part(rank: u32, calls: u32, reason: &str) -> PartialRecord {
+        let mut g = Grammar::new();
+        (0..calls).for_each(|_| g.push(0));
+        let record = RankRecord {
+            signatures: vec![vec![0, 0, 0]],
+            timing: vec![Timing::default()],
+            grammars: vec![g.freeze()],
+            ..Default::default()
+        };
+        PartialRecord {
+            meta: Metadata {
+                conifer_version: "0".into(),
+                mpi: "openmpi".into(),
+                mpi_library_version: String::new(),
+                command_line: vec!["./app".into()],
+                ranks: 4,
+                start_unix_seconds: 0.0,
+                partial: true,
+                missing_ranks: Vec::new(),
+                options: Vec::new(),
+                partial_reasons: Vec::new(),
+            },
+            catalog: vec![FunctionInfo {
+                id: 0,
+                name: "MPI_Barrier".into(),
+                language: Language::C,
+                slots: Vec::new(),
+            }],
+            record: Merged::of_rank(rank, record, vec![(0, u64::from(calls))], "h".into()),
+            reason: reason.into(),
+        }
+    }
+
+    #[test]
+    fn partial_files_round_trip_and_merge_with_missing_ranks() {
+        let parts: Vec<PartialRecord> = [(3, 5, "SIGTERM"), (1, 7, "SIGSEGV"), (0, 5, "SIGTERM")]
+            .into_iter()
+            .map(|(r, n, why)| PartialRecord::from_bytes(&part(r, n, why).to_bytes()).unwrap())
+            .collect();
+        assert_eq!(parts[1], part(1, 7, "SIGSEGV"));
+        let trace = merge_partials(parts).unwrap();
+        assert!(trace.meta.partial);
+        assert_eq!(trace.meta.missing_ranks, vec![2]);
+        assert_eq!(
+            trace.meta.partial_reasons,
+            vec!["rank 0: SIGTERM", "rank 1: SIGSEGV", "rank 3: SIGTERM"]
+        );
+        let lengths: Vec<usize> = (0..4).map(|r| trace.calls(r).count()).collect();
+        assert_eq!(lengths, vec![5, 7, 0, 5]);
+        let back = Trace::from_bytes(&trace.to_bytes()).unwrap();
+        assert_eq!(back.meta, trace.meta);
+    }
+
+    #[test]
+    fn files_of_different_runs_or_twice_the_same_rank_are_refused() {
+        let mut other = part(1, 1, "x");
+        other.meta.ranks = 8;
+        assert!(merge_partials(vec![part(0, 1, "x"), other])
+            .unwrap_err()
+            .contains("different runs"));
+        assert!(merge_partials(vec![part(0, 1, "x"), part(0, 2, "y")])
+            .unwrap_err()
+            .contains("two partial files for rank 0"));
+        assert!(merge_partials(Vec::new()).is_err());
+    }
+}

@@ -1,0 +1,405 @@
+//! The sections that hold a [`Merged`] record, used both in `.cft` files and in the messages of
+//! the tracer's pairwise merge (so a partly merged record and a trace are the same bytes):
+//! `SIGS` signatures, `GRAM` distinct grammars (combined by one more Sequitur pass), `RMAP` rank → grammars, `COMM` communicator
+//! memberships, `CNTS` wrapper call counts, `HOST` host names, `TIME` timing per behaviour
+//! class, `TMLN` lossless timelines (only when recorded). Per-rank sections are columns
+//! (see [`crate::columns`]), so they grow with distinct behaviours, not ranks.
+
+use crate::columns::{put_column, read_column};
+use crate::container::{read_sections, write_sections, FormatError, Section};
+use crate::grid::Grid;
+use crate::merge::{ClassTiming, Merged, RankEntry};
+use crate::model::find_section;
+use crate::rank_record::{put_grid, read_grid, Membership, Timing};
+use crate::varint::{put_i64, put_u64, Reader};
+use conifer_compress::Symbol;
+
+const SIGNATURES: [u8; 4] = *b"SIGS";
+const GRAMMARS: [u8; 4] = *b"GRAM";
+const RANK_MAP: [u8; 4] = *b"RMAP";
+const COMMS: [u8; 4] = *b"COMM";
+const COUNTS: [u8; 4] = *b"CNTS";
+const HOSTS: [u8; 4] = *b"HOST";
+const TIMING: [u8; 4] = *b"TIME";
+const TIMELINES: [u8; 4] = *b"TMLN";
+const FIRST_RANK: [u8; 4] = *b"FRST";
+
+/// The most ranks a record may claim: columns compress ranks to a few bytes, so the claim is
+/// bounded explicitly to keep a corrupt file from making the reader allocate without limit.
+pub const MAX_RANKS: usize = 1 << 24;
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_u64(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+fn put_u32s(out: &mut Vec<u8>, values: &[u32]) {
+    put_u64(out, values.len() as u64);
+    values.iter().for_each(|&v| put_u64(out, v.into()));
+}
+
+fn read_u32s(r: &mut Reader) -> Option<Vec<u32>> {
+    let n = r.count()?;
+    (0..n).map(|_| r.u32()).collect()
+}
+
+/// A rank's communicators with its rank in each: `None` when it equals its world rank (so all
+/// ranks of a communicator numbered like `MPI_COMM_WORLD` store the same value), else the rank
+/// itself (so `MPI_COMM_SELF`, or the rows of a grid, repeat across ranks).
+type RelativeComms = Vec<(Vec<u8>, Option<i64>, Option<Grid>)>;
+
+fn relative_comms(world_rank: i64, comms: &[Membership]) -> RelativeComms {
+    comms
+        .iter()
+        .map(|m| {
+            let rank = (m.my_rank != world_rank).then_some(m.my_rank);
+            (m.comm.clone(), rank, m.grid.clone())
+        })
+        .collect()
+}
+
+/// The sections of `m`, in file order.
+pub fn encode_record(m: &Merged) -> Vec<Section> {
+    let mut sigs = Vec::new();
+    put_u64(&mut sigs, m.signatures.len() as u64);
+    m.signatures.iter().for_each(|s| put_bytes(&mut sigs, s));
+    let grams = conifer_compress::encode_set(&m.grammars);
+    let mut map = Vec::new();
+    put_u64(&mut map, m.ranks.len() as u64);
+    let threads: Vec<&Vec<u32>> = m.ranks.iter().map(|r| &r.threads).collect();
+    put_column(&mut map, &threads, |o, t| put_u32s(o, t));
+    let mut comms = Vec::new();
+    let relative: Vec<RelativeComms> = m
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| relative_comms(i64::from(m.first_rank) + i as i64, &r.comms))
+        .collect();
+    put_column(&mut comms, &relative, |o, list| {
+        put_u64(o, list.len() as u64);
+        for (comm, rank, grid) in list {
+            put_bytes(o, comm);
+            put_grid(o, grid.as_ref());
+            match rank {
+                None => put_u64(o, 0),
+                Some(r) => {
+                    put_u64(o, 1);
+                    put_i64(o, *r);
+                }
+            }
+        }
+    });
+    let mut counts = Vec::new();
+    let per_rank: Vec<&Vec<(u16, u64)>> = m.ranks.iter().map(|r| &r.counts).collect();
+    put_column(&mut counts, &per_rank, |o, list| {
+        put_u64(o, list.len() as u64);
+        for &(id, n) in list.iter() {
+            put_u64(o, id.into());
+            put_u64(o, n);
+        }
+    });
+    let mut hosts = Vec::new();
+    let names: Vec<&str> = m.ranks.iter().map(|r| r.host.as_str()).collect();
+    put_column(&mut hosts, &names, |o, h| o.extend_from_slice(h.as_bytes()));
+    let mut timing = Vec::new();
+    put_u64(&mut timing, m.timing.len() as u64);
+    for class in &m.timing {
+        put_u32s(&mut timing, &class.threads);
+        put_u64(&mut timing, class.stats.len() as u64);
+        for (t, stats) in &class.stats {
+            put_u64(&mut timing, (*t).into());
+            stats.encode(&mut timing);
+        }
+    }
+    let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
+    let mut sections = vec![
+        section(SIGNATURES, sigs),
+        section(GRAMMARS, grams),
+        section(RANK_MAP, map),
+        section(COMMS, comms),
+        section(COUNTS, counts),
+        section(HOSTS, hosts),
+        section(TIMING, timing),
+    ];
+    if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
+        let mut timelines = Vec::new();
+        for r in &m.ranks {
+            put_u64(&mut timelines, r.timelines.len() as u64);
+            r.timelines
+                .iter()
+                .for_each(|t| put_bytes(&mut timelines, t));
+        }
+        sections.push(section(TIMELINES, timelines));
+    }
+    sections
+}
+
+fn malformed(what: &str) -> FormatError {
+    FormatError::Malformed(format!("{what} section is inconsistent"))
+}
+
+/// Parses a whole section as a list of items, rejecting trailing bytes.
+fn list<T>(
+    bytes: &[u8],
+    what: &str,
+    mut item: impl FnMut(&mut Reader) -> Option<T>,
+) -> Result<Vec<T>, FormatError> {
+    let mut r = Reader::new(bytes);
+    let n = r.count().ok_or_else(|| malformed(what))?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(item(&mut r).ok_or_else(|| malformed(what))?);
+    }
+    if r.remaining() != 0 {
+        return Err(malformed(what));
+    }
+    Ok(out)
+}
+
+/// Parses a section holding one column of `ranks` values.
+fn column<T: Clone>(
+    bytes: &[u8],
+    ranks: usize,
+    what: &str,
+    item: impl Fn(&mut Reader) -> Option<T>,
+) -> Result<Vec<T>, FormatError> {
+    let mut r = Reader::new(bytes);
+    let values = read_column(&mut r, ranks, item).ok_or_else(|| malformed(what))?;
+    if r.remaining() != 0 {
+        return Err(malformed(what));
+    }
+    Ok(values)
+}
+
+/// Parses the record sections of `sections`; the first rank covered is `first_rank`.
+pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, FormatError> {
+    let find = |tag| find_section(sections, tag);
+    let signatures = list(find(SIGNATURES)?, "SIGS", |r| {
+        let n = r.count()?;
+        r.take(n).map(<[u8]>::to_vec)
+    })?;
+    let grammars = conifer_compress::decode_set(find(GRAMMARS)?)
+        .map_err(|e| FormatError::Malformed(format!("GRAM section: {e}")))?;
+    let mut map = Reader::new(find(RANK_MAP)?);
+    let ranks = map.u64().ok_or_else(|| malformed("RMAP"))?;
+    let ranks = usize::try_from(ranks)
+        .ok()
+        .filter(|&n| n <= MAX_RANKS)
+        .ok_or_else(|| malformed("RMAP"))?;
+    let threads = read_column(&mut map, ranks, read_u32s).ok_or_else(|| malformed("RMAP"))?;
+    if map.remaining() != 0 {
+        return Err(malformed("RMAP"));
+    }
+    let comms = column(find(COMMS)?, ranks, "COMM", |r| {
+        let n = r.count()?;
+        (0..n)
+            .map(|_| {
+                let len = r.count()?;
+                let comm = r.take(len)?.to_vec();
+                let grid = read_grid(r)?;
+                let rank = match r.u64()? {
+                    0 => None,
+                    1 => Some(r.i64()?),
+                    _ => return None,
+                };
+                Some((comm, rank, grid))
+            })
+            .collect::<Option<RelativeComms>>()
+    })?;
+    let counts = column(find(COUNTS)?, ranks, "CNTS", |r| {
+        let n = r.count()?;
+        (0..n)
+            .map(|_| Some((u16::try_from(r.u64()?).ok()?, r.u64()?)))
+            .collect::<Option<Vec<_>>>()
+    })?;
+    let hosts = column(find(HOSTS)?, ranks, "HOST", |r| {
+        let rest = r.take(r.remaining())?;
+        Some(String::from_utf8_lossy(rest).into_owned())
+    })?;
+    let timing = list(find(TIMING)?, "TIME", |r| {
+        let threads = read_u32s(r)?;
+        let n = r.count()?;
+        let stats = (0..n)
+            .map(|_| Some((r.u32()?, Timing::decode(r)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(ClassTiming { threads, stats })
+    })?;
+    let timelines = match find(TIMELINES) {
+        Ok(bytes) => {
+            let mut r = Reader::new(bytes);
+            let per_rank = (0..ranks)
+                .map(|_| {
+                    let n = r.count()?;
+                    (0..n)
+                        .map(|_| {
+                            let len = r.count()?;
+                            r.take(len).map(<[u8]>::to_vec)
+                        })
+                        .collect::<Option<Vec<_>>>()
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| malformed("TMLN"))?;
+            if r.remaining() != 0 {
+                return Err(malformed("TMLN"));
+            }
+            per_rank
+        }
+        Err(_) => vec![Vec::new(); ranks],
+    };
+    let merged = Merged {
+        first_rank,
+        signatures,
+        grammars,
+        ranks: threads
+            .into_iter()
+            .zip(comms)
+            .zip(counts.into_iter().zip(hosts))
+            .zip(timelines)
+            .enumerate()
+            .map(|(i, (((threads, comms), (counts, host)), timelines))| {
+                let world = i64::from(first_rank) + i as i64;
+                RankEntry {
+                    threads,
+                    comms: comms
+                        .into_iter()
+                        .map(|(comm, rank, grid)| Membership {
+                            comm,
+                            my_rank: rank.unwrap_or(world),
+                            grid,
+                        })
+                        .collect(),
+                    counts,
+                    host,
+                    timelines,
+                }
+            })
+            .collect(),
+        timing,
+    };
+    check_references(&merged)?;
+    Ok(merged)
+}
+
+/// Rejects records whose grammars, rank map or timing refer to things that do not exist.
+fn check_references(m: &Merged) -> Result<(), FormatError> {
+    let terminals = m.signatures.len() as u32;
+    let grammar_count = m.grammars.len() as u32;
+    let bad_terminal = m.grammars.iter().any(|g| {
+        g.rules()
+            .iter()
+            .flatten()
+            .any(|i| matches!(i.symbol, Symbol::Terminal(t) if t >= terminals))
+    }) || m
+        .timing
+        .iter()
+        .flat_map(|c| &c.stats)
+        .any(|(t, _)| *t >= terminals);
+    let bad_grammar = m
+        .ranks
+        .iter()
+        .flat_map(|r| &r.threads)
+        .chain(m.timing.iter().flat_map(|c| &c.threads))
+        .any(|&g| g >= grammar_count);
+    if bad_terminal || bad_grammar {
+        return Err(FormatError::Malformed(
+            "a grammar refers to a signature or grammar that does not exist".into(),
+        ));
+    }
+    Ok(())
+}
+
+impl Merged {
+    /// The message form of a partly merged record (the record sections plus the first rank).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut first = Vec::new();
+        put_u64(&mut first, self.first_rank.into());
+        let mut sections = vec![Section {
+            tag: FIRST_RANK,
+            payload: first,
+        }];
+        sections.extend(encode_record(self));
+        write_sections(&sections)
+    }
+
+    /// Parses [`Merged::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Merged, FormatError> {
+        let sections = read_sections(bytes)?;
+        let first = Reader::new(find_section(&sections, FIRST_RANK)?)
+            .u32()
+            .ok_or_else(|| malformed("FRST"))?;
+        decode_record(&sections, first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::merge;
+    use crate::rank_record::RankRecord;
+    use conifer_compress::Grammar;
+
+    fn record(rank: i64, lossless: bool) -> (RankRecord, Vec<(u16, u64)>, String) {
+        let mut g = Grammar::new();
+        (0..10).for_each(|i| g.push(i % 2));
+        let mut timing = vec![Timing::default(); 2];
+        timing[0].add(rank as f64);
+        (
+            RankRecord {
+                signatures: vec![b"x".to_vec(), b"y".to_vec()],
+                timing,
+                grammars: vec![g.freeze()],
+                comms: vec![
+                    Membership {
+                        comm: b"WORLD".to_vec(),
+                        my_rank: rank,
+                        grid: None,
+                    },
+                    Membership {
+                        comm: b"row".to_vec(),
+                        my_rank: rank % 4,
+                        grid: Grid::new(vec![2, 2], vec![true, false]),
+                    },
+                ],
+                timelines: if lossless {
+                    vec![vec![rank as u8]]
+                } else {
+                    Vec::new()
+                },
+            },
+            vec![(3, 10)],
+            format!("node{}", rank / 8),
+        )
+    }
+
+    #[test]
+    fn partly_merged_records_round_trip_as_messages() {
+        for lossless in [false, true] {
+            let mut m = merge((0..16).map(|r| record(r, lossless)).collect());
+            m.first_rank = 32;
+            for (i, r) in m.ranks.iter_mut().enumerate() {
+                r.comms[0].my_rank = 32 + i as i64;
+            }
+            let mut back = Merged::from_bytes(&m.to_bytes()).unwrap();
+            // Timing is stored as 32-bit floats: equal to 7 digits, compared apart.
+            let (t0, t1) = (&back.timing[0].stats[0].1, &m.timing[0].stats[0].1);
+            assert_eq!((t0.count, t0.min, t0.max), (t1.count, t1.min, t1.max));
+            assert!((t0.mean() - t1.mean()).abs() <= 1e-6 * t1.mean());
+            assert!((t0.stddev() - t1.stddev()).abs() <= 1e-5 * t1.stddev());
+            back.timing = m.timing.clone();
+            assert_eq!(back, m);
+        }
+    }
+
+    #[test]
+    fn record_size_does_not_follow_the_rank_count() {
+        let same_behaviour = |rank: i64| {
+            let (mut record, counts, _) = record(rank, false);
+            record.comms[1].my_rank = rank;
+            (record, counts, "node".to_string())
+        };
+        let size = |n: i64| merge((0..n).map(same_behaviour).collect()).to_bytes().len();
+        let (small, large) = (size(16), size(1024));
+        // Only the varint exponents of the rank columns grow (log P).
+        assert!(large <= small + 8, "{small} -> {large}");
+    }
+}

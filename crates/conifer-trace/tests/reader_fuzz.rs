@@ -1,0 +1,184 @@
+//! The reader on damaged input: random flips, truncations and splices of a real-shaped trace,
+//! both as raw bytes (caught by the checksums) and inside section payloads with the checksums
+//! recomputed (so the section parsers themselves see the damage). Reading must return a
+//! result — never panic — and whatever it accepts must decode without panicking. Each case's
+//! decode is bounded to a number of calls, so a damaged exponent cannot turn the test into a
+//! hang, while the reader's own allocations are bounded by design (counts checked against the
+//! bytes left, rank counts and letter counts capped).
+
+use conifer_compress::Grammar;
+use conifer_trace::merge::merge;
+use conifer_trace::partial::PartialRecord;
+use conifer_trace::rank_record::{Membership, RankRecord, Timing};
+use conifer_trace::value::{HandleKind, HandleRef, Rank, Value};
+use conifer_trace::{read_sections, write_sections, FunctionInfo, Language, Metadata, Trace};
+use proptest::prelude::*;
+
+fn signature(function: u64, values: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    conifer_trace::varint::put_u64(&mut out, function);
+    conifer_trace::varint::put_u64(&mut out, 0);
+    values.iter().for_each(|v| v.encode(&mut out));
+    Value::Int(0).encode(&mut out);
+    out
+}
+
+/// A 6-rank trace with relative ranks, a grid communicator, timing classes and timelines.
+fn sample() -> Trace {
+    let comm = Value::Handle(HandleKind::Comm, HandleRef::Id(0));
+    let records = (0..6i64)
+        .map(|rank| {
+            let sigs = vec![
+                signature(0, &[Value::Rank(Rank::Relative(1)), comm.clone()]),
+                signature(1, &[Value::Rank(Rank::Grid(3)), comm.clone()]),
+                signature(0, &[Value::Coords(vec![0, -1]), comm.clone()]),
+            ];
+            let mut g = Grammar::new();
+            let mut timing = vec![Timing::default(); 3];
+            for i in 0..(50 + rank as u32 % 2) {
+                let t = i % 3;
+                g.push(t);
+                timing[t as usize].add(100.0 + f64::from(i));
+            }
+            let mut comms = vec![Membership {
+                comm: {
+                    let mut b = Vec::new();
+                    comm.encode(&mut b);
+                    b
+                },
+                my_rank: rank,
+                grid: conifer_trace::grid::Grid::new(vec![2, 3], vec![true, false]),
+            }];
+            comms.push(Membership {
+                comm: vec![2, 0, 0, 2],
+                my_rank: 0,
+                grid: None,
+            });
+            let times: Vec<conifer_trace::timeline::CallTime> = (0..g.len())
+                .map(|i| conifer_trace::timeline::CallTime {
+                    interval_ns: i,
+                    duration_ns: 7,
+                })
+                .collect();
+            let record = RankRecord {
+                signatures: sigs,
+                timing,
+                grammars: vec![g.freeze()],
+                comms,
+                timelines: vec![conifer_trace::timeline::encode(&times)],
+            };
+            (record, vec![(0, 34), (1, 17)], format!("node{}", rank / 4))
+        })
+        .collect();
+    Trace {
+        meta: Metadata {
+            conifer_version: "0.1.0".into(),
+            mpi: "openmpi".into(),
+            mpi_library_version: "x".into(),
+            command_line: vec!["./app".into()],
+            ranks: 6,
+            start_unix_seconds: 0.0,
+            partial: false,
+            missing_ranks: Vec::new(),
+            options: Vec::new(),
+            partial_reasons: Vec::new(),
+        },
+        catalog: (0..2)
+            .map(|id| FunctionInfo {
+                id,
+                name: format!("MPI_F{id}"),
+                language: Language::C,
+                slots: vec!["peer".into(), "comm".into()],
+            })
+            .collect(),
+        record: merge(records),
+    }
+}
+
+/// Reads `bytes` as a trace and, when accepted, decodes a bounded number of calls per rank.
+fn read_and_decode(bytes: &[u8]) {
+    if let Ok(trace) = Trace::from_bytes(bytes) {
+        for rank in 0..trace.meta.ranks {
+            for call in trace.calls(rank).take(500).flatten() {
+                let _ = call.to_string();
+            }
+        }
+        let _ = trace.function_counts();
+    }
+    let _ = PartialRecord::from_bytes(bytes);
+}
+
+#[test]
+fn the_sample_is_valid() {
+    let t = sample();
+    let back = Trace::from_bytes(&t.to_bytes()).unwrap();
+    assert_eq!(back.calls(0).count(), 50);
+    assert_eq!(back.calls(1).count(), 51);
+    assert_eq!(back.record.ranks[3].host, "node0");
+}
+
+#[derive(Debug, Clone)]
+enum Damage {
+    Flip { at: usize, mask: u8 },
+    Truncate { at: usize },
+    Splice { at: usize, bytes: Vec<u8> },
+    Delete { at: usize, len: usize },
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    prop_oneof![
+        (any::<usize>(), 1..=255u8).prop_map(|(at, mask)| Damage::Flip { at, mask }),
+        any::<usize>().prop_map(|at| Damage::Truncate { at }),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..12))
+            .prop_map(|(at, bytes)| Damage::Splice { at, bytes }),
+        (any::<usize>(), 1..16usize).prop_map(|(at, len)| Damage::Delete { at, len }),
+    ]
+}
+
+fn apply(bytes: &mut Vec<u8>, d: &Damage) {
+    if bytes.is_empty() {
+        return;
+    }
+    match d {
+        Damage::Flip { at, mask } => {
+            let i = at % bytes.len();
+            bytes[i] ^= mask;
+        }
+        Damage::Truncate { at } => bytes.truncate(at % bytes.len()),
+        Damage::Splice { at, bytes: extra } => {
+            let i = at % bytes.len();
+            bytes.splice(i..i, extra.iter().copied());
+        }
+        Damage::Delete { at, len } => {
+            let i = at % bytes.len();
+            let end = (i + len).min(bytes.len());
+            bytes.drain(i..end);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn damaged_files_are_rejected_or_read_without_panic(damages in prop::collection::vec(damage(), 1..4)) {
+        let mut bytes = sample().to_bytes();
+        for d in &damages {
+            apply(&mut bytes, d);
+        }
+        read_and_decode(&bytes);
+    }
+
+    #[test]
+    fn damaged_sections_behind_valid_checksums_are_handled(
+        section in 0usize..12,
+        damages in prop::collection::vec(damage(), 1..4),
+    ) {
+        let mut sections = read_sections(&sample().to_bytes()).unwrap();
+        let index = section % sections.len();
+        for d in &damages {
+            apply(&mut sections[index].payload, d);
+        }
+        read_and_decode(&write_sections(&sections));
+    }
+}
