@@ -6,7 +6,10 @@
  * inter-communicator between the halves (MPI_Intercomm_create), per iteration
  * an MPI_Sendrecv with the same-index rank of the other half (when it exists)
  * and an MPI_Allreduce across the inter-communicator; then MPI_Intercomm_merge
- * and an MPI_Allreduce on the merged comm; finally everything is freed.
+ * and an MPI_Allreduce on the merged comm; then MPI_Comm_idup of the half and
+ * of MPI_COMM_WORLD (one MPI_Waitall), MPI_Comm_rank on both and an
+ * MPI_Sendrecv around the ring on the world duplicate; finally everything is
+ * freed.
  * Needs at least 2 ranks.
  */
 #include "tally.h"
@@ -79,6 +82,23 @@ int main(int argc, char **argv)
     int nevens = (size + 1) / 2;
     if (msize != size || mrank != (color == 0 ? hrank : nevens + hrank) || msum != (long long)size * (size - 1) / 2)
         fail |= 16;
+
+    /* non-blocking duplicates: of the half and of the world, completed together */
+    MPI_Comm ihalf, iworld;
+    MPI_Request dreq[2];
+    int ihrank, iwrank;
+    MPI(Comm_idup, half, &ihalf, &dreq[0]);
+    MPI(Comm_idup, MPI_COMM_WORLD, &iworld, &dreq[1]);
+    MPI(Waitall, 2, dreq, MPI_STATUSES_IGNORE);
+    MPI(Comm_rank, ihalf, &ihrank);
+    MPI(Comm_rank, iworld, &iwrank);
+    long long right_of_left = -1, mine_out = rank;
+    MPI(Sendrecv, &mine_out, 1, MPI_LONG_LONG, (rank + 1) % size, 5, &right_of_left, 1, MPI_LONG_LONG,
+        (rank + size - 1) % size, 5, iworld, MPI_STATUS_IGNORE);
+    if (ihrank != hrank || iwrank != rank || right_of_left != (rank + size - 1) % size)
+        fail |= 32;
+    MPI(Comm_free, &iworld);
+    MPI(Comm_free, &ihalf);
 
     MPI(Comm_free, &merged);
     MPI(Comm_free, &inter);

@@ -314,7 +314,9 @@ fn pointer_code(
             quote! { { let len = #len; rec.ints(#id, len); } }
         }
         (Base::Handle("Comm"), false, "out") => {
-            if function.contains("idup") || function.contains("get_parent") {
+            if function.contains("idup") {
+                quote! { rec.idup_comm(#id, #comm); }
+            } else if function.contains("get_parent") {
                 quote! { rec.local_comm(#id); }
             } else {
                 quote! { rec.new_comm(#id); }

@@ -13,7 +13,6 @@ static CALL_COUNTS: [AtomicU64; FUNCTION_COUNT] = [const { AtomicU64::new(0) }; 
 
 /// What the runtime keeps per thread, in one thread-local so a call looks it up once.
 pub struct ThreadState {
-    depth: Cell<u32>,
     /// Symbolic thread id, in order of each thread's first recorded call (`u32::MAX`: none yet).
     pub ordinal: Cell<u32>,
     /// Reusable buffers of the call being recorded: its signature and saved handles.
@@ -23,11 +22,14 @@ pub struct ThreadState {
 thread_local! {
     static THREAD: ThreadState = const {
         ThreadState {
-            depth: Cell::new(0),
             ordinal: Cell::new(u32::MAX),
             scratch: RefCell::new((Vec::new(), Vec::new())),
         }
     };
+    /// How many MPI wrappers this thread is inside. Kept apart from [`ThreadState`]: a type
+    /// without a destructor needs no registration on first use, so the allocator hooks may
+    /// read it (registering a thread-local destructor allocates).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Held by a wrapper for the duration of one MPI call.
@@ -41,10 +43,11 @@ impl CallGuard {
     #[inline(always)]
     pub fn enter(id: u16) -> CallGuard {
         let thread = THREAD.with(|t| t as *const ThreadState);
-        // SAFETY: the thread-local lives as long as this thread, which outlives the call.
-        let depth = unsafe { &(*thread).depth };
-        let outermost = depth.get() == 0;
-        depth.set(depth.get() + 1);
+        let outermost = DEPTH.with(|d| {
+            let depth = d.get();
+            d.set(depth + 1);
+            depth == 0
+        });
         if outermost && crate::record::recording() {
             CALL_COUNTS[id as usize].fetch_add(1, Ordering::Relaxed);
         }
@@ -68,14 +71,13 @@ impl CallGuard {
 impl Drop for CallGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        let depth = &self.thread().depth;
-        depth.set(depth.get() - 1);
+        DEPTH.with(|d| d.set(d.get() - 1));
     }
 }
 
 /// True while this thread is inside an MPI wrapper.
 pub fn inside_wrapper() -> bool {
-    THREAD.with(|t| t.depth.get() > 0)
+    DEPTH.with(|d| d.get() > 0)
 }
 
 /// Called once MPI is initialised (after `MPI_Init` / `MPI_Init_thread` returned).

@@ -75,6 +75,37 @@ impl HandleKind {
     }
 }
 
+/// First id of the communicators made by `MPI_Comm_idup`, whose ids derive from their parent's
+/// (see [`derived_comm_id`]): above agreed ids, below the ids given without agreement.
+pub const DERIVED_COMM_BASE: u32 = 0x8000_0000;
+
+/// The id of the `k`-th `MPI_Comm_idup` duplicate of `parent`: the parent's id (predefined
+/// communicators 0-2, agreed ids from 3) in bits 14-29, `k` in bits 0-13; `None` beyond that
+/// space. Every member computes the same id, since all duplicate a communicator in one order.
+pub fn derived_comm_id(parent: HandleRef, k: u32) -> Option<u32> {
+    let parent_index = match parent {
+        HandleRef::Named(code) => u32::from(code),
+        HandleRef::Id(id) if id < 0xFFFF - 3 => id + 3,
+        _ => return None,
+    };
+    (k < 1 << 14 && parent_index < 1 << 16).then_some(DERIVED_COMM_BASE | parent_index << 14 | k)
+}
+
+/// Writes a communicator id: `comm3`, or `<parent>.idup<k>` for a derived one.
+fn fmt_comm_id(f: &mut fmt::Formatter<'_>, id: u32) -> fmt::Result {
+    if !(DERIVED_COMM_BASE..DERIVED_COMM_BASE + (1 << 30)).contains(&id) {
+        return write!(f, "comm{id}");
+    }
+    let (parent, k) = ((id >> 14) & 0xFFFF, id & 0x3FFF);
+    match predefined::names(HandleKind::Comm).get(parent as usize) {
+        Some(name) if parent < 3 => write!(f, "{name}.idup{k}"),
+        _ => {
+            fmt_comm_id(f, parent - 3)?;
+            write!(f, ".idup{k}")
+        }
+    }
+}
+
 /// Request ids carry their pool (the creating call signature) in the bits above these and
 /// their index within the pool in these; decoded as `req<pool>.<index>`.
 pub const REQUEST_LOCAL_BITS: u32 = 12;
@@ -424,6 +455,7 @@ impl fmt::Display for DisplayValue<'_> {
                     id & ((1 << REQUEST_LOCAL_BITS) - 1)
                 )
             }
+            Value::Handle(HandleKind::Comm, HandleRef::Id(id)) => fmt_comm_id(f, *id),
             Value::Handle(kind, HandleRef::Id(id)) => write!(f, "{}{id}", kind.prefix()),
             Value::Handle(kind, HandleRef::Unknown) => write!(f, "{}?", kind.prefix()),
             Value::Buffer(Buffer::Null) => f.write_str("NULL"),
@@ -502,6 +534,14 @@ mod tests {
             Value::Opaque,
             Value::Rank(Rank::Grid(1)),
             Value::Coords(vec![-1, 1]),
+            Value::Handle(
+                HandleKind::Comm,
+                HandleRef::Id(derived_comm_id(HandleRef::Id(2), 1).unwrap()),
+            ),
+            Value::Handle(
+                HandleKind::Comm,
+                HandleRef::Id(derived_comm_id(HandleRef::Named(1), 0).unwrap()),
+            ),
         ]
     }
 
@@ -548,10 +588,12 @@ mod tests {
                 "IGNORE",
                 "?",
                 "3",
-                "[0,0]"
+                "[0,0]",
+                "comm2.idup1",
+                "MPI_COMM_WORLD.idup0"
             ]
         );
-        let unrestored: Vec<String> = sample()[10..]
+        let unrestored: Vec<String> = sample()[10..14]
             .iter()
             .map(|v| v.display(None).to_string())
             .collect();

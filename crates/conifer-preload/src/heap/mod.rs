@@ -85,16 +85,25 @@ fn with_heap<R>(f: impl FnOnce(&mut Heap) -> R) -> Option<R> {
     Some(result)
 }
 
+/// Records a change of the heap unless it is MPI's own: allocations and frees made inside an
+/// MPI call (request objects, internal buffers) are never the application's buffers, and
+/// skipping them keeps the tracker's lock off the MPI call path.
+fn track_change(f: impl FnOnce(&mut Heap)) {
+    if !crate::runtime::inside_wrapper() {
+        with_heap(f);
+    }
+}
+
 fn added(ptr: *mut c_void, len: usize) -> *mut c_void {
     if !ptr.is_null() {
-        with_heap(|h| {
+        track_change(|h| {
             h.segments.insert(
                 ptr as usize,
                 Segment {
                     len: len.max(1),
                     id: None,
                 },
-            )
+            );
         });
     }
     ptr
@@ -102,7 +111,7 @@ fn added(ptr: *mut c_void, len: usize) -> *mut c_void {
 
 fn removed(ptr: *mut c_void) {
     if !ptr.is_null() {
-        with_heap(|h| {
+        track_change(|h| {
             if let Some(Segment { id: Some(id), .. }) = h.segments.remove(&(ptr as usize)) {
                 h.ids.give_back(id);
                 h.freed.push(id);
@@ -115,7 +124,8 @@ fn removed(ptr: *mut c_void) {
 /// Moves the ids of MPI-used segments freed since the last call into `out` (the recorder
 /// turns them into `free` events of the calling thread).
 pub fn take_freed(out: &mut Vec<u32>) {
-    if HAS_FREED.swap(false, Ordering::Relaxed) {
+    // A plain load first: the swap's locked read-modify-write is paid only when there is news.
+    if HAS_FREED.load(Ordering::Relaxed) && HAS_FREED.swap(false, Ordering::Relaxed) {
         with_heap(|h| out.append(&mut h.freed));
     }
 }

@@ -5,7 +5,7 @@
 use super::state::FastMap;
 use crate::mpi::*;
 use conifer_trace::grid::Grid;
-use conifer_trace::value::HandleRef;
+use conifer_trace::value::{derived_comm_id as derived_id, HandleRef};
 
 /// Words of the free-id bitmap exchanged at agreement (ids 0..256 are recycled).
 const WORDS: usize = 4;
@@ -34,6 +34,9 @@ pub struct Comms {
     history: Vec<(HandleRef, i64, Option<Grid>)>,
     /// Topologies of the Cartesian communicators, by handle bits.
     grids: FastMap<u64, Grid>,
+    /// How many times each communicator (by its symbolic handle) was duplicated with
+    /// `MPI_Comm_idup`: the duplicates' ids derive from it.
+    idups: FastMap<u64, u32>,
     used: Vec<u64>,
     /// Ids of communicators created without agreement (`MPI_Comm_idup`, parents), from the
     /// top of the id space so they never collide with agreed ids.
@@ -99,6 +102,7 @@ impl Comms {
             known: FastMap::default(),
             history: Vec::new(),
             grids: FastMap::default(),
+            idups: FastMap::default(),
             used: vec![0; WORDS],
             local_next: u32::MAX,
         };
@@ -197,6 +201,34 @@ impl Comms {
         info.handle
     }
 
+    /// Records the `k`-th `MPI_Comm_idup` of the communicator `parent` (handle bits) as
+    /// `comm`, with an id made of the parent's and `k` (see [`derived_id`](conifer_trace::value::derived_comm_id)) and the parent's
+    /// rank, size and grid.
+    ///
+    /// # Safety
+    /// `comm` must be a valid communicator handle.
+    pub unsafe fn insert_duplicate(&mut self, comm: MPI_Comm, parent: u64) -> HandleRef {
+        let Some(info) = self.known.get(&parent).copied() else {
+            return self.insert_local(comm);
+        };
+        let counter = self.idups.entry(handle_key(info.handle)).or_insert(0);
+        let Some(id) = derived_id(info.handle, *counter) else {
+            return self.insert_local(comm);
+        };
+        *counter += 1;
+        let handle = HandleRef::Id(id);
+        let grid = self.grids.get(&parent).cloned();
+        self.known
+            .insert(comm_bits(comm), CommInfo { handle, ..info });
+        if info.remote_size.is_none() {
+            self.history.push((handle, info.my_rank, grid.clone()));
+        }
+        if let Some(g) = grid {
+            self.grids.insert(comm_bits(comm), g);
+        }
+        handle
+    }
+
     /// Records a communicator whose id could not be agreed collectively.
     ///
     /// # Safety
@@ -233,6 +265,15 @@ impl Comms {
                 *w &= !(1 << bit);
             }
         }
+    }
+}
+
+/// A symbolic handle as a map key.
+fn handle_key(handle: HandleRef) -> u64 {
+    match handle {
+        HandleRef::Named(code) => u64::from(code),
+        HandleRef::Id(id) => (1 << 32) | u64::from(id),
+        HandleRef::Unknown => u64::MAX,
     }
 }
 
@@ -296,6 +337,20 @@ impl Comms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duplicates_get_distinct_ids_outside_the_agreed_and_local_ranges() {
+        let world = HandleRef::Named(1);
+        let first = derived_id(world, 0).unwrap();
+        assert_ne!(first, derived_id(world, 1).unwrap());
+        assert_ne!(first, derived_id(HandleRef::Id(0), 0).unwrap());
+        assert_ne!(first, derived_id(HandleRef::Named(2), 0).unwrap());
+        for id in [first, derived_id(HandleRef::Id(5000), 16383).unwrap()] {
+            assert!((0x8000_0000..0xC000_0000).contains(&id), "{id:#x}");
+        }
+        assert_eq!(derived_id(world, 1 << 14), None);
+        assert_eq!(derived_id(HandleRef::Unknown, 0), None);
+    }
 
     #[test]
     fn lowest_common_free_id() {

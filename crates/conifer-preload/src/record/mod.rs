@@ -681,7 +681,27 @@ impl Call {
         encode_handle(&mut self.sig, HandleKind::Comm, h);
     }
 
-    /// A communicator whose id cannot be agreed at creation (`MPI_Comm_idup`, parents).
+    /// The communicator `MPI_Comm_idup` creates from `parent`: it cannot be used, so not agreed
+    /// on, before the request completes, but all members duplicate a communicator in the same
+    /// order, so its id is derived from the parent's and the duplicate's number, identically on
+    /// every member; rank, size and topology are the parent's.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a communicator handle.
+    pub unsafe fn idup_comm<C: CommHandle>(&mut self, ptr: *const C, parent: Option<u64>) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let comm = (*ptr).comm();
+        let h = match (self.st().comms.as_mut(), parent) {
+            (Some(c), Some(parent)) => c.insert_duplicate(comm, parent),
+            (Some(c), None) => c.insert_local(comm),
+            (None, _) => HandleRef::Unknown,
+        };
+        encode_handle(&mut self.sig, HandleKind::Comm, h);
+    }
+
+    /// A communicator whose id cannot be agreed at creation (`MPI_Comm_get_parent`).
     ///
     /// # Safety
     /// `ptr` is null or points to a communicator handle.

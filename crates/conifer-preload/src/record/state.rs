@@ -9,19 +9,24 @@ use conifer_trace::rank_record::Timing;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-/// FNV-1a: fast on the short byte strings signatures are.
+/// A multiply-rotate hash that takes byte strings (signatures) eight bytes at a time: hashing
+/// the signature is on every MPI call's path.
 #[derive(Default)]
-pub struct Fnv(u64);
+pub struct WordHash(u64);
 
-impl std::hash::Hasher for Fnv {
+/// One mixing step.
+#[inline(always)]
+fn mix(h: u64, v: u64) -> u64 {
+    (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+}
+
+impl std::hash::Hasher for WordHash {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write_u64(&mut self, v: u64) {
         // Handle values and hashes: one multiply-rotate mix instead of eight byte steps.
-        self.0 = (self.0 ^ v)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(29);
+        self.0 = mix(self.0, v);
     }
     fn write_u8(&mut self, v: u8) {
         self.write_u64(u64::from(v));
@@ -38,20 +43,28 @@ impl std::hash::Hasher for Fnv {
         } else {
             self.0
         };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            h = mix(h, u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        }
+        let tail = words.remainder();
+        if !tail.is_empty() {
+            let mut last = [0u8; 8];
+            last[..tail.len()].copy_from_slice(tail);
+            // The tail's length is mixed in so "ab" and "ab\0" differ.
+            h = mix(h, u64::from_le_bytes(last) ^ (tail.len() as u64) << 56);
         }
         self.0 = h;
     }
 }
 
 /// A hash map keyed by signatures.
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
 
 /// Hash of a byte string (request pools are keyed by the hash of the creating signature).
 pub fn hash_bytes(bytes: &[u8]) -> u64 {
     use std::hash::Hasher;
-    let mut h = Fnv::default();
+    let mut h = WordHash::default();
     h.write(bytes);
     h.finish()
 }
