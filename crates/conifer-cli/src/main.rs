@@ -4,6 +4,7 @@ mod decode;
 mod info;
 mod launch;
 mod merge;
+mod static_pass;
 mod stats;
 mod verify;
 
@@ -73,6 +74,35 @@ enum Command {
         #[arg(long)]
         raw: Option<PathBuf>,
     },
+    /// Compile and link C with the structure-tree pass (drop-in for mpicc; `--mpi=NAME`).
+    #[command(disable_help_flag = true)]
+    Cc {
+        /// Compiler arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Compile and link C++ with the structure-tree pass (drop-in for mpicxx).
+    #[command(disable_help_flag = true)]
+    Cxx {
+        /// Compiler arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Compile and link Fortran with the structure-tree pass (drop-in for mpifort).
+    #[command(disable_help_flag = true)]
+    Fc {
+        /// Compiler arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Print the structure tree embedded in a binary built with `conifer cc/cxx/fc`.
+    Tree {
+        /// The binary.
+        binary: String,
+        /// Print JSON instead of an indented tree.
+        #[arg(long)]
+        json: bool,
+    },
     /// Combine the partial files of a run that ended early into one trace marked partial.
     Merge {
         /// The directory of partial files (`<trace>.partial`).
@@ -109,6 +139,16 @@ fn main() -> ExitCode {
         Command::Verify { file, raw } => verify::run(&file, raw.as_deref()),
         Command::Merge { dir, output } => merge::run(&dir, &output),
         Command::Info { json } => info::print(json),
+        Command::Cc { args } => static_pass::exec("cc", &args),
+        Command::Cxx { args } => static_pass::exec("cxx", &args),
+        Command::Fc { args } => static_pass::exec("fc", &args),
+        Command::Tree { binary, json } => {
+            let mut args = vec![binary];
+            if json {
+                args.push("--json".into());
+            }
+            static_pass::exec("tree", &args)
+        }
     };
     match result {
         Ok(code) => code,
