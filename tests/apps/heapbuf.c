@@ -6,9 +6,12 @@
  * 4 + (it % 4) from the left one (MPI_Sendrecv), checks the value and frees
  * the array. A tracer that names buffers by heap segment sees the same
  * segment every iteration, at byte offsets 8*(it%4) and 8*(4+it%4).
- * Per iteration: 1 MPI_Sendrecv.
+ * Per iteration: 1 MPI_Sendrecv. Then a 1 MiB anonymous mmap: two MPI_Bcast
+ * of one byte at offsets 4096 and 65536, then munmap (a segment freed).
  */
+#define _DEFAULT_SOURCE
 #include "tally.h"
+#include <sys/mman.h>
 
 int main(int argc, char **argv)
 {
@@ -32,6 +35,20 @@ int main(int argc, char **argv)
             bad = 1;
         checksum += buf[4 + slot];
         free(buf);
+    }
+
+    /* a buffer the program maps itself: one segment, addressed at two offsets */
+    char *mapped = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) {
+        bad = 1;
+    } else {
+        mapped[4096] = (char)(rank == 0 ? 42 : 0);
+        mapped[65536] = (char)(rank == 0 ? 43 : 0);
+        MPI(Bcast, mapped + 4096, 1, MPI_CHAR, 0, MPI_COMM_WORLD);
+        MPI(Bcast, mapped + 65536, 1, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (mapped[4096] != 42 || mapped[65536] != 43)
+            bad = 1;
+        munmap(mapped, 1 << 20);
     }
 
     tally_timed_finalize(rank);

@@ -58,7 +58,11 @@ fn crash(mode: &str, reason: &str) {
         .current_dir(&dir)
         .output()
         .unwrap();
-    assert!(!out.status.success(), "{mode}: the run should fail");
+    // A rank calling exit(0) may leave MPICH's launcher reporting success; the other endings
+    // fail the run under both MPIs.
+    if mode != "exit" {
+        assert!(!out.status.success(), "{mode}: the run should fail");
+    }
     assert_ne!(out.status.code(), Some(124), "{mode}: the run hung");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("CRASHING rank=1 round=5"),

@@ -1,6 +1,7 @@
 //! Heap segments for buffer arguments: `malloc`, `calloc`, `realloc`, `free`,
 //! `posix_memalign`, `aligned_alloc` and `memalign` are intercepted (forwarding to glibc's
-//! `__libc_*` implementations) and kept in an interval map, so a buffer argument is recorded
+//! `__libc_*` implementations), as are anonymous `mmap`s and `munmap` (large buffers programs
+//! map themselves; forwarded to the system calls), and kept in an interval map, so a buffer argument is recorded
 //! as (segment id, offset) whatever address the allocator chose. Segment ids are handed out
 //! when MPI first sees a segment, lowest free first, and returned when it is freed, so a
 //! buffer allocated anew every iteration keeps its id. Addresses outside the heap (stack,
@@ -248,4 +249,46 @@ pub unsafe extern "C" fn memalign(alignment: usize, size: usize) -> *mut c_void 
         return emergency::alloc(size, alignment.next_power_of_two());
     }
     added(__libc_memalign(alignment, size), size)
+}
+
+/// # Safety
+/// The POSIX `mmap` contract.
+#[no_mangle]
+pub unsafe extern "C" fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: libc::c_int,
+    flags: libc::c_int,
+    fd: libc::c_int,
+    offset: libc::off_t,
+) -> *mut c_void {
+    let mapped = libc::syscall(libc::SYS_mmap, addr, len, prot, flags, fd, offset) as *mut c_void;
+    if mapped != libc::MAP_FAILED && flags & libc::MAP_ANONYMOUS != 0 && !emergency::active() {
+        added(mapped, len);
+    }
+    mapped
+}
+
+/// # Safety
+/// The POSIX `mmap` contract (`mmap64` is the same call on 64-bit Linux).
+#[no_mangle]
+pub unsafe extern "C" fn mmap64(
+    addr: *mut c_void,
+    len: usize,
+    prot: libc::c_int,
+    flags: libc::c_int,
+    fd: libc::c_int,
+    offset: libc::off_t,
+) -> *mut c_void {
+    mmap(addr, len, prot, flags, fd, offset)
+}
+
+/// # Safety
+/// The POSIX `munmap` contract.
+#[no_mangle]
+pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> libc::c_int {
+    if !emergency::active() {
+        removed(addr);
+    }
+    libc::syscall(libc::SYS_munmap, addr, len) as libc::c_int
 }
