@@ -25,14 +25,27 @@ pub fn run(dir: &Path, out: &Path) -> Result<ExitCode, String> {
             dir.display()
         ));
     }
-    let parts = files
-        .iter()
-        .map(|f| {
-            let bytes =
-                std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-            PartialRecord::from_bytes(&bytes).map_err(|e| format!("{}: {e}", f.display()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    // A file that cannot be read is reported and left out (its rank then counts as missing),
+    // unless no file can be read at all.
+    let mut parts = Vec::new();
+    let mut problems = Vec::new();
+    for f in &files {
+        let read = std::fs::read(f)
+            .map_err(|e| format!("cannot read {}: {e}", f.display()))
+            .and_then(|b| {
+                PartialRecord::from_bytes(&b).map_err(|e| format!("{}: {e}", f.display()))
+            });
+        match read {
+            Ok(part) => parts.push(part),
+            Err(why) => problems.push(why),
+        }
+    }
+    if parts.is_empty() {
+        return Err(problems.swap_remove(0));
+    }
+    for why in &problems {
+        eprintln!("conifer: left out {why}");
+    }
     let trace = merge_partials(parts)?;
     std::fs::write(out, trace.to_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;

@@ -116,7 +116,7 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
     quote! {
         #[no_mangle]
         pub #sig {
-            let call = crate::runtime::CallGuard::enter(#id);
+            let call = crate::runtime::CallGuard::enter();
             let rec = if call.is_outermost() { crate::record::Call::start(&call, #id) } else { None };
             #body
             drop(call);

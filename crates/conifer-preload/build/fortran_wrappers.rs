@@ -238,7 +238,7 @@ pub fn wrappers(
         #[allow(unused_variables, unused_mut)]
         unsafe fn #inner(#(#params: #types),*) #ret {
             #locals
-            let call = crate::runtime::CallGuard::enter(#id);
+            let call = crate::runtime::CallGuard::enter();
             let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id) } else { None };
             #early
             #before

@@ -104,22 +104,23 @@ pub fn write(reason: &str) {
     }
     let Some(facts) = FACTS.get() else { return };
     record::stop();
-    let counts = run_info::sparse_counts(&crate::runtime::call_counts());
     // SAFETY: the process ends after this (signal, abort or exit).
     let salvaged = unsafe {
         record::salvage(|state| {
             let raw = record::write_raw_of(state, &facts.raw_dir, facts.rank as c_int);
-            (record::record_of(state), raw)
+            (record::record_of(state), state.calls.clone(), raw)
         })
     };
-    let (record, note) = match salvaged {
-        Some((record, Ok(()))) => (record, String::new()),
-        Some((record, Err(why))) => (record, format!(" ({why})")),
+    let (record, counts, note) = match salvaged {
+        Some((record, counts, Ok(()))) => (record, counts, String::new()),
+        Some((record, counts, Err(why))) => (record, counts, format!(" ({why})")),
         None => (
             Default::default(),
+            Vec::new(),
             " (the recorder was busy in another thread: calls not saved)".to_string(),
         ),
     };
+    let counts = run_info::sparse_counts(&counts);
     let merged = Merged::of_rank(facts.rank, record, counts, facts.host.clone());
     let part = PartialRecord {
         meta: facts.meta.clone(),
@@ -128,8 +129,11 @@ pub fn write(reason: &str) {
         reason: reason.to_string(),
     };
     let file = format!("{}/rank{}.cfp", facts.dir, facts.rank);
+    // Written aside and renamed: a rank killed while writing leaves no half file behind.
+    let unfinished = format!("{file}.part");
     let message = match std::fs::create_dir_all(&facts.dir)
-        .and_then(|()| std::fs::write(&file, part.to_bytes()))
+        .and_then(|()| std::fs::write(&unfinished, part.to_bytes()))
+        .and_then(|()| std::fs::rename(&unfinished, &file))
     {
         Ok(()) => format!(
             "conifer: rank {} stopped by {reason}; partial trace written to {file}{note} \

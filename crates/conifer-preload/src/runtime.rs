@@ -3,13 +3,7 @@
 //! `MPI_*` functions; MPI libraries may call their own public functions), and the per-function
 //! call counters.
 
-use crate::wrappers::FUNCTION_NAMES;
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-const FUNCTION_COUNT: usize = FUNCTION_NAMES.len();
-
-static CALL_COUNTS: [AtomicU64; FUNCTION_COUNT] = [const { AtomicU64::new(0) }; FUNCTION_COUNT];
 
 /// What the runtime keeps per thread, in one thread-local so a call looks it up once.
 pub struct ThreadState {
@@ -39,18 +33,15 @@ pub struct CallGuard {
 }
 
 impl CallGuard {
-    /// Enters an MPI call of function `id`; records it if it is the thread's outermost one.
+    /// Enters an MPI call; the wrapper records it if it is the thread's outermost one.
     #[inline(always)]
-    pub fn enter(id: u16) -> CallGuard {
+    pub fn enter() -> CallGuard {
         let thread = THREAD.with(|t| t as *const ThreadState);
         let outermost = DEPTH.with(|d| {
             let depth = d.get();
             d.set(depth + 1);
             depth == 0
         });
-        if outermost && crate::record::recording() {
-            CALL_COUNTS[id as usize].fetch_add(1, Ordering::Relaxed);
-        }
         CallGuard { outermost, thread }
     }
 
@@ -87,20 +78,12 @@ pub fn after_init() {
     crate::partial::arm();
 }
 
-/// The wrappers' call counters, by function id.
-pub fn call_counts() -> Vec<u64> {
-    CALL_COUNTS
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed))
-        .collect()
-}
-
 /// Called at the start of the application's `MPI_Finalize`, while MPI still works: stops
 /// recording and writes the trace.
 pub fn before_finalize() {
     crate::partial::disarm();
     crate::record::stop();
-    crate::finalize::write_trace(&call_counts());
+    crate::finalize::write_trace(&crate::record::call_counts());
 }
 
 /// Called at the start of the application's `MPI_Abort`: the run ends here, so this rank

@@ -16,7 +16,7 @@ use crate::record::handles::IdPool;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 extern "C" {
@@ -45,6 +45,20 @@ static HEAP: Mutex<Heap> = Mutex::new(Heap {
     ids: IdPool::new(),
     freed: Vec::new(),
 });
+
+/// Bumped whenever a segment MPI has seen goes away: invalidates the threads' [`LAST_HITS`].
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// A segment a thread located recently: (start, length, id, epoch).
+type Hit = (usize, usize, u32, u64);
+const HITS: usize = 4;
+
+thread_local! {
+    /// The last few segments this thread located: the buffers of a loop's calls are found
+    /// again without the lock. Replaced round-robin.
+    static LAST_HITS: Cell<([Hit; HITS], usize)> =
+        const { Cell::new(([(0, 0, 0, u64::MAX); HITS], 0)) };
+}
 
 /// Set when `freed` is not empty, so MPI calls need not take the heap lock to find out.
 static HAS_FREED: AtomicBool = AtomicBool::new(false);
@@ -98,13 +112,18 @@ fn track_change(f: impl FnOnce(&mut Heap)) {
 fn added(ptr: *mut c_void, len: usize) -> *mut c_void {
     if !ptr.is_null() {
         track_change(|h| {
-            h.segments.insert(
+            let replaced = h.segments.insert(
                 ptr as usize,
                 Segment {
                     len: len.max(1),
                     id: None,
                 },
             );
+            if let Some(Segment { id: Some(id), .. }) = replaced {
+                // A segment whose free was not seen (MPI freed it): its id is free again.
+                h.ids.give_back(id);
+                EPOCH.fetch_add(1, Ordering::Relaxed);
+            }
         });
     }
     ptr
@@ -115,6 +134,7 @@ fn removed(ptr: *mut c_void) {
         track_change(|h| {
             if let Some(Segment { id: Some(id), .. }) = h.segments.remove(&(ptr as usize)) {
                 h.ids.give_back(id);
+                EPOCH.fetch_add(1, Ordering::Relaxed);
                 h.freed.push(id);
                 HAS_FREED.store(true, Ordering::Relaxed);
             }
@@ -133,6 +153,13 @@ pub fn take_freed(out: &mut Vec<u32>) {
 
 /// The segment id and offset of an address MPI was given; `None` when heap tracking is off.
 pub fn locate(address: usize) -> Option<(u32, i64)> {
+    let epoch = EPOCH.load(Ordering::Relaxed);
+    let (hits, next) = LAST_HITS.with(Cell::get);
+    for &(start, len, id, seen) in &hits {
+        if seen == epoch && address >= start && address - start < len {
+            return Some((id, (address - start) as i64));
+        }
+    }
     with_heap(|h| {
         let hit = h
             .segments
@@ -142,7 +169,11 @@ pub fn locate(address: usize) -> Option<(u32, i64)> {
         let (start, id) = match hit {
             Some((start, segment)) => {
                 let start = *start;
-                (start, *segment.id.get_or_insert_with(|| h.ids.take()))
+                let id = *segment.id.get_or_insert_with(|| h.ids.take());
+                let mut hits = hits;
+                hits[next] = (start, segment.len, id, epoch);
+                LAST_HITS.with(|c| c.set((hits, (next + 1) % HITS)));
+                (start, id)
             }
             None => {
                 let id = h.ids.take();

@@ -50,6 +50,11 @@ pub fn multithreaded() -> bool {
     MULTITHREADED.load(Ordering::Relaxed)
 }
 
+/// The wrappers' call counters, by function id.
+pub fn call_counts() -> Vec<u64> {
+    lock().calls.clone()
+}
+
 /// The state's address, for [`salvage`].
 static STATE_ADDRESS: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -186,12 +191,6 @@ pub fn write_raw_of(state: &State, dir: &str, rank: c_int) -> Result<(), String>
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
     let path = format!("{dir}/rank{rank}.raw");
     std::fs::write(&path, out).map_err(|e| format!("cannot write {path}: {e}"))
-}
-
-/// True until `MPI_Finalize` (the call counters and the recorder both stop there).
-#[inline(always)]
-pub fn recording() -> bool {
-    RECORDING.load(Ordering::Relaxed)
 }
 
 /// Stops recording (from `MPI_Finalize` on, nothing more is appended).
@@ -331,6 +330,9 @@ impl Call {
         let thread = state.ordinal.get();
         let (mut sig, saved) = std::mem::take(&mut *state.scratch.borrow_mut());
         let mut locked = lock();
+        if let Some(n) = locked.calls.get_mut(usize::from(id)) {
+            *n += 1;
+        }
         record_frees(&mut locked, &mut sig, thread);
         sig.clear();
         put_u64(&mut sig, id.into());

@@ -87,6 +87,9 @@ pub struct State {
     pub timing: Vec<Timing>,
     /// Symbolic thread → grammar of its calls.
     pub grammars: Vec<Grammar>,
+    /// Calls per wrapped function id, counted when they start (so calls still in progress when
+    /// a run is cut short are counted): a cross-check of the grammars.
+    pub calls: Vec<u64>,
     /// Raw record (`CONIFER_RAW`): every signature in call order, per thread.
     pub raw: Option<Vec<(u32, Box<[u8]>)>>,
     /// Lossless timing (`CONIFER_TIMING=lossless`): per thread, every call's start and end tick.
@@ -105,6 +108,7 @@ impl State {
             signatures: Vec::new(),
             timing: Vec::new(),
             grammars: Vec::new(),
+            calls: vec![0; crate::wrappers::FUNCTION_NAMES.len()],
             timelines: (std::env::var("CONIFER_TIMING").as_deref() == Ok("lossless"))
                 .then(Vec::new),
             raw: std::env::var_os("CONIFER_RAW")
