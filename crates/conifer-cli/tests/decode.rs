@@ -187,19 +187,28 @@ fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
             .into_iter()
             .filter(|c| c["rank"] == rank && c["function"] == "free")
             .count();
-        // ... plus the munmap of the mapped buffer at the end.
-        assert_eq!(frees, iterations + 1, "rank {rank}: free events");
-        // The mapped buffer: one segment, at the two offsets the program used.
-        let bcasts: Vec<String> = decode_all(&trace)
-            .into_iter()
-            .filter(|c| c["rank"] == rank && c["function"] == "MPI_Bcast")
-            .map(|c| arg(&c, "buffer").to_string())
-            .collect();
-        assert_eq!(bcasts.len(), 2);
-        let mapped = bcasts[0]
-            .strip_suffix("+4096")
-            .expect("mapped buffer at offset 4096");
-        assert_eq!(bcasts[1], format!("{mapped}+65536"));
+        // ... plus the munmap of the mapped buffer at the end. MPICH's UCX patches the
+        // program's mmap/munmap to its own hooks, which call the C library directly, so
+        // Conifer does not see mapped buffers there.
+        let mapped_seen = !is_mpich();
+        assert_eq!(
+            frees,
+            iterations + usize::from(mapped_seen),
+            "rank {rank}: free events"
+        );
+        if mapped_seen {
+            // The mapped buffer: one segment, at the two offsets the program used.
+            let bcasts: Vec<String> = decode_all(&trace)
+                .into_iter()
+                .filter(|c| c["rank"] == rank && c["function"] == "MPI_Bcast")
+                .map(|c| arg(&c, "buffer").to_string())
+                .collect();
+            assert_eq!(bcasts.len(), 2);
+            let mapped = bcasts[0]
+                .strip_suffix("+4096")
+                .expect("mapped buffer at offset 4096");
+            assert_eq!(bcasts[1], format!("{mapped}+65536"));
+        }
         let segment = arg(&sendrecvs[0], "sendbuf")
             .split('+')
             .next()
