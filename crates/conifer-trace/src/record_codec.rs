@@ -58,6 +58,46 @@ fn relative_comms(world_rank: i64, comms: &[Membership]) -> RelativeComms {
         .collect()
 }
 
+/// Signature tables larger than this are zstd-compressed: signatures of one program share most
+/// of their bytes (the same request arrays, communicators, datatypes), and tables grow large
+/// exactly when completion orders vary (`MPI_Testsome` over many requests).
+const COMPRESS_SIGNATURES_ABOVE: usize = 4096;
+/// The most a compressed signature table may inflate, relative to its compressed size: a
+/// bound on what a corrupt frame header can make the reader allocate.
+const MAX_INFLATION: u64 = 4096;
+
+/// The `SIGS` payload: a mode byte (0 stored, 1 zstd) and the table.
+fn pack_signatures(table: Vec<u8>) -> Vec<u8> {
+    if table.len() > COMPRESS_SIGNATURES_ABOVE {
+        if let Ok(packed) = zstd::bulk::compress(&table, 3) {
+            let mut out = vec![1];
+            out.extend_from_slice(&packed);
+            return out;
+        }
+    }
+    let mut out = vec![0];
+    out.extend_from_slice(&table);
+    out
+}
+
+/// The signature table of a `SIGS` payload.
+fn unpack_signatures(payload: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
+    match payload.split_first() {
+        Some((0, table)) => Ok(std::borrow::Cow::Borrowed(table)),
+        Some((1, packed)) => {
+            let size = zstd::zstd_safe::get_frame_content_size(packed)
+                .ok()
+                .flatten()
+                .filter(|&n| n <= (packed.len() as u64).saturating_mul(MAX_INFLATION))
+                .ok_or_else(|| malformed("SIGS"))?;
+            let table =
+                zstd::bulk::decompress(packed, size as usize).map_err(|_| malformed("SIGS"))?;
+            Ok(std::borrow::Cow::Owned(table))
+        }
+        _ => Err(malformed("SIGS")),
+    }
+}
+
 /// The sections of `m`, in file order.
 pub fn encode_record(m: &Merged) -> Vec<Section> {
     let mut sigs = Vec::new();
@@ -113,7 +153,7 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
     }
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let mut sections = vec![
-        section(SIGNATURES, sigs),
+        section(SIGNATURES, pack_signatures(sigs)),
         section(GRAMMARS, grams),
         section(RANK_MAP, map),
         section(COMMS, comms),
@@ -174,7 +214,7 @@ fn column<T: Clone>(
 /// Parses the record sections of `sections`; the first rank covered is `first_rank`.
 pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, FormatError> {
     let find = |tag| find_section(sections, tag);
-    let signatures = list(find(SIGNATURES)?, "SIGS", |r| {
+    let signatures = list(&unpack_signatures(find(SIGNATURES)?)?, "SIGS", |r| {
         let n = r.count()?;
         r.take(n).map(<[u8]>::to_vec)
     })?;
@@ -388,6 +428,35 @@ mod tests {
             back.timing = m.timing.clone();
             assert_eq!(back, m);
         }
+    }
+
+    #[test]
+    fn large_signature_tables_are_compressed_and_round_trip() {
+        let (mut r, counts, host) = record(0, false);
+        // Testsome-like signatures: long request arrays differing in a few bytes.
+        r.signatures = (0..500u32)
+            .map(|i| {
+                let mut sig: Vec<u8> = (0..200u32).map(|k| (k % 7) as u8).collect();
+                sig.extend_from_slice(&i.to_le_bytes());
+                sig
+            })
+            .collect();
+        r.timing = vec![Timing::default(); 500];
+        let m = merge(vec![(r, counts, host)]);
+        let sections = encode_record(&m);
+        let sigs = sections.iter().find(|s| s.tag == SIGNATURES).unwrap();
+        assert_eq!(sigs.payload[0], 1, "compressed");
+        assert!(
+            sigs.payload.len() < 500 * 204 / 5,
+            "{} bytes",
+            sigs.payload.len()
+        );
+        let back = Merged::from_bytes(&m.to_bytes()).unwrap();
+        assert_eq!(back.signatures, m.signatures);
+        // A frame claiming far more than it could inflate to is refused.
+        let mut bomb = vec![1u8];
+        bomb.extend_from_slice(&zstd::bulk::compress(&vec![0u8; 1 << 20], 19).unwrap());
+        assert!(unpack_signatures(&bomb).is_err());
     }
 
     #[test]
