@@ -108,7 +108,7 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
             if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); }
             #before
             let ret = crate::mpi::#pmpi(#(#args),*);
-            if let Some(mut rec) = rec { rec.after_pmpi(); #epilogue rec.finish(&ret); }
+            if let Some(mut rec) = rec { rec.after_pmpi(&ret); #epilogue rec.finish(&ret); }
             // Hooks run once the record is finished and its lock released.
             #after
         }

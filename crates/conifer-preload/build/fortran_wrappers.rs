@@ -215,7 +215,7 @@ pub fn wrappers(
     } else {
         (
             quote! { if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); } },
-            quote! { if let Some(mut rec) = rec { rec.after_pmpi(); #epilogue rec.finish(&#ierror); } },
+            quote! { if let Some(mut rec) = rec { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } },
         )
     };
     let outer: Vec<TokenStream> = manglings(&stem)

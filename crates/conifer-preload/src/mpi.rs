@@ -64,6 +64,8 @@ extern "C" {
     pub fn conifer_undefined() -> std::ffi::c_int;
     /// `MPI_CART` (what `MPI_Topo_test` reports for Cartesian communicators).
     pub fn conifer_cart() -> std::ffi::c_int;
+    /// `MPI_ERR_IN_STATUS` (the only return after which statuses carry their errors).
+    pub fn conifer_err_in_status() -> std::ffi::c_int;
     /// `MPI_IN_PLACE`.
     pub fn conifer_in_place() -> *const std::ffi::c_void;
     /// `MPI_BOTTOM`.

@@ -19,6 +19,7 @@ int conifer_proc_null(void) { return MPI_PROC_NULL; }
 int conifer_root(void) { return MPI_ROOT; }
 int conifer_undefined(void) { return MPI_UNDEFINED; }
 int conifer_cart(void) { return MPI_CART; }
+int conifer_err_in_status(void) { return MPI_ERR_IN_STATUS; }
 const void *conifer_in_place(void) { return MPI_IN_PLACE; }
 const void *conifer_bottom(void) { return MPI_BOTTOM; }
 const void *conifer_status_ignore(void) { return MPI_STATUS_IGNORE; }

@@ -311,6 +311,9 @@ pub struct Call {
     thread: u32,
     /// The communicator of the requests the call completes (for their statuses' sources).
     request_comm: Option<u64>,
+    /// The call returned `MPI_ERR_IN_STATUS`: only then are the statuses' `MPI_ERROR` fields
+    /// set; elsewhere they are undefined (often stack garbage) and recorded as 0.
+    errors_in_status: bool,
     /// Where the buffers go back when the call is finished.
     scratch: *const RefCell<(Vec<u8>, Vec<u64>)>,
 }
@@ -344,6 +347,7 @@ impl Call {
             start: clock::ticks(),
             thread,
             request_comm: None,
+            errors_in_status: false,
             scratch: &state.scratch,
         })
     }
@@ -362,10 +366,12 @@ impl Call {
     }
 
     /// Takes the lock again after the PMPI call, if it was released.
-    pub fn after_pmpi(&mut self) {
+    pub fn after_pmpi<R: ReturnValue>(&mut self, ret: &R) {
         if self.state.is_none() {
             self.state = Some(lock());
         }
+        // SAFETY: a constant from mpi.h.
+        self.errors_in_status = ret.recorded() == i64::from(unsafe { conifer_err_in_status() });
     }
 
     /// Records the return value and appends the call to the rank's record.
@@ -781,7 +787,11 @@ impl Call {
         Value::Status(Status {
             source,
             tag: s.MPI_TAG.into(),
-            error: s.MPI_ERROR.into(),
+            error: if self.errors_in_status {
+                s.MPI_ERROR.into()
+            } else {
+                0
+            },
             bytes: bytes.into(),
         })
     }
