@@ -81,22 +81,29 @@ pub struct Trace {
     pub record: Merged,
 }
 
-const META: [u8; 4] = *b"META";
-const CATALOG: [u8; 4] = *b"FUNC";
+/// Tag of the run's metadata section (JSON).
+pub(crate) const META: [u8; 4] = *b"META";
+/// Tag of the function catalog section (JSON).
+pub(crate) const CATALOG: [u8; 4] = *b"FUNC";
+
+/// The `META` and `FUNC` sections every trace and partial file starts with.
+pub(crate) fn run_sections(meta: &Metadata, catalog: &[FunctionInfo]) -> Vec<Section> {
+    vec![
+        Section {
+            tag: META,
+            payload: to_json(meta),
+        },
+        Section {
+            tag: CATALOG,
+            payload: to_json(&catalog),
+        },
+    ]
+}
 
 impl Trace {
     /// The file image of this trace.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut sections = vec![
-            Section {
-                tag: META,
-                payload: to_json(&self.meta),
-            },
-            Section {
-                tag: CATALOG,
-                payload: to_json(&self.catalog),
-            },
-        ];
+        let mut sections = run_sections(&self.meta, &self.catalog);
         sections.extend(encode_record(&self.record));
         write_sections(&sections)
     }

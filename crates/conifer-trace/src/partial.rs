@@ -5,12 +5,10 @@
 
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::merge::Merged;
-use crate::model::{find_section, from_json, to_json};
+use crate::model::{find_section, from_json, run_sections, CATALOG, META};
 use crate::rank_record::RankRecord;
 use crate::{FunctionInfo, Metadata, Trace};
 
-const META: [u8; 4] = *b"META";
-const CATALOG: [u8; 4] = *b"FUNC";
 const REASON: [u8; 4] = *b"WHY\0";
 
 /// One rank's partial file.
@@ -29,20 +27,11 @@ pub struct PartialRecord {
 impl PartialRecord {
     /// The file image.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut sections = vec![
-            Section {
-                tag: META,
-                payload: to_json(&self.meta),
-            },
-            Section {
-                tag: CATALOG,
-                payload: to_json(&self.catalog),
-            },
-            Section {
-                tag: REASON,
-                payload: self.reason.as_bytes().to_vec(),
-            },
-        ];
+        let mut sections = run_sections(&self.meta, &self.catalog);
+        sections.push(Section {
+            tag: REASON,
+            payload: self.reason.as_bytes().to_vec(),
+        });
         let record = read_sections(&self.record.to_bytes()).expect("own bytes parse");
         sections.extend(record);
         write_sections(&sections)
