@@ -64,10 +64,14 @@ fn crash(mode: &str, reason: &str) {
         assert!(!out.status.success(), "{mode}: the run should fail");
     }
     assert_ne!(out.status.code(), Some(124), "{mode}: the run hung");
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("CRASHING rank=1 round=5"),
-        "{mode}: the app did not reach its crash"
-    );
+    // MPICH's launcher may drop a rank's last output when the job is aborted; the decoded
+    // record below shows where rank 1 stopped either way.
+    if !is_mpich() {
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("CRASHING rank=1 round=5"),
+            "{mode}: the app did not reach its crash"
+        );
+    }
     assert!(!trace.exists(), "{mode}: a full trace was written");
 
     let partial_dir = dir.join("run.cft.partial");
