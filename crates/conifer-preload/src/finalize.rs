@@ -4,18 +4,11 @@
 //! application.
 
 use crate::mpi::*;
+use crate::pairwise::check;
 use crate::run_info;
 use conifer_trace::merge::Merged;
 use conifer_trace::Trace;
 use std::ffi::c_int;
-
-fn check(what: &str, rc: c_int) -> Result<(), String> {
-    if rc == MPI_SUCCESS as c_int {
-        Ok(())
-    } else {
-        Err(format!("{what} failed with MPI error {rc}"))
-    }
-}
 
 /// This rank's record with its call counters and host name.
 ///

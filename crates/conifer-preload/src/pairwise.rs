@@ -14,7 +14,8 @@ const PIECE: usize = 1 << 30;
 const FAILED: u64 = u64::MAX;
 const TAG: c_int = 7_071;
 
-fn check(what: &str, rc: c_int) -> Result<(), String> {
+/// Fails with the name of the MPI call that did not return `MPI_SUCCESS`.
+pub fn check(what: &str, rc: c_int) -> Result<(), String> {
     if rc == MPI_SUCCESS as c_int {
         Ok(())
     } else {

@@ -5,7 +5,9 @@
 
 use crate::rank_record::{Membership, RankRecord, Timing};
 use conifer_compress::{FrozenGrammar, Symbol};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 /// What one rank contributes besides its grammars and timing.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -94,41 +96,12 @@ impl Merged {
             next.first_rank as usize,
             self.first_rank as usize + self.ranks.len()
         );
-        let mut sig_index: HashMap<Vec<u8>, u32> = self
-            .signatures
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.clone(), i as u32))
-            .collect();
-        let sig_map: Vec<u32> = next
-            .signatures
-            .into_iter()
-            .map(|sig| {
-                let fresh = self.signatures.len() as u32;
-                *sig_index.entry(sig.clone()).or_insert_with(|| {
-                    self.signatures.push(sig);
-                    fresh
-                })
-            })
-            .collect();
-        let mut grammar_index: HashMap<FrozenGrammar, u32> = self
+        let sig_map = intern(&mut self.signatures, next.signatures);
+        let renumbered = next
             .grammars
             .iter()
-            .enumerate()
-            .map(|(i, g)| (g.clone(), i as u32))
-            .collect();
-        let grammar_map: Vec<u32> = next
-            .grammars
-            .iter()
-            .map(|g| {
-                let renumbered = g.map_terminals(|t| sig_map[t as usize]);
-                let fresh = self.grammars.len() as u32;
-                *grammar_index.entry(renumbered.clone()).or_insert_with(|| {
-                    self.grammars.push(renumbered);
-                    fresh
-                })
-            })
-            .collect();
+            .map(|g| g.map_terminals(|t| sig_map[t as usize]));
+        let grammar_map = intern(&mut self.grammars, renumbered);
         let renumber = |threads: &[u32]| -> Vec<u32> {
             threads.iter().map(|&g| grammar_map[g as usize]).collect()
         };
@@ -159,6 +132,36 @@ impl Merged {
         let threads = &self.ranks.get(rank)?.threads;
         self.timing.iter().find(|c| &c.threads == threads)
     }
+}
+
+/// Appends each of `incoming` to `known` unless an equal item is there already, and returns
+/// the index each incoming item has in `known`. The existing items are indexed by hash, not
+/// copied: signature tables and grammars are most of a record.
+fn intern<T: Hash + Eq>(known: &mut Vec<T>, incoming: impl IntoIterator<Item = T>) -> Vec<u32> {
+    let hash = |item: &T| {
+        let mut h = DefaultHasher::new();
+        item.hash(&mut h);
+        h.finish()
+    };
+    let mut by_hash: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (i, item) in known.iter().enumerate() {
+        by_hash.entry(hash(item)).or_default().push(i as u32);
+    }
+    incoming
+        .into_iter()
+        .map(|item| {
+            let bucket = by_hash.entry(hash(&item)).or_default();
+            match bucket.iter().find(|&&i| known[i as usize] == item) {
+                Some(&i) => i,
+                None => {
+                    let i = known.len() as u32;
+                    known.push(item);
+                    bucket.push(i);
+                    i
+                }
+            }
+        })
+        .collect()
 }
 
 /// Two statistics lists joined terminal by terminal.

@@ -32,8 +32,7 @@ impl PartialRecord {
             tag: REASON,
             payload: self.reason.as_bytes().to_vec(),
         });
-        let record = read_sections(&self.record.to_bytes()).expect("own bytes parse");
-        sections.extend(record);
+        sections.extend(self.record.sections());
         write_sections(&sections)
     }
 
@@ -44,12 +43,7 @@ impl PartialRecord {
         let meta: Metadata = from_json(find(META)?, "META")?;
         let catalog: Vec<FunctionInfo> = from_json(find(CATALOG)?, "FUNC")?;
         let reason = String::from_utf8_lossy(find(REASON)?).into_owned();
-        let record = Merged::from_bytes(&write_sections(
-            &sections
-                .into_iter()
-                .filter(|s| ![META, CATALOG, REASON].contains(&s.tag))
-                .collect::<Vec<_>>(),
-        ))?;
+        let record = Merged::from_sections(&sections)?;
         if record.ranks.len() != 1 || record.first_rank >= meta.ranks {
             return Err(FormatError::Malformed(
                 "a partial file holds exactly one rank of its run".into(),

@@ -349,8 +349,8 @@ fn check_references(m: &Merged) -> Result<(), FormatError> {
 }
 
 impl Merged {
-    /// The message form of a partly merged record (the record sections plus the first rank).
-    pub fn to_bytes(&self) -> Vec<u8> {
+    /// The sections of a partly merged record: the first rank covered, then the record.
+    pub(crate) fn sections(&self) -> Vec<Section> {
         let mut first = Vec::new();
         put_u64(&mut first, self.first_rank.into());
         let mut sections = vec![Section {
@@ -358,16 +358,25 @@ impl Merged {
             payload: first,
         }];
         sections.extend(encode_record(self));
-        write_sections(&sections)
+        sections
+    }
+
+    /// Parses [`Merged::sections`] (other sections among them are ignored).
+    pub(crate) fn from_sections(sections: &[Section]) -> Result<Merged, FormatError> {
+        let first = Reader::new(find_section(sections, FIRST_RANK)?)
+            .u32()
+            .ok_or_else(|| malformed("FRST"))?;
+        decode_record(sections, first)
+    }
+
+    /// The message form of a partly merged record.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        write_sections(&self.sections())
     }
 
     /// Parses [`Merged::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Merged, FormatError> {
-        let sections = read_sections(bytes)?;
-        let first = Reader::new(find_section(&sections, FIRST_RANK)?)
-            .u32()
-            .ok_or_else(|| malformed("FRST"))?;
-        decode_record(&sections, first)
+        Merged::from_sections(&read_sections(bytes)?)
     }
 }
 
