@@ -31,14 +31,9 @@ fn check_app(app: &str, ranks: u32, iterations: u32, launch: Launch) {
     );
     let traced = match launch {
         Launch::Run => run_ok(
-            Command::new("timeout")
-                .arg("300")
-                .arg(conifer())
-                .args(["run", "--raw", "-n", &ranks.to_string(), "-o"])
-                .arg(&trace)
+            conifer_run_raw(ranks, &trace, &dir)
                 .arg(&program)
-                .arg(iterations.to_string())
-                .current_dir(&dir),
+                .arg(iterations.to_string()),
         ),
         Launch::Exec => run_ok(
             mpirun(ranks)

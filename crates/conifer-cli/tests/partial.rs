@@ -48,14 +48,9 @@ fn crash(mode: &str, reason: &str) {
     let dir = scratch(&format!("partial-{mode}"));
     let trace = dir.join("run.cft");
     let _lock = mpi_lock();
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(conifer())
-        .args(["run", "--raw", "-n", &ranks.to_string(), "-o"])
-        .arg(&trace)
+    let out = conifer_run_raw(ranks, &trace, &dir)
         .arg(apps_dir().join("crash"))
         .args([mode, &ITERATIONS.to_string(), &CRASH_AT.to_string()])
-        .current_dir(&dir)
         .output()
         .unwrap();
     // A rank calling exit(0) may leave MPICH's launcher reporting success; the other endings

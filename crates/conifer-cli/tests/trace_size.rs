@@ -20,14 +20,9 @@ fn traced_size(app: &str, ranks: u32, iterations: u32) -> u64 {
     let trace: PathBuf = dir.join("trace.cft");
     let _lock = mpi_lock();
     run_ok(
-        Command::new("timeout")
-            .arg("300")
-            .arg(conifer())
-            .args(["run", "--raw", "-n", &ranks.to_string(), "-o"])
-            .arg(&trace)
+        conifer_run_raw(ranks, &trace, &dir)
             .arg(&program)
-            .arg(iterations.to_string())
-            .current_dir(&dir),
+            .arg(iterations.to_string()),
     );
     let verify = run_ok(Command::new(conifer()).arg("verify").arg(&trace));
     assert!(

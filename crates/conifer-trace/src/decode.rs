@@ -258,8 +258,10 @@ impl Trace {
                         memberships.get(key.as_slice()).copied()
                     };
                     let comm_position = signature.comm().and_then(lookup);
-                    let contexts = signature.contexts();
-                    let value_at = if contexts.iter().any(|c| *c != signature.comm()) {
+                    // With one communicator or group (or none), every value's is `at`'s.
+                    let several = signature.values.iter().filter(|v| is_context(v)).nth(1);
+                    let value_at = if several.is_some() {
+                        let contexts = signature.contexts();
                         contexts.into_iter().map(|c| c.and_then(lookup)).collect()
                     } else {
                         Vec::new()

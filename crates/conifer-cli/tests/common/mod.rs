@@ -79,6 +79,18 @@ pub fn mpirun(ranks: u32) -> Command {
     cmd
 }
 
+/// `conifer run --raw -n RANKS -o TRACE` in `dir` under a 300 s timeout, as a user would launch
+/// a traced run with its raw record; the caller appends the program and its arguments.
+pub fn conifer_run_raw(ranks: u32, trace: &Path, dir: &Path) -> Command {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("300")
+        .arg(conifer())
+        .args(["run", "--raw", "-n", &ranks.to_string(), "-o"])
+        .arg(trace)
+        .current_dir(dir);
+    cmd
+}
+
 /// Runs a command to completion and fails the test, showing its output, if it did not succeed.
 pub fn run_ok(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("command starts");

@@ -32,6 +32,11 @@ static RECORDING: AtomicBool = AtomicBool::new(true);
 /// MPI at once, so only then is the state lock released during the PMPI call.
 static MULTITHREADED: AtomicBool = AtomicBool::new(false);
 
+/// `MPI_ERR_IN_STATUS`, read once.
+// SAFETY: the shim returns a compile-time constant.
+static ERR_IN_STATUS: LazyLock<i64> =
+    LazyLock::new(|| i64::from(unsafe { conifer_err_in_status() }));
+
 static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
 
 fn lock() -> MutexGuard<'static, State> {
@@ -311,9 +316,9 @@ pub struct Call {
     thread: u32,
     /// The communicator of the requests the call completes (for their statuses' sources).
     request_comm: Option<u64>,
-    /// The call returned `MPI_ERR_IN_STATUS`: only then are the statuses' `MPI_ERROR` fields
-    /// set; elsewhere they are undefined (often stack garbage) and recorded as 0.
-    errors_in_status: bool,
+    /// What the PMPI call returned (statuses' errors are read only after
+    /// `MPI_ERR_IN_STATUS`).
+    returned: i64,
     /// Where the buffers go back when the call is finished.
     scratch: *const RefCell<(Vec<u8>, Vec<u64>)>,
 }
@@ -347,7 +352,7 @@ impl Call {
             start: clock::ticks(),
             thread,
             request_comm: None,
-            errors_in_status: false,
+            returned: 0,
             scratch: &state.scratch,
         })
     }
@@ -370,8 +375,7 @@ impl Call {
         if self.state.is_none() {
             self.state = Some(lock());
         }
-        // SAFETY: a constant from mpi.h.
-        self.errors_in_status = ret.recorded() == i64::from(unsafe { conifer_err_in_status() });
+        self.returned = ret.recorded();
     }
 
     /// Records the return value and appends the call to the rank's record.
@@ -787,7 +791,9 @@ impl Call {
         Value::Status(Status {
             source,
             tag: s.MPI_TAG.into(),
-            error: if self.errors_in_status {
+            // MPI sets a status's MPI_ERROR only when the call returns MPI_ERR_IN_STATUS;
+            // elsewhere it is undefined (often stack garbage) and recorded as 0.
+            error: if self.returned == *ERR_IN_STATUS {
                 s.MPI_ERROR.into()
             } else {
                 0
