@@ -1,9 +1,9 @@
 //! `conifer stats`: what a trace says about a run.
 
 use conifer_trace::decode::{human_time, Signature};
-use conifer_trace::merge::terminal_counts;
+use conifer_trace::forest::{Forest, NO_TREE};
 use conifer_trace::{Language, Trace};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -26,7 +26,8 @@ pub fn partial_summary(meta: &conifer_trace::Metadata) -> String {
     line
 }
 
-/// Calls per function name and rank, counted from the grammars (not expanded).
+/// Calls per function name and rank, counted from the grammars and trace trees (not
+/// expanded).
 fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
     let ranks = trace.meta.ranks as usize;
     let names: BTreeMap<u16, &str> = trace
@@ -44,11 +45,15 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
                 .ok_or_else(|| "a signature names no known function".to_string())
         })
         .collect::<Result<_, _>>()?;
-    let per_grammar: Vec<_> = trace.record.grammars.iter().map(terminal_counts).collect();
+    let mut known: HashMap<(u32, Option<u32>), HashMap<u32, u64>> = HashMap::new();
     let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for (rank, entry) in trace.record.ranks.iter().enumerate() {
-        for &g in &entry.threads {
-            for (&terminal, &n) in &per_grammar[g as usize] {
+        for (thread, &g) in entry.threads.iter().enumerate() {
+            let key = (g, entry.trees.get(thread).copied());
+            let per_terminal = known
+                .entry(key)
+                .or_insert_with(|| trace.record.thread_terminal_counts(entry, thread));
+            for (&terminal, &n) in per_terminal.iter() {
                 counts
                     .entry(functions[terminal as usize].to_string())
                     .or_insert_with(|| vec![0; ranks])[rank] += n;
@@ -56,6 +61,54 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
         }
     }
     Ok(counts)
+}
+
+/// Calls held by trace trees and calls outside them (on the grammar path), over all ranks.
+fn tree_calls(trace: &Trace, forest: &Forest) -> (u64, u64) {
+    let mut inside = 0;
+    let mut outside = 0;
+    for entry in &trace.record.ranks {
+        for (thread, &g) in entry.threads.iter().enumerate() {
+            let tree = entry.trees.get(thread).copied().unwrap_or(NO_TREE);
+            let grammar = trace.record.grammars[g as usize].len();
+            if tree == NO_TREE {
+                outside += grammar;
+            } else {
+                inside += forest.calls(tree);
+                outside += grammar;
+            }
+        }
+    }
+    (inside, outside)
+}
+
+/// Distinct records stored per vertex, summed.
+fn vertex_records(forest: &Forest) -> usize {
+    forest.vertices.iter().map(Vec::len).sum()
+}
+
+/// One line on the trace trees.
+fn tree_summary(trace: &Trace, forest: &Forest) -> String {
+    let (inside, outside) = tree_calls(trace, forest);
+    format!(
+        "{} vertices, {} distinct vertex records, {} distinct thread trees; {inside} calls in \
+         the tree, {outside} outside it (grammar path)",
+        forest.structure.shape.len(),
+        vertex_records(forest),
+        forest.trees.len()
+    )
+}
+
+/// The trace trees in `stats --json`.
+fn tree_json(trace: &Trace, forest: &Forest) -> serde_json::Value {
+    let (inside, outside) = tree_calls(trace, forest);
+    serde_json::json!({
+        "vertices": forest.structure.shape.len(),
+        "vertex_records": vertex_records(forest),
+        "thread_trees": forest.trees.len(),
+        "calls_in_tree": inside,
+        "calls_outside_tree": outside,
+    })
 }
 
 /// The wrappers' own per-function counters, summed over bindings (a cross-check).
@@ -110,6 +163,7 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
             "calls": calls,
             "signatures": trace.record.signatures.len(),
             "unique_grammars": trace.record.grammars.len(),
+            "trace_tree": trace.record.forest.as_ref().map(|f| tree_json(&trace, f)),
             "grammar_rules": rules,
             "time_in_mpi_ns": time_ns,
             "partial": m.partial,
@@ -152,6 +206,9 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         calls_through(&trace, Language::Fortran),
         human_time(time_ns)
     );
+    if let Some(forest) = &trace.record.forest {
+        println!("trace tree  {}", tree_summary(&trace, forest));
+    }
     println!(
         "compressed  {} signatures, {} distinct grammars ({} rules) for {} rank threads",
         trace.record.signatures.len(),

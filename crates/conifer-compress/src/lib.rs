@@ -30,6 +30,7 @@ mod grammar;
 mod invariants;
 mod set;
 mod table;
+pub mod tree;
 
 pub use codec::DecodeError;
 pub use frozen::{Expand, FrozenGrammar, Item, Symbol};

@@ -6,8 +6,11 @@
 //! was spliced into the caller's push a base (`conifer_call_enter(p)`: new base = base + p),
 //! so the global id of local id `i` is `base + i`; the entry function's base is 1 (the root
 //! is 0). A base of [`UNKNOWN`] (pushed around indirect calls) makes every id under it
-//! unknown. The state is per thread, in fixed-size cells: no locks, no allocation.
+//! unknown. The state is per thread, in fixed-size cells: no locks, no allocation. Loop
+//! iterations, arms and recursion also feed the thread's trace tree (see
+//! [`crate::record::trees`]).
 
+use crate::record::trees;
 use std::cell::Cell;
 
 /// An id the tree does not know.
@@ -81,34 +84,39 @@ impl State {
         }
     }
 
-    fn enter(&self, local: u32) {
-        self.vertex.set(self.global(local));
+    /// Enters local vertex `local`; returns its global id.
+    fn enter(&self, local: u32) -> u32 {
+        let global = self.global(local);
+        self.vertex.set(global);
         self.events.set(self.events.get() + 1);
+        global
     }
 }
 
 /// A loop vertex is about to run its first iteration.
 #[no_mangle]
 pub extern "C" fn conifer_loop_enter(id: u32) {
-    STATE.with(|s| s.enter(id));
+    STATE.with(|s| {
+        s.enter(id);
+    });
 }
 
 /// A loop vertex starts an iteration.
 #[no_mangle]
 pub extern "C" fn conifer_loop_iter(id: u32) {
-    STATE.with(|s| s.enter(id));
+    trees::activate(STATE.with(|s| s.enter(id)));
 }
 
 /// A loop vertex was left.
 #[no_mangle]
 pub extern "C" fn conifer_loop_exit(id: u32) {
-    STATE.with(|s| s.enter(id));
+    trees::leave(STATE.with(|s| s.enter(id)));
 }
 
 /// A branch-arm vertex was taken.
 #[no_mangle]
 pub extern "C" fn conifer_branch(id: u32) {
-    STATE.with(|s| s.enter(id));
+    trees::activate(STATE.with(|s| s.enter(id)));
 }
 
 /// The next MPI call is the call-site vertex `id`.
@@ -147,21 +155,22 @@ pub extern "C" fn conifer_call_exit(_first: u32) {
 /// called itself, else the pseudo-loop's first.
 #[no_mangle]
 pub extern "C" fn conifer_recursion_enter(id: u32) {
-    STATE.with(|s| {
+    let global = STATE.with(|s| {
         let global = s.global(id);
         let base = s.base();
         s.push(base, global);
-        s.enter(id);
+        s.enter(id)
     });
+    trees::activate(global);
 }
 
 /// A recursive function returns.
 #[no_mangle]
 pub extern "C" fn conifer_recursion_exit(id: u32) {
-    STATE.with(|s| {
+    trees::leave(STATE.with(|s| {
         s.pop();
-        s.enter(id);
-    });
+        s.enter(id)
+    }));
 }
 
 /// The MPI call-site vertex announced for the call now being made, if any (cleared, so a call

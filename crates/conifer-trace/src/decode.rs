@@ -174,17 +174,13 @@ impl fmt::Display for DecodeError {
 impl Trace {
     /// The signature bytes each thread of `rank` recorded, thread by thread, in call order.
     pub fn thread_sequences(&self, rank: u32) -> Vec<impl Iterator<Item = &[u8]> + '_> {
-        let threads = self
-            .record
-            .ranks
-            .get(rank as usize)
-            .map(|r| r.threads.clone())
-            .unwrap_or_default();
-        threads
-            .into_iter()
-            .map(move |g| {
-                self.record.grammars[g as usize]
-                    .expand()
+        let Some(entry) = self.record.ranks.get(rank as usize) else {
+            return Vec::new();
+        };
+        (0..entry.threads.len())
+            .map(move |thread| {
+                self.record
+                    .thread_terminals(entry, thread)
                     .map(move |t| self.record.signatures[t as usize].as_slice())
             })
             .collect()
@@ -213,16 +209,14 @@ impl Trace {
             .flat_map(|class| &class.stats)
             .map(|(t, stats)| (self.record.signatures[*t as usize].as_slice(), *stats))
             .collect();
-        let threads = entry.threads.clone();
         let timelines = &entry.timelines;
         self.thread_sequences(rank)
             .into_iter()
-            .zip(threads)
             .enumerate()
-            .flat_map(move |(thread, (seq, grammar))| {
+            .flat_map(move |(thread, seq)| {
                 let memberships = memberships.clone();
                 let timing = timing.clone();
-                let calls = self.record.grammars[grammar as usize].len();
+                let calls = self.record.thread_calls(entry, thread);
                 let times = timelines
                     .get(thread)
                     .and_then(|t| crate::timeline::decode(t, calls));

@@ -8,6 +8,8 @@
 pub mod columns;
 mod container;
 pub mod decode;
+pub mod forest;
+mod forest_codec;
 pub mod grid;
 pub mod merge;
 mod model;

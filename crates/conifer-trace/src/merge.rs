@@ -3,8 +3,9 @@
 //! that behave identically. [`Merged::absorb`] joins two adjacent rank ranges; the tracer calls
 //! it in log2 P pairwise rounds over MPI, `conifer merge` folds partial files with [`merge`].
 
+use crate::forest::{Forest, NO_TREE};
 use crate::rank_record::{Membership, RankRecord, Timing};
-use conifer_compress::{FrozenGrammar, Symbol};
+use conifer_compress::{FrozenGrammar, Grammar, Symbol};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -12,8 +13,11 @@ use std::hash::{Hash, Hasher};
 /// What one rank contributes besides its grammars and timing.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RankEntry {
-    /// Grammar index of each of its threads.
+    /// Grammar index of each of its threads (in tree mode: the calls outside the tree).
     pub threads: Vec<u32>,
+    /// Trace tree index of each of its threads ([`NO_TREE`] for none); empty when the run
+    /// has no trace trees.
+    pub trees: Vec<u32>,
     /// Communicators it belonged to.
     pub comms: Vec<Membership>,
     /// Calls per wrapped function id, as counted by the wrappers (a cross-check of the
@@ -25,12 +29,15 @@ pub struct RankEntry {
     pub timelines: Vec<Vec<u8>>,
 }
 
-/// Timing statistics of the ranks whose threads have exactly the grammars `threads`: one
-/// behaviour class, pooled so the trace does not grow with the ranks that share it.
+/// Timing statistics of the ranks whose threads have exactly the grammars `threads` and the
+/// trace trees `trees`: one behaviour class, pooled so the trace does not grow with the ranks
+/// that share it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClassTiming {
     /// The class: grammar index of each thread.
     pub threads: Vec<u32>,
+    /// The class: trace tree index of each thread (empty without trees).
+    pub trees: Vec<u32>,
     /// (global terminal, statistics over all the class's ranks), sorted by terminal.
     pub stats: Vec<(u32, Timing)>,
 }
@@ -48,6 +55,8 @@ pub struct Merged {
     pub ranks: Vec<RankEntry>,
     /// Timing per behaviour class.
     pub timing: Vec<ClassTiming>,
+    /// Trace trees, when the program carries a structure tree.
+    pub forest: Option<Forest>,
 }
 
 impl Merged {
@@ -72,21 +81,68 @@ impl Merged {
             .filter(|(_, t)| t.count > 0)
             .map(|(t, timing)| (t as u32, timing))
             .collect();
+        let mut forest = record.structure.map(Forest::new);
+        let trees: Vec<u32> = match &mut forest {
+            Some(f) => record
+                .trees
+                .into_iter()
+                .map(|t| t.map_or(NO_TREE, |t| f.add(t)))
+                .collect(),
+            None => Vec::new(),
+        };
         Merged {
             first_rank: rank,
             signatures: record.signatures,
             grammars,
             timing: vec![ClassTiming {
                 threads: threads.clone(),
+                trees: trees.clone(),
                 stats,
             }],
             ranks: vec![RankEntry {
                 threads,
+                trees,
                 comms: record.comms,
                 counts,
                 host,
                 timelines: record.timelines,
             }],
+            forest,
+        }
+    }
+
+    /// Turns every trace tree into a grammar of the same calls (for records whose structure
+    /// tree differs from the one they are merged with: two different programs in one run).
+    fn flatten(&mut self) {
+        let Some(forest) = self.forest.take() else {
+            return;
+        };
+        let mut flattened: HashMap<(u32, u32), u32> = HashMap::new();
+        for rank in &mut self.ranks {
+            for (thread, &tree) in rank.threads.iter_mut().zip(&rank.trees) {
+                if tree == NO_TREE {
+                    continue;
+                }
+                let grammars = &mut self.grammars;
+                *thread = *flattened.entry((tree, *thread)).or_insert_with(|| {
+                    let mut g = Grammar::new();
+                    forest
+                        .expand(tree, &grammars[*thread as usize])
+                        .for_each(|t| g.push(t));
+                    grammars.push(g.freeze());
+                    grammars.len() as u32 - 1
+                });
+            }
+            rank.trees.clear();
+        }
+        for class in &mut self.timing {
+            class.threads = class
+                .threads
+                .iter()
+                .zip(class.trees.iter().chain(std::iter::repeat(&NO_TREE)))
+                .map(|(&g, &t)| flattened.get(&(t, g)).copied().unwrap_or(g))
+                .collect();
+            class.trees.clear();
         }
     }
 
@@ -96,6 +152,14 @@ impl Merged {
             next.first_rank as usize,
             self.first_rank as usize + self.ranks.len()
         );
+        let mut next = next;
+        let same_structure = match (&self.forest, &next.forest) {
+            (Some(a), Some(b)) => a.structure == b.structure,
+            _ => true,
+        };
+        if !same_structure {
+            next.flatten();
+        }
         let sig_map = intern(&mut self.signatures, next.signatures);
         let renumbered = next
             .grammars
@@ -105,23 +169,55 @@ impl Merged {
         let renumber = |threads: &[u32]| -> Vec<u32> {
             threads.iter().map(|&g| grammar_map[g as usize]).collect()
         };
+        let tree_map = match (next.forest, &mut self.forest) {
+            (None, _) => Vec::new(),
+            (Some(theirs), Some(ours)) => ours.absorb(theirs, &sig_map),
+            (Some(theirs), None) => {
+                let mut ours = Forest::new(theirs.structure.clone());
+                let map = ours.absorb(theirs, &sig_map);
+                self.forest = Some(ours);
+                map
+            }
+        };
+        let retree = |trees: &[u32]| -> Vec<u32> {
+            trees
+                .iter()
+                .map(|&t| {
+                    if t == NO_TREE {
+                        t
+                    } else {
+                        tree_map[t as usize]
+                    }
+                })
+                .collect()
+        };
         for mut entry in next.ranks {
             entry.threads = renumber(&entry.threads);
+            entry.trees = retree(&entry.trees);
             self.ranks.push(entry);
         }
         for class in next.timing {
             let threads = renumber(&class.threads);
+            let trees = retree(&class.trees);
             let stats: Vec<(u32, Timing)> = class
                 .stats
                 .into_iter()
                 .map(|(t, timing)| (sig_map[t as usize], timing))
                 .collect();
-            match self.timing.iter_mut().find(|c| c.threads == threads) {
+            match self
+                .timing
+                .iter_mut()
+                .find(|c| c.threads == threads && c.trees == trees)
+            {
                 Some(known) => known.stats = pool(&known.stats, stats),
                 None => {
                     let mut stats = stats;
                     stats.sort_by_key(|(t, _)| *t);
-                    self.timing.push(ClassTiming { threads, stats });
+                    self.timing.push(ClassTiming {
+                        threads,
+                        trees,
+                        stats,
+                    });
                 }
             }
         }
@@ -129,15 +225,20 @@ impl Merged {
 
     /// The timing class of rank `rank` (0-based within this record), if it has one.
     pub fn class_timing(&self, rank: usize) -> Option<&ClassTiming> {
-        let threads = &self.ranks.get(rank)?.threads;
-        self.timing.iter().find(|c| &c.threads == threads)
+        let entry = self.ranks.get(rank)?;
+        self.timing
+            .iter()
+            .find(|c| c.threads == entry.threads && c.trees == entry.trees)
     }
 }
 
 /// Appends each of `incoming` to `known` unless an equal item is there already, and returns
 /// the index each incoming item has in `known`. The existing items are indexed by hash, not
 /// copied: signature tables and grammars are most of a record.
-fn intern<T: Hash + Eq>(known: &mut Vec<T>, incoming: impl IntoIterator<Item = T>) -> Vec<u32> {
+pub(crate) fn intern<T: Hash + Eq>(
+    known: &mut Vec<T>,
+    incoming: impl IntoIterator<Item = T>,
+) -> Vec<u32> {
     let hash = |item: &T| {
         let mut h = DefaultHasher::new();
         item.hash(&mut h);
@@ -244,6 +345,7 @@ mod tests {
             grammars: vec![frozen(seq)],
             comms: Vec::new(),
             timelines: Vec::new(),
+            ..Default::default()
         };
         (record, vec![(0, seq.len() as u64)], "node".into())
     }

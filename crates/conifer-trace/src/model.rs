@@ -207,6 +207,8 @@ mod tests {
                 grid: None,
             }],
             timelines: Vec::new(),
+            structure: None,
+            trees: Vec::new(),
         };
         (record, counts, "a".into())
     }

@@ -2,8 +2,10 @@
 //! signature table, one grammar per thread (over its local terminals), timing per signature,
 //! and the communicators it belongs to with its rank in each.
 
+use crate::forest::Structure;
 use crate::grid::Grid;
 use crate::varint::{put_i64, put_u64, Reader};
+use conifer_compress::tree::TreeRecord;
 use conifer_compress::FrozenGrammar;
 
 /// Running statistics of one signature's call durations, in nanoseconds.
@@ -170,79 +172,9 @@ pub struct RankRecord {
     /// Per thread, every call's timing (see [`crate::timeline`]); empty unless recorded with
     /// `--timing lossless`.
     pub timelines: Vec<Vec<u8>>,
-}
-
-impl RankRecord {
-    /// The serialised form.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        put_u64(&mut out, self.signatures.len() as u64);
-        for (sig, timing) in self.signatures.iter().zip(&self.timing) {
-            put_u64(&mut out, sig.len() as u64);
-            out.extend_from_slice(sig);
-            timing.encode(&mut out);
-        }
-        put_u64(&mut out, self.grammars.len() as u64);
-        for g in &self.grammars {
-            let bytes = g.to_bytes();
-            put_u64(&mut out, bytes.len() as u64);
-            out.extend_from_slice(&bytes);
-        }
-        put_u64(&mut out, self.comms.len() as u64);
-        for m in &self.comms {
-            put_u64(&mut out, m.comm.len() as u64);
-            out.extend_from_slice(&m.comm);
-            put_i64(&mut out, m.my_rank);
-            put_grid(&mut out, m.grid.as_ref());
-        }
-        put_u64(&mut out, self.timelines.len() as u64);
-        for t in &self.timelines {
-            put_u64(&mut out, t.len() as u64);
-            out.extend_from_slice(t);
-        }
-        out
-    }
-
-    /// Parses the serialised form; `None` when malformed.
-    pub fn from_bytes(bytes: &[u8]) -> Option<RankRecord> {
-        let mut r = Reader::new(bytes);
-        let n = r.count()?;
-        let (mut signatures, mut timing) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for _ in 0..n {
-            let len = r.count()?;
-            signatures.push(r.take(len)?.to_vec());
-            timing.push(Timing::decode(&mut r)?);
-        }
-        let g = r.count()?;
-        let mut grammars = Vec::with_capacity(g);
-        for _ in 0..g {
-            let len = r.count()?;
-            grammars.push(FrozenGrammar::from_bytes(r.take(len)?).ok()?);
-        }
-        let c = r.count()?;
-        let mut comms = Vec::with_capacity(c);
-        for _ in 0..c {
-            let len = r.count()?;
-            let comm = r.take(len)?.to_vec();
-            let my_rank = r.i64()?;
-            comms.push(Membership {
-                comm,
-                my_rank,
-                grid: read_grid(&mut r)?,
-            });
-        }
-        let t = r.count()?;
-        let mut timelines = Vec::with_capacity(t);
-        for _ in 0..t {
-            let len = r.count()?;
-            timelines.push(r.take(len)?.to_vec());
-        }
-        (r.remaining() == 0).then_some(RankRecord {
-            signatures,
-            timing,
-            grammars,
-            comms,
-            timelines,
-        })
-    }
+    /// The program's structure tree, when its binary carries one.
+    pub structure: Option<Structure>,
+    /// Per thread, its trace tree over local terminals (its grammar then holds only the calls
+    /// outside the tree).
+    pub trees: Vec<Option<TreeRecord>>,
 }

@@ -66,8 +66,9 @@ const COMPRESS_SIGNATURES_ABOVE: usize = 4096;
 /// bound on what a corrupt frame header can make the reader allocate.
 const MAX_INFLATION: u64 = 4096;
 
-/// The `SIGS` payload: a mode byte (0 stored, 1 zstd) and the table.
-fn pack_signatures(table: Vec<u8>) -> Vec<u8> {
+/// A section payload that may be large (`SIGS`, `TREE`): a mode byte (0 stored, 1 zstd) and
+/// the contents, compressed above [`COMPRESS_SIGNATURES_ABOVE`] bytes.
+pub(crate) fn pack(table: Vec<u8>) -> Vec<u8> {
     if table.len() > COMPRESS_SIGNATURES_ABOVE {
         if let Ok(packed) = zstd::bulk::compress(&table, 3) {
             let mut out = vec![1];
@@ -80,8 +81,11 @@ fn pack_signatures(table: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// The signature table of a `SIGS` payload.
-fn unpack_signatures(payload: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
+/// The contents of a [`pack`]ed payload of section `what`.
+pub(crate) fn unpack<'a>(
+    payload: &'a [u8],
+    what: &str,
+) -> Result<std::borrow::Cow<'a, [u8]>, FormatError> {
     match payload.split_first() {
         Some((0, table)) => Ok(std::borrow::Cow::Borrowed(table)),
         Some((1, packed)) => {
@@ -89,12 +93,12 @@ fn unpack_signatures(payload: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Forma
                 .ok()
                 .flatten()
                 .filter(|&n| n <= (packed.len() as u64).saturating_mul(MAX_INFLATION))
-                .ok_or_else(|| malformed("SIGS"))?;
+                .ok_or_else(|| malformed(what))?;
             let table =
-                zstd::bulk::decompress(packed, size as usize).map_err(|_| malformed("SIGS"))?;
+                zstd::bulk::decompress(packed, size as usize).map_err(|_| malformed(what))?;
             Ok(std::borrow::Cow::Owned(table))
         }
-        _ => Err(malformed("SIGS")),
+        _ => Err(malformed(what)),
     }
 }
 
@@ -145,6 +149,7 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
     put_u64(&mut timing, m.timing.len() as u64);
     for class in &m.timing {
         put_u32s(&mut timing, &class.threads);
+        put_u32s(&mut timing, &class.trees);
         put_u64(&mut timing, class.stats.len() as u64);
         for (t, stats) in &class.stats {
             put_u64(&mut timing, (*t).into());
@@ -153,7 +158,7 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
     }
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let mut sections = vec![
-        section(SIGNATURES, pack_signatures(sigs)),
+        section(SIGNATURES, pack(sigs)),
         section(GRAMMARS, grams),
         section(RANK_MAP, map),
         section(COMMS, comms),
@@ -170,6 +175,10 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
                 .for_each(|t| put_bytes(&mut timelines, t));
         }
         sections.push(section(TIMELINES, timelines));
+    }
+    if let Some(forest) = &m.forest {
+        let trees: Vec<Vec<u32>> = m.ranks.iter().map(|r| r.trees.clone()).collect();
+        sections.extend(crate::forest_codec::encode(forest, &trees));
     }
     sections
 }
@@ -214,7 +223,7 @@ fn column<T: Clone>(
 /// Parses the record sections of `sections`; the first rank covered is `first_rank`.
 pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, FormatError> {
     let find = |tag| find_section(sections, tag);
-    let signatures = list(&unpack_signatures(find(SIGNATURES)?)?, "SIGS", |r| {
+    let signatures = list(&unpack(find(SIGNATURES)?, "SIGS")?, "SIGS", |r| {
         let n = r.count()?;
         r.take(n).map(<[u8]>::to_vec)
     })?;
@@ -258,11 +267,16 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
     })?;
     let timing = list(find(TIMING)?, "TIME", |r| {
         let threads = read_u32s(r)?;
+        let trees = read_u32s(r)?;
         let n = r.count()?;
         let stats = (0..n)
             .map(|_| Some((r.u32()?, Timing::decode(r)?)))
             .collect::<Option<Vec<_>>>()?;
-        Some(ClassTiming { threads, stats })
+        Some(ClassTiming {
+            threads,
+            trees,
+            stats,
+        })
     })?;
     let timelines = match find(TIMELINES) {
         Ok(bytes) => {
@@ -286,37 +300,44 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         }
         Err(_) => vec![Vec::new(); ranks],
     };
+    let (forest, trees) = crate::forest_codec::decode(sections, ranks)?;
     let merged = Merged {
         first_rank,
         signatures,
         grammars,
         ranks: threads
             .into_iter()
+            .zip(trees)
             .zip(comms)
             .zip(counts.into_iter().zip(hosts))
             .zip(timelines)
             .enumerate()
-            .map(|(i, (((threads, comms), (counts, host)), timelines))| {
-                let world = i64::from(first_rank) + i as i64;
-                RankEntry {
-                    threads,
-                    comms: comms
-                        .into_iter()
-                        .map(|(comm, rank, grid)| Membership {
-                            comm,
-                            my_rank: rank.unwrap_or(world),
-                            grid,
-                        })
-                        .collect(),
-                    counts,
-                    host,
-                    timelines,
-                }
-            })
+            .map(
+                |(i, ((((threads, trees), comms), (counts, host)), timelines))| {
+                    let world = i64::from(first_rank) + i as i64;
+                    RankEntry {
+                        threads,
+                        trees,
+                        comms: comms
+                            .into_iter()
+                            .map(|(comm, rank, grid)| Membership {
+                                comm,
+                                my_rank: rank.unwrap_or(world),
+                                grid,
+                            })
+                            .collect(),
+                        counts,
+                        host,
+                        timelines,
+                    }
+                },
+            )
             .collect(),
         timing,
+        forest,
     };
     check_references(&merged)?;
+    crate::forest_codec::check(&merged)?;
     Ok(merged)
 }
 
@@ -414,6 +435,7 @@ mod tests {
                 } else {
                     Vec::new()
                 },
+                ..Default::default()
             },
             vec![(3, 10)],
             format!("node{}", rank / 8),
@@ -465,7 +487,7 @@ mod tests {
         // A frame claiming far more than it could inflate to is refused.
         let mut bomb = vec![1u8];
         bomb.extend_from_slice(&zstd::bulk::compress(&vec![0u8; 1 << 20], 19).unwrap());
-        assert!(unpack_signatures(&bomb).is_err());
+        assert!(unpack(&bomb, "SIGS").is_err());
     }
 
     #[test]

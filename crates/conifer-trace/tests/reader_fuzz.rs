@@ -66,6 +66,7 @@ fn sample() -> Trace {
                 grammars: vec![g.freeze()],
                 comms,
                 timelines: vec![conifer_trace::timeline::encode(&times)],
+                ..Default::default()
             };
             (record, vec![(0, 34), (1, 17)], format!("node{}", rank / 4))
         })

@@ -12,6 +12,7 @@ pub mod handles;
 mod ranks;
 mod requests;
 pub mod state;
+pub mod trees;
 
 use crate::mpi::*;
 use crate::runtime::CallGuard;
@@ -48,6 +49,23 @@ fn lock() -> MutexGuard<'static, State> {
 /// The rank's record in the form sent to the merge.
 pub fn rank_record() -> RankRecord {
     record_of(&lock())
+}
+
+/// The rank's record at a fatal moment ([`salvage`]); an error when a thread's trace tree
+/// was being updated by the code the signal interrupted.
+pub fn salvaged_record_of(state: &State) -> Result<RankRecord, String> {
+    let trees = state
+        .trees
+        .iter()
+        .enumerate()
+        .map(|(thread, b)| match b {
+            Some(b) => trees::record_of(b, true)
+                .map(Some)
+                .ok_or_else(|| format!("thread {thread}'s trace tree was being updated")),
+            None => Ok(None),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(record_with(state, trees))
 }
 
 /// True when MPI runs with `MPI_THREAD_MULTIPLE` (several threads may be inside MPI).
@@ -96,6 +114,19 @@ pub unsafe fn salvage<R>(f: impl Fn(&State) -> R) -> Option<R> {
 
 /// The rank's record, built from `state`.
 pub fn record_of(state: &State) -> RankRecord {
+    let trees = state
+        .trees
+        .iter()
+        .map(|b| b.as_ref().and_then(|b| trees::record_of(b, false)))
+        .collect();
+    record_with(state, trees)
+}
+
+/// The rank's record, built from `state` and its threads' trace trees.
+fn record_with(
+    state: &State,
+    trees: Vec<Option<conifer_compress::tree::TreeRecord>>,
+) -> RankRecord {
     let comms: Vec<Membership> = state
         .comms
         .as_ref()
@@ -138,6 +169,13 @@ pub fn record_of(state: &State) -> RankRecord {
                 .map(|calls| timeline(calls, clock::ns_per_tick()))
                 .collect()
         }),
+        structure: trees
+            .iter()
+            .any(Option::is_some)
+            .then(trees::structure)
+            .flatten()
+            .cloned(),
+        trees,
     }
 }
 
@@ -156,7 +194,7 @@ fn record_frees(state: &mut State, scratch: &mut Vec<u8>, thread: u32) {
         encode_buffer(scratch, Buffer::Segment { id, offset: 0 });
         encode_int(scratch, 0);
         let now = clock::ticks();
-        state.append(thread, scratch, now, now);
+        state.append(thread, scratch, now, now, None);
     }
 }
 
@@ -314,6 +352,8 @@ pub struct Call {
     state: Option<MutexGuard<'static, State>>,
     start: u64,
     thread: u32,
+    /// Structure-tree call site of the call, when the program announced one.
+    site: Option<u32>,
     /// The communicator of the requests the call completes (for their statuses' sources).
     request_comm: Option<u64>,
     /// What the PMPI call returned (statuses' errors are read only after
@@ -351,6 +391,7 @@ impl Call {
             state: Some(locked),
             start: clock::ticks(),
             thread,
+            site: crate::structure::take_site(),
             request_comm: None,
             returned: 0,
             scratch: &state.scratch,
@@ -384,8 +425,8 @@ impl Call {
         let end = clock::ticks();
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
-        let start = self.start;
-        self.st().append(thread, &sig, start, end);
+        let (start, site) = (self.start, self.site);
+        self.st().append(thread, &sig, start, end, site);
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
         // SAFETY: the thread-local outlives the call, and the call runs on its thread.

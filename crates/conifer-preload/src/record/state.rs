@@ -4,10 +4,12 @@
 use super::comms::Comms;
 use super::handles::Handles;
 use super::requests::Requests;
+use conifer_compress::tree::TreeBuilder;
 use conifer_compress::Grammar;
 use conifer_trace::rank_record::Timing;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex};
 
 /// A multiply-rotate hash that takes byte strings (signatures) eight bytes at a time: hashing
 /// the signature is on every MPI call's path.
@@ -94,6 +96,8 @@ pub struct State {
     pub raw: Option<Vec<(u32, Box<[u8]>)>>,
     /// Lossless timing (`CONIFER_TIMING=lossless`): per thread, every call's start and end tick.
     pub timelines: Option<Vec<Vec<(u64, u64)>>>,
+    /// Tree mode: per thread, its trace tree builder (see [`super::trees`]).
+    pub trees: Vec<Option<Arc<Mutex<TreeBuilder>>>>,
 }
 
 impl State {
@@ -108,6 +112,7 @@ impl State {
             signatures: Vec::new(),
             timing: Vec::new(),
             grammars: Vec::new(),
+            trees: Vec::new(),
             calls: vec![0; crate::wrappers::FUNCTION_NAMES.len()],
             timelines: (std::env::var("CONIFER_TIMING").as_deref() == Ok("lossless"))
                 .then(Vec::new),
@@ -117,8 +122,9 @@ impl State {
         }
     }
 
-    /// Appends one finished call of `thread` with signature `sig`, from tick `start` to `end`.
-    pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64) {
+    /// Appends one finished call of `thread` with signature `sig`, from tick `start` to `end`,
+    /// made at structure-tree call site `site` when known. Runs on the calling thread.
+    pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64, site: Option<u32>) {
         let terminal = match self.table.get(sig) {
             Some(&t) => t,
             None => {
@@ -138,8 +144,20 @@ impl State {
         }
         while self.grammars.len() <= thread as usize {
             self.grammars.push(Grammar::new());
+            self.trees.push(None);
         }
-        self.grammars[thread as usize].push(terminal);
+        let tree = &mut self.trees[thread as usize];
+        if tree.is_none() {
+            *tree = super::trees::builder();
+        }
+        let in_tree = tree.as_ref().is_some_and(|b| {
+            b.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .call(site, terminal)
+        });
+        if !in_tree {
+            self.grammars[thread as usize].push(terminal);
+        }
         if let Some(raw) = &mut self.raw {
             raw.push((thread, sig.into()));
         }

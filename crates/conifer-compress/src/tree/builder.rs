@@ -1,0 +1,236 @@
+//! Filling a trace tree while the program runs (CYPRESS §IV-A, "top-down" compression).
+//!
+//! The program's hooks and MPI calls arrive as *activations* of structure-tree vertices: a
+//! loop iteration, a branch arm taken, a call at a call site. Each vertex keeps, per
+//! activation of its parent, how many times it was activated (a [`Series`]): the iteration
+//! counts of a loop per entry, the arms taken per iteration, the calls of a site. A call
+//! site also keeps the terminal of each call and how many calls outside the tree followed it.
+//!
+//! Decoding walks the tree: per activation of a vertex, its children in program order, each
+//! as often as recorded. The builder keeps the decoder's position (the stack of open
+//! activations) and only accepts an activation the walk reproduces in place: a vertex whose
+//! parent's open activation has already gone past it starts a new activation of the parent
+//! (and so on upwards); when even the root has gone past it, the call is refused and goes to
+//! the grammar path, attached to the tree call before it. Every accepted call therefore
+//! decodes exactly where it happened, whatever the hooks reported.
+
+use super::series::SeriesBuilder;
+use super::shape::{Shape, VertexKind};
+use super::{TreeRecord, VertexRecord};
+use std::sync::Arc;
+
+/// No child activated yet in an activation.
+const NONE: u32 = u32::MAX;
+
+/// A thread's trace tree under construction.
+#[derive(Clone, Debug)]
+pub struct TreeBuilder {
+    shape: Arc<Shape>,
+    /// Activations so far, per vertex (the root has its one).
+    activations: Vec<u64>,
+    /// Per vertex: its activation counts per activation of its parent, closed ones.
+    counts: Vec<SeriesBuilder>,
+    /// Per vertex: the parent activation its open count belongs to (`u64::MAX`: none yet).
+    counted_for: Vec<u64>,
+    /// Per vertex: activations during parent activation `counted_for`.
+    open_count: Vec<u64>,
+    /// Per vertex on the stack: program-order index of the child activated last.
+    last_child: Vec<u32>,
+    /// Open activations, root first.
+    stack: Vec<u32>,
+    on_stack: Vec<bool>,
+    /// Per call site: terminal of each call.
+    terminals: Vec<SeriesBuilder>,
+    /// Per call site: calls outside the tree right after each call.
+    foreign: Vec<SeriesBuilder>,
+    /// The last accepted call (site, terminal) and the refused calls after it.
+    pending: Option<(u32, u32, u64)>,
+    /// Refused calls before the first accepted one.
+    leading_foreign: u64,
+    /// Scratch: vertices to activate, deepest first.
+    path: Vec<u32>,
+}
+
+impl TreeBuilder {
+    /// An empty tree of `shape`; series fold cycles of up to `window` runs.
+    pub fn new(shape: Arc<Shape>, window: usize) -> TreeBuilder {
+        let n = shape.len();
+        let mut on_stack = vec![false; n];
+        on_stack[0] = true;
+        let mut activations = vec![0; n];
+        activations[0] = 1;
+        TreeBuilder {
+            activations,
+            counts: vec![SeriesBuilder::new(true, window); n],
+            counted_for: vec![u64::MAX; n],
+            open_count: vec![0; n],
+            last_child: vec![NONE; n],
+            stack: vec![0],
+            on_stack,
+            terminals: (0..n)
+                .map(|v| SeriesBuilder::new(false, if v == 0 { 1 } else { window }))
+                .collect(),
+            foreign: vec![SeriesBuilder::new(true, window); n],
+            pending: None,
+            leading_foreign: 0,
+            path: Vec::new(),
+            shape,
+        }
+    }
+
+    /// The shape being filled.
+    pub fn shape(&self) -> &Arc<Shape> {
+        &self.shape
+    }
+
+    /// A new activation of `v` (loop iteration, arm taken, recursion entered); false when
+    /// `v` is unknown, a call site (those are activated by [`TreeBuilder::call`]) or the walk
+    /// cannot reproduce it here.
+    pub fn activate(&mut self, v: u32) -> bool {
+        let known = v != 0 && (v as usize) < self.shape.len();
+        known && self.shape.kind(v) != VertexKind::Site && self.place(v)
+    }
+
+    /// Opens an activation of `v` where the walk reproduces it, if it can.
+    fn place(&mut self, v: u32) -> bool {
+        let shape = Arc::clone(&self.shape);
+        self.path.clear();
+        self.path.push(v);
+        let mut at = shape.parent(v);
+        while !self.on_stack[at as usize] {
+            self.path.push(at);
+            at = shape.parent(at);
+        }
+        loop {
+            let next = *self.path.last().expect("path holds v");
+            let last = self.last_child[at as usize];
+            if last == NONE || shape.index(next) >= last {
+                break;
+            }
+            if at == 0 {
+                return false;
+            }
+            self.path.push(at);
+            at = shape.parent(at);
+        }
+        while let Some(&top) = self.stack.last() {
+            if top == at {
+                break;
+            }
+            self.on_stack[top as usize] = false;
+            self.stack.pop();
+        }
+        while let Some(u) = self.path.pop() {
+            self.open(u);
+            self.stack.push(u);
+            self.on_stack[u as usize] = true;
+        }
+        true
+    }
+
+    /// Vertex `v` (a loop, a recursive function) was left: its open activation ends.
+    pub fn leave(&mut self, v: u32) {
+        if (v as usize) < self.shape.len() && v != 0 && self.on_stack[v as usize] {
+            while let Some(top) = self.stack.pop() {
+                self.on_stack[top as usize] = false;
+                if top == v {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// An MPI call with `terminal`, at call site `site` when known. True when the tree holds
+    /// it; false when the caller must record it on the grammar path (its place is kept: it
+    /// decodes right after the tree call before it).
+    pub fn call(&mut self, site: Option<u32>, terminal: u32) -> bool {
+        let placed = match site {
+            Some(s)
+                if (s as usize) < self.shape.len() && self.shape.kind(s) == VertexKind::Site =>
+            {
+                self.place(s)
+            }
+            _ => false,
+        };
+        if placed {
+            if let Some((s, t, f)) = self.pending.take() {
+                self.terminals[s as usize].push(t.into());
+                self.foreign[s as usize].push(f);
+            }
+            self.pending = Some((site.expect("placed calls have a site"), terminal, 0));
+        } else {
+            match &mut self.pending {
+                Some((_, _, f)) => *f += 1,
+                None => self.leading_foreign += 1,
+            }
+        }
+        placed
+    }
+
+    /// One more activation of `u`, in its parent's open activation.
+    fn open(&mut self, u: u32) {
+        let i = u as usize;
+        let parent = self.shape.parent(u) as usize;
+        let k = self.activations[parent] - 1;
+        if self.counted_for[i] == k {
+            self.open_count[i] += 1;
+        } else {
+            if self.counted_for[i] == u64::MAX {
+                self.counts[i].push_n(0, k);
+            } else {
+                self.counts[i].push(self.open_count[i]);
+                self.counts[i].push_n(0, k - self.counted_for[i] - 1);
+            }
+            self.counted_for[i] = k;
+            self.open_count[i] = 1;
+        }
+        self.activations[i] += 1;
+        self.last_child[parent] = self.shape.index(u);
+        self.last_child[i] = NONE;
+    }
+
+    /// The tree so far (the builder goes on: partial traces take it mid-run).
+    pub fn record(&self) -> TreeRecord {
+        let n = self.shape.len();
+        let vertices = (0..n)
+            .map(|i| {
+                if i == 0 {
+                    return VertexRecord::default();
+                }
+                let parent_total = self.activations[self.shape.parent(i as u32) as usize];
+                let mut counts = self.counts[i].clone();
+                if self.counted_for[i] == u64::MAX {
+                    counts.push_n(0, parent_total);
+                } else {
+                    counts.push(self.open_count[i]);
+                    counts.push_n(0, parent_total - self.counted_for[i] - 1);
+                }
+                let (mut terminals, mut foreign) =
+                    (self.terminals[i].clone(), self.foreign[i].clone());
+                if let Some((s, t, f)) = self.pending {
+                    if s as usize == i {
+                        terminals.push(t.into());
+                        foreign.push(f);
+                    }
+                }
+                VertexRecord {
+                    counts: counts.snapshot(),
+                    terminals: terminals.snapshot(),
+                    foreign: foreign.snapshot(),
+                }
+            })
+            .collect();
+        TreeRecord {
+            leading_foreign: self.leading_foreign,
+            vertices,
+        }
+    }
+
+    /// Calls the tree holds so far.
+    pub fn calls(&self) -> u64 {
+        (0..self.shape.len())
+            .filter(|&v| self.shape.kind(v as u32) == VertexKind::Site)
+            .map(|v| self.activations[v])
+            .sum()
+    }
+}

@@ -1,0 +1,143 @@
+//! CYPRESS's compressed trace tree (Zhai et al., SC'14, §IV): the structure tree of the
+//! program with, per vertex, the runtime record of what happened there. [`TreeBuilder`] fills
+//! it while the program runs, [`TreeRecord`] is the finished record of one thread, and
+//! [`Expand`] walks it back into the thread's terminals in call order.
+
+mod builder;
+mod expand;
+mod series;
+mod shape;
+
+pub use builder::TreeBuilder;
+pub use expand::Expand;
+pub use series::{Run, Segment, Series, SeriesBuilder, SeriesIter};
+pub use shape::{Shape, VertexKind, MAX_VERTICES};
+
+use crate::codec::{put_varint, DecodeError, Reader};
+
+/// The most activations a record may stand for: a bound on the work decoding a corrupt
+/// record can cause.
+pub const MAX_ACTIVATIONS: u64 = 1 << 40;
+
+/// What one vertex recorded for one thread.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct VertexRecord {
+    /// Activations per activation of the parent (empty for the root).
+    pub counts: Series,
+    /// Call sites: the terminal of each call.
+    pub terminals: Series,
+    /// Call sites: how many calls outside the tree followed each call.
+    pub foreign: Series,
+}
+
+/// One thread's trace tree: a record per vertex, plus the calls outside the tree that came
+/// before its first call.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct TreeRecord {
+    /// Calls on the grammar path before the tree's first call.
+    pub leading_foreign: u64,
+    /// Record of each vertex, by pre-order id.
+    pub vertices: Vec<VertexRecord>,
+}
+
+impl VertexRecord {
+    /// Appends the binary form.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        self.counts.encode(out);
+        self.terminals.encode(out);
+        self.foreign.encode(out);
+    }
+
+    /// Reads what [`VertexRecord::encode`] wrote.
+    pub fn decode(bytes: &mut &[u8]) -> Result<VertexRecord, DecodeError> {
+        Ok(VertexRecord {
+            counts: Series::decode(bytes)?,
+            terminals: Series::decode(bytes)?,
+            foreign: Series::decode(bytes)?,
+        })
+    }
+
+    /// The same record with terminals renamed by `f` (one-to-one).
+    pub fn map_terminals(&self, f: impl Fn(u32) -> u32) -> VertexRecord {
+        VertexRecord {
+            counts: self.counts.clone(),
+            terminals: self.terminals.map_values(|t| f(t as u32).into()),
+            foreign: self.foreign.clone(),
+        }
+    }
+}
+
+/// Appends a varint (for callers encoding trees).
+pub fn put_count(out: &mut Vec<u8>, n: u64) {
+    put_varint(out, n);
+}
+
+/// Reads a varint written by [`put_count`].
+pub fn read_count(bytes: &mut &[u8]) -> Result<u64, DecodeError> {
+    let mut r = Reader { bytes };
+    let n = r.varint()?;
+    *bytes = r.bytes;
+    Ok(n)
+}
+
+/// Checks that `records` (one per vertex of `shape`) form a walkable tree: each vertex has one
+/// count per activation of its parent, each call site one terminal and one foreign count per
+/// call, the terminals exist (`terminals` of them) and the calls outside the tree add up to
+/// `foreign_calls`. Returns the calls the tree holds.
+pub fn validate(
+    shape: &Shape,
+    records: &[&VertexRecord],
+    leading_foreign: u64,
+    foreign_calls: u64,
+    terminals: u64,
+) -> Result<u64, String> {
+    if records.len() != shape.len() {
+        return Err(format!(
+            "a trace tree has {} vertex records for {} vertices",
+            records.len(),
+            shape.len()
+        ));
+    }
+    let mut activations = vec![0u64; shape.len()];
+    activations[0] = 1;
+    let (mut total, mut calls, mut foreign) = (1u64, 0u64, u128::from(leading_foreign));
+    for v in 1..shape.len() {
+        let r = records[v];
+        let parent = activations[shape.parent(v as u32) as usize];
+        if r.counts.len() != parent {
+            return Err(format!(
+                "trace tree vertex {v}: counts do not match its parent"
+            ));
+        }
+        activations[v] = r.counts.sum();
+        total = total.saturating_add(activations[v]);
+        if total > MAX_ACTIVATIONS {
+            return Err("a trace tree claims too many activations".into());
+        }
+        if shape.kind(v as u32) == VertexKind::Site {
+            if r.terminals.len() != activations[v] || r.foreign.len() != activations[v] {
+                return Err(format!("trace tree call site {v}: calls do not match"));
+            }
+            if r.terminals
+                .value_counts()
+                .iter()
+                .any(|&(t, _)| t >= terminals)
+            {
+                return Err(format!("trace tree call site {v}: unknown terminal"));
+            }
+            foreign += u128::from(r.foreign.sum());
+            calls += activations[v];
+        } else if !r.terminals.is_empty() || !r.foreign.is_empty() {
+            return Err(format!(
+                "trace tree vertex {v} is not a call site but has calls"
+            ));
+        }
+    }
+    if foreign != u128::from(foreign_calls) {
+        return Err("a trace tree and its grammar disagree on the calls outside the tree".into());
+    }
+    Ok(calls)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,732 @@
+//! Integer series kept compressed as they grow: the per-vertex records of a trace tree
+//! (CYPRESS §IV-A). Values first become [`Segment`]s: arithmetic runs `<start, stride, len>`
+//! (stride 0 is a plain repeat count, merging each value with the last run as CYPRESS does)
+//! and cycles of up to `window` runs repeated, so loop counts with striding patterns
+//! (`0, 1, 2, …`), branch arms taken every k-th iteration (`1, 0, 0, 1, 0, 0, …`) and call
+//! sites alternating between a few signatures cost O(1). The segments then go through a
+//! Sequitur grammar (over a dictionary of distinct segments), which finds what one window
+//! cannot: repetitions of repetitions, as nested loops whose inner patterns vary with the
+//! outer index produce (a V-cycle's levels, a halo exchange's directions).
+//!
+//! A *symbolic* series (signature terminals) only forms runs of equal values, so renaming its
+//! values one-to-one keeps its shape: records of different ranks stay comparable after their
+//! terminals are renumbered to the merged table.
+
+use crate::codec::{put_varint, DecodeError, Reader};
+use crate::frozen::{Expand, FrozenGrammar, Symbol};
+use crate::grammar::Grammar;
+use std::collections::HashMap;
+
+/// `start, start + stride, …`: `len` values (arithmetic modulo 2^64).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Run {
+    /// First value.
+    pub start: u64,
+    /// Difference between consecutive values (wrapping); 0 for a repeat.
+    pub stride: u64,
+    /// Number of values, at least 1.
+    pub len: u64,
+}
+
+impl Run {
+    fn single(value: u64) -> Run {
+        Run {
+            start: value,
+            stride: 0,
+            len: 1,
+        }
+    }
+
+    fn value(&self, i: u64) -> u64 {
+        self.start.wrapping_add(self.stride.wrapping_mul(i))
+    }
+
+    /// Sum of the values, reading the stride as signed (counts may fall); 0 if negative.
+    fn sum(&self) -> u128 {
+        let (len, start) = (i128::from(self.len), i128::from(self.start));
+        let stride = i128::from(self.stride as i64);
+        let total = len * start + stride * (len * (len - 1) / 2);
+        u128::try_from(total).unwrap_or(0)
+    }
+}
+
+/// One piece of a series.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Segment {
+    /// An arithmetic run.
+    Run(Run),
+    /// `runs` one after the other, the whole repeated `repeat` times.
+    Cycle {
+        /// The repeated body (1 ..= window runs).
+        runs: Vec<Run>,
+        /// Repetitions, at least 1.
+        repeat: u64,
+    },
+}
+
+impl Segment {
+    fn len(&self) -> u128 {
+        match self {
+            Segment::Run(r) => u128::from(r.len),
+            Segment::Cycle { runs, repeat } => {
+                runs.iter().map(|r| u128::from(r.len)).sum::<u128>() * u128::from(*repeat)
+            }
+        }
+    }
+
+    fn sum(&self) -> u128 {
+        match self {
+            Segment::Run(r) => r.sum(),
+            Segment::Cycle { runs, repeat } => {
+                runs.iter().map(Run::sum).sum::<u128>() * u128::from(*repeat)
+            }
+        }
+    }
+
+    fn runs(&self) -> (&[Run], u64) {
+        match self {
+            Segment::Run(r) => (std::slice::from_ref(r), 1),
+            Segment::Cycle { runs, repeat } => (runs, *repeat),
+        }
+    }
+
+    fn map(&self, f: &impl Fn(u64) -> u64) -> Segment {
+        let map_run = |r: &Run| Run {
+            start: f(r.start),
+            ..*r
+        };
+        match self {
+            Segment::Run(r) => Segment::Run(map_run(r)),
+            Segment::Cycle { runs, repeat } => Segment::Cycle {
+                runs: runs.iter().map(map_run).collect(),
+                repeat: *repeat,
+            },
+        }
+    }
+}
+
+/// A finished series: its distinct segments and the order they come in.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Series {
+    /// Distinct segments, by first appearance.
+    pieces: Vec<Segment>,
+    /// The sequence of pieces (terminal `i` is `pieces[i]`).
+    order: FrozenGrammar,
+}
+
+impl Default for Series {
+    fn default() -> Series {
+        Series {
+            pieces: Vec::new(),
+            order: Grammar::new().freeze(),
+        }
+    }
+}
+
+/// Builds a [`Series`] one value at a time.
+#[derive(Clone, Debug)]
+pub struct SeriesBuilder {
+    /// Runs may have a non-zero stride.
+    numeric: bool,
+    /// Longest cycle body, in runs.
+    window: usize,
+    /// Segments not yet handed to the grammar (cycles may still form among them); the first
+    /// is segment number `base` of the series.
+    done: Vec<Segment>,
+    base: usize,
+    /// When `done` ends in a cycle: how many runs of its next repetition have been matched.
+    cycle_pos: usize,
+    /// The run still growing.
+    open: Option<Run>,
+    /// Where each run was last closed as a plain segment (segment number; may be stale).
+    last_seen: HashMap<Run, usize>,
+    /// Distinct segments handed to the grammar, and their ids.
+    pieces: Vec<Segment>,
+    ids: HashMap<Segment, u32>,
+    order: Grammar,
+}
+
+impl SeriesBuilder {
+    /// A builder for counts (`numeric`, strided runs allowed) or for symbols (equal runs only),
+    /// folding cycles of up to `window` runs (at least 1).
+    pub fn new(numeric: bool, window: usize) -> SeriesBuilder {
+        SeriesBuilder {
+            numeric,
+            window: window.max(1),
+            done: Vec::new(),
+            base: 0,
+            cycle_pos: 0,
+            open: None,
+            last_seen: HashMap::new(),
+            pieces: Vec::new(),
+            ids: HashMap::new(),
+            order: Grammar::new(),
+        }
+    }
+
+    /// Appends `value`.
+    pub fn push(&mut self, value: u64) {
+        match &mut self.open {
+            None => self.open = Some(Run::single(value)),
+            Some(r) if r.len == 1 && (self.numeric || value == r.start) => {
+                r.stride = value.wrapping_sub(r.start);
+                r.len = 2;
+            }
+            Some(r) if r.len >= 2 && value == r.value(r.len) => r.len += 1,
+            Some(r) => {
+                let closed = *r;
+                self.open = Some(Run::single(value));
+                self.close(closed);
+            }
+        }
+    }
+
+    /// Appends `value` `n` times.
+    pub fn push_n(&mut self, value: u64, n: u64) {
+        let mut left = n;
+        while left > 0 {
+            if let Some(r) = &mut self.open {
+                if r.len >= 2 && r.stride == 0 && r.start == value {
+                    r.len += left;
+                    return;
+                }
+            }
+            self.push(value);
+            left -= 1;
+        }
+    }
+
+    fn close(&mut self, run: Run) {
+        if let Some(Segment::Cycle { runs, repeat }) = self.done.last_mut() {
+            if runs[self.cycle_pos] == run {
+                self.cycle_pos += 1;
+                if self.cycle_pos == runs.len() {
+                    *repeat += 1;
+                    self.cycle_pos = 0;
+                }
+                return;
+            }
+            let partial = runs[..self.cycle_pos].to_vec();
+            self.cycle_pos = 0;
+            self.done.extend(partial.into_iter().map(Segment::Run));
+        }
+        self.done.push(Segment::Run(run));
+        self.fold();
+        self.hand_over(2 * self.window + 1);
+    }
+
+    /// Folds the last 2k segments into a cycle when they are one body of k runs twice, k
+    /// being the distance to the previous occurrence of the last run (at most `window`): one
+    /// candidate per closed run, compared from the end, so non-repeating input stays cheap.
+    fn fold(&mut self) {
+        let n = self.done.len();
+        let Segment::Run(run) = self.done[n - 1] else {
+            return;
+        };
+        let here = self.base + n - 1;
+        let previous = self.last_seen.insert(run, here);
+        let Some(p) = previous
+            .filter(|&p| p >= self.base && p < here)
+            .map(|p| p - self.base)
+            .filter(|&p| self.done[p] == self.done[n - 1])
+        else {
+            return;
+        };
+        let k = n - 1 - p;
+        if k > self.window || 2 * k > n {
+            return;
+        }
+        let tail = &self.done[n - 2 * k..];
+        let repeated = (0..k)
+            .rev()
+            .all(|i| matches!(tail[i], Segment::Run(_)) && tail[i] == tail[k + i]);
+        if repeated {
+            let runs = tail[k..]
+                .iter()
+                .filter_map(|s| match s {
+                    Segment::Run(r) => Some(*r),
+                    Segment::Cycle { .. } => None,
+                })
+                .collect();
+            self.done.truncate(n - 2 * k);
+            self.done.push(Segment::Cycle { runs, repeat: 2 });
+            self.cycle_pos = 0;
+        }
+    }
+
+    /// Hands the oldest segments to the grammar until at most `keep` are left.
+    fn hand_over(&mut self, keep: usize) {
+        if self.done.len() <= keep {
+            return;
+        }
+        let gone = self.done.len() - keep;
+        for segment in self.done.drain(..gone) {
+            let next = self.pieces.len() as u32;
+            let id = *self.ids.entry(segment.clone()).or_insert(next);
+            if id == next {
+                self.pieces.push(segment);
+            }
+            self.order.push(id);
+        }
+        self.base += gone;
+    }
+
+    /// The series so far (the builder goes on).
+    pub fn snapshot(&self) -> Series {
+        let mut last = self.clone();
+        if let Some(run) = last.open.take() {
+            last.close(run);
+        }
+        if let Some(Segment::Cycle { runs, .. }) = last.done.last() {
+            let partial: Vec<Segment> = runs[..last.cycle_pos]
+                .iter()
+                .copied()
+                .map(Segment::Run)
+                .collect();
+            last.done.extend(partial);
+        }
+        last.hand_over(0);
+        Series {
+            pieces: last.pieces,
+            order: last.order.freeze(),
+        }
+    }
+}
+
+impl Series {
+    /// How often each piece occurs.
+    fn piece_counts(&self) -> Vec<u64> {
+        let rules = self.order.rules();
+        let mut rule_counts = vec![0u64; rules.len()];
+        let mut counts = vec![0u64; self.pieces.len()];
+        if rules.is_empty() {
+            return counts;
+        }
+        rule_counts[0] = 1;
+        for r in parents_first(rules) {
+            let times = rule_counts[r];
+            for item in &rules[r] {
+                let n = times.saturating_mul(item.exponent);
+                match item.symbol {
+                    Symbol::Terminal(t) => {
+                        if let Some(c) = counts.get_mut(t as usize) {
+                            *c = c.saturating_add(n);
+                        }
+                    }
+                    Symbol::Rule(q) => {
+                        if let Some(c) = rule_counts.get_mut(q as usize) {
+                            *c = c.saturating_add(n);
+                        }
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    fn total(&self, per_piece: impl Fn(&Segment) -> u128) -> u64 {
+        let total = self
+            .piece_counts()
+            .iter()
+            .zip(&self.pieces)
+            .map(|(&n, piece)| per_piece(piece).saturating_mul(u128::from(n)))
+            .fold(0u128, u128::saturating_add);
+        u64::try_from(total).unwrap_or(u64::MAX)
+    }
+
+    /// Number of values (saturating).
+    pub fn len(&self) -> u64 {
+        self.total(Segment::len)
+    }
+
+    /// True when the series holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Sum of the values (saturating): the activations a count series stands for.
+    pub fn sum(&self) -> u64 {
+        self.total(Segment::sum)
+    }
+
+    /// Segments stored (distinct pieces plus the grammar's items): what the series costs.
+    pub fn size(&self) -> usize {
+        self.pieces.len() + self.order.item_count()
+    }
+
+    /// How often each value occurs.
+    pub fn value_counts(&self) -> Vec<(u64, u64)> {
+        let mut counts: std::collections::BTreeMap<u64, u64> = Default::default();
+        for (piece, n) in self.pieces.iter().zip(self.piece_counts()) {
+            let (runs, repeat) = piece.runs();
+            let times = n.saturating_mul(repeat);
+            for r in runs {
+                if r.stride == 0 {
+                    let c = counts.entry(r.start).or_default();
+                    *c = c.saturating_add(r.len.saturating_mul(times));
+                } else {
+                    for i in 0..r.len {
+                        let c = counts.entry(r.value(i)).or_default();
+                        *c = c.saturating_add(times);
+                    }
+                }
+            }
+        }
+        counts.into_iter().collect()
+    }
+
+    /// The same series with every value passed through `f`; `f` must be one-to-one for the
+    /// result to be what building from the renamed values would give (symbolic series).
+    pub fn map_values(&self, f: impl Fn(u64) -> u64) -> Series {
+        Series {
+            pieces: self.pieces.iter().map(|p| p.map(&f)).collect(),
+            order: self.order.clone(),
+        }
+    }
+
+    /// The values in order.
+    pub fn iter(&self) -> SeriesIter<'_> {
+        SeriesIter {
+            pieces: &self.pieces,
+            order: self.order.expand(),
+            piece: None,
+            run: 0,
+            repeat: 0,
+            index: 0,
+        }
+    }
+
+    /// Appends the binary form: the pieces (tag 0 run, 1 cycle), then the grammar.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.pieces.len() as u64);
+        let put_run = |out: &mut Vec<u8>, r: &Run| {
+            put_varint(out, r.start);
+            put_varint(out, r.stride);
+            put_varint(out, r.len);
+        };
+        for s in &self.pieces {
+            match s {
+                Segment::Run(r) => {
+                    out.push(0);
+                    put_run(out, r);
+                }
+                Segment::Cycle { runs, repeat } => {
+                    out.push(1);
+                    put_varint(out, *repeat);
+                    put_varint(out, runs.len() as u64);
+                    runs.iter().for_each(|r| put_run(out, r));
+                }
+            }
+        }
+        if self.in_order() {
+            // Each piece once, in order (most series): the grammar is implied.
+            put_varint(out, 0);
+        } else {
+            let order = self.order.to_bytes();
+            put_varint(out, order.len() as u64);
+            out.extend_from_slice(&order);
+        }
+    }
+
+    /// True when the pieces occur once each, in order.
+    fn in_order(&self) -> bool {
+        let rules = self.order.rules();
+        rules.len() == 1
+            && rules[0].len() == self.pieces.len()
+            && rules[0]
+                .iter()
+                .enumerate()
+                .all(|(i, item)| item.exponent == 1 && item.symbol == Symbol::Terminal(i as u32))
+    }
+
+    /// Reads what [`Series::encode`] wrote.
+    pub fn decode(bytes: &mut &[u8]) -> Result<Series, DecodeError> {
+        let mut r = Reader { bytes };
+        let n = r.count()?;
+        let mut pieces = Vec::with_capacity(n);
+        let run = |r: &mut Reader| -> Result<Run, DecodeError> {
+            let run = Run {
+                start: r.varint()?,
+                stride: r.varint()?,
+                len: r.varint()?,
+            };
+            if run.len == 0 {
+                return Err(DecodeError::CountTooLarge(0));
+            }
+            Ok(run)
+        };
+        for _ in 0..n {
+            match r.byte()? {
+                0 => pieces.push(Segment::Run(run(&mut r)?)),
+                1 => {
+                    let repeat = r.varint()?;
+                    let k = r.count()?;
+                    if repeat == 0 || k == 0 {
+                        return Err(DecodeError::CountTooLarge(0));
+                    }
+                    let runs = (0..k).map(|_| run(&mut r)).collect::<Result<_, _>>()?;
+                    pieces.push(Segment::Cycle { runs, repeat });
+                }
+                tag => return Err(DecodeError::UnsupportedVersion(tag)),
+            }
+        }
+        let len = r.count()?;
+        let order = if len == 0 {
+            let mut g = Grammar::new();
+            (0..pieces.len() as u32).for_each(|i| g.push(i));
+            g.freeze()
+        } else {
+            FrozenGrammar::from_bytes(&r.bytes[..len])?
+        };
+        r.bytes = &r.bytes[len..];
+        let unknown = order
+            .rules()
+            .iter()
+            .flatten()
+            .any(|i| matches!(i.symbol, Symbol::Terminal(t) if t as usize >= pieces.len()));
+        if unknown {
+            return Err(DecodeError::IdTooLarge(u64::from(u32::MAX)));
+        }
+        *bytes = r.bytes;
+        Ok(Series { pieces, order })
+    }
+}
+
+/// The rules reachable from rule 0, every rule before the rules it refers to (reverse
+/// post-order of a depth-first walk; the grammar is acyclic).
+fn parents_first(rules: &[Vec<crate::frozen::Item>]) -> Vec<usize> {
+    let mut seen = vec![false; rules.len()];
+    let mut post = Vec::with_capacity(rules.len());
+    let mut stack = vec![(0usize, 0usize)];
+    seen[0] = true;
+    while let Some((rule, next)) = stack.pop() {
+        let child = rules[rule][next..].iter().position(|i| {
+            matches!(i.symbol, Symbol::Rule(q) if !seen.get(q as usize).copied().unwrap_or(true))
+        });
+        match child {
+            Some(offset) => {
+                let at = next + offset;
+                let Symbol::Rule(q) = rules[rule][at].symbol else {
+                    unreachable!("found a rule reference")
+                };
+                seen[q as usize] = true;
+                stack.push((rule, at + 1));
+                stack.push((q as usize, 0));
+            }
+            None => post.push(rule),
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Iterator over a [`Series`]' values.
+#[derive(Clone, Debug)]
+pub struct SeriesIter<'a> {
+    pieces: &'a [Segment],
+    order: Expand<'a>,
+    /// The piece being walked.
+    piece: Option<&'a Segment>,
+    /// Run within the piece's body.
+    run: usize,
+    /// Repetition of the body.
+    repeat: u64,
+    /// Value within the run.
+    index: u64,
+}
+
+impl Iterator for SeriesIter<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        loop {
+            let Some(piece) = self.piece else {
+                self.piece = Some(self.pieces.get(self.order.next()? as usize)?);
+                continue;
+            };
+            let (runs, repeats) = piece.runs();
+            let run = &runs[self.run];
+            if self.index < run.len {
+                self.index += 1;
+                return Some(run.value(self.index - 1));
+            }
+            self.index = 0;
+            self.run += 1;
+            if self.run == runs.len() {
+                self.run = 0;
+                self.repeat += 1;
+                if self.repeat >= repeats {
+                    self.repeat = 0;
+                    self.piece = None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(numeric: bool, window: usize, values: &[u64]) -> Series {
+        let mut b = SeriesBuilder::new(numeric, window);
+        values.iter().for_each(|&v| b.push(v));
+        b.snapshot()
+    }
+
+    fn round_trip(s: &Series) -> Series {
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        let mut bytes = out.as_slice();
+        let back = Series::decode(&mut bytes).expect("decodes");
+        assert!(bytes.is_empty());
+        back
+    }
+
+    #[test]
+    fn constant_counts_are_one_run() {
+        let s = build(true, 4, &[5; 1000]);
+        assert_eq!(
+            s.pieces,
+            vec![Segment::Run(Run {
+                start: 5,
+                stride: 0,
+                len: 1000
+            })]
+        );
+        assert_eq!(s.sum(), 5000);
+    }
+
+    #[test]
+    fn triangular_loop_counts_are_one_strided_run() {
+        // CYPRESS Figure 10: inner loop runs 0, 1, …, k-1 times: <0, k-1, 1>.
+        let values: Vec<u64> = (0..100).collect();
+        let s = build(true, 4, &values);
+        assert_eq!(s.size(), 2, "one piece, used once");
+        assert!(s.iter().eq(values.iter().copied()));
+    }
+
+    #[test]
+    fn branch_taken_every_third_iteration_is_one_cycle() {
+        let values: Vec<u64> = (0..300).map(|i| u64::from(i % 3 == 0)).collect();
+        let s = build(true, 4, &values);
+        assert!(s.size() <= 3, "{:?}", s);
+        assert!(s.iter().eq(values.iter().copied()));
+    }
+
+    #[test]
+    fn alternating_symbols_fold_with_a_window_of_two() {
+        let values: Vec<u64> = (0..200).map(|i| [7, 9][i % 2]).collect();
+        let s = build(false, 2, &values);
+        assert_eq!(s.size(), 2, "{:?}", s);
+        // Without the window's cycle, the grammar over pieces still finds the repetition.
+        let one = build(false, 1, &values);
+        assert!(one.size() <= 5, "{one:?}");
+        assert!(s.iter().eq(values.iter().copied()));
+    }
+
+    #[test]
+    fn repetitions_of_repetitions_stay_small() {
+        // A nested loop whose inner pattern depends on the outer index, repeated 50 times:
+        // (1,0)×3 then 0×5, (1,0)×2 then 0×7.
+        let mut values = Vec::new();
+        for _ in 0..50 {
+            for (pairs, zeros) in [(3, 5), (2, 7)] {
+                for _ in 0..pairs {
+                    values.extend([1, 0]);
+                }
+                values.extend(std::iter::repeat_n(0, zeros));
+            }
+        }
+        let s = build(true, 4, &values);
+        assert!(s.size() <= 16, "{s:?}");
+        assert!(s.iter().eq(values.iter().copied()));
+        assert_eq!(s.len(), values.len() as u64);
+        assert_eq!(s.sum(), values.iter().sum::<u64>());
+    }
+
+    #[test]
+    fn counts_follow_rules_shared_by_later_rules() {
+        // Sequitur reuses a rule from two others: lengths and sums must count it twice.
+        let mut values = Vec::new();
+        for i in 0..40u64 {
+            values.extend([1, 5, 1, 5, 9, 2, 1, 5, 1, 5, 7, i % 4]);
+        }
+        let s = build(false, 1, &values);
+        assert_eq!(s.len(), values.len() as u64);
+        assert_eq!(s.sum(), values.iter().sum::<u64>());
+        let mut counts = std::collections::BTreeMap::new();
+        values
+            .iter()
+            .for_each(|&v| *counts.entry(v).or_insert(0u64) += 1);
+        assert_eq!(s.value_counts(), counts.into_iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn long_periods_fold_within_the_window() {
+        // A V-cycle's messages: 12 different signatures per iteration, 20 iterations.
+        let values: Vec<u64> = (0..240).map(|i| (i % 12) * 10).collect();
+        assert_eq!(build(false, 16, &values).size(), 2);
+        // A window too small for the period: the grammar over pieces finds it instead.
+        let small = build(false, 8, &values);
+        assert!(small.size() <= 30, "{small:?}");
+        assert!(small.iter().eq(values.iter().copied()));
+        assert!(build(false, 16, &values).iter().eq(values.iter().copied()));
+    }
+
+    #[test]
+    fn symbolic_series_never_stride() {
+        let s = build(false, 4, &[1, 2, 3, 4, 5]);
+        assert!(s.pieces.iter().all(|seg| match seg {
+            Segment::Run(r) => r.stride == 0,
+            Segment::Cycle { runs, .. } => runs.iter().all(|r| r.stride == 0),
+        }));
+        assert_eq!(
+            s.value_counts(),
+            vec![(1, 1), (2, 1), (3, 1), (4, 1), (5, 1)]
+        );
+    }
+
+    #[test]
+    fn broken_cycles_and_push_n_keep_every_value() {
+        let mut values = Vec::new();
+        for i in 0..50u64 {
+            values.extend([1, 2, 3]);
+            if i % 7 == 0 {
+                values.push(9);
+            }
+        }
+        values.extend([0; 40]);
+        let mut b = SeriesBuilder::new(true, 3);
+        values[..values.len() - 40].iter().for_each(|&v| b.push(v));
+        b.push_n(0, 40);
+        let s = b.snapshot();
+        assert!(s.iter().eq(values.iter().copied()));
+        assert_eq!(s.len(), values.len() as u64);
+        assert_eq!(round_trip(&s), s);
+    }
+
+    #[test]
+    fn renaming_symbols_keeps_the_shape() {
+        let values: Vec<u64> = (0..90).map(|i| [4, 4, 8][i % 3]).collect();
+        let s = build(false, 4, &values);
+        let renamed = s.map_values(|v| v * 100);
+        let direct = build(
+            false,
+            4,
+            &values.iter().map(|v| v * 100).collect::<Vec<_>>(),
+        );
+        assert_eq!(renamed, direct);
+    }
+
+    #[test]
+    fn corrupt_encodings_are_errors() {
+        let s = build(true, 4, &[1, 2, 3, 9, 9]);
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        for cut in 0..out.len() {
+            let mut bytes = &out[..cut];
+            assert!(Series::decode(&mut bytes).is_err());
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The trace trees of a run whose binary carries a structure tree (built by `conifer cc`,
+//! `cxx` or `fc`): the structure tree itself, and per vertex the distinct records the ranks'
+//! threads left there. A thread's tree is one record index per vertex, so merging ranks is a
+//! vertex-by-vertex walk that stores equal vertex records once (CYPRESS §IV-B), and the
+//! calls its tree did not hold stay in the thread's grammar, decoded in their place.
+
+use crate::merge::{Merged, RankEntry};
+use conifer_compress::tree::{
+    validate, Expand, Shape, TreeRecord, VertexKind, VertexRecord, MAX_VERTICES,
+};
+use conifer_compress::FrozenGrammar;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A thread without a trace tree.
+pub const NO_TREE: u32 = u32::MAX;
+
+/// The structure tree as the binary embeds it (the JSON `conifer tree --json` prints), with
+/// its shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Structure {
+    /// The embedded JSON, verbatim.
+    pub json: Vec<u8>,
+    /// Kinds and parents of its vertices.
+    pub shape: Arc<Shape>,
+}
+
+impl Structure {
+    /// Parses the embedded JSON; vertex ids must be the pre-order numbering from 0.
+    pub fn from_json(json: &[u8]) -> Result<Structure, String> {
+        let root: serde_json::Value =
+            serde_json::from_slice(json).map_err(|e| format!("corrupt structure tree: {e}"))?;
+        let mut vertices = Vec::new();
+        collect(&root, 0, &mut vertices)?;
+        Ok(Structure {
+            json: json.to_vec(),
+            shape: Arc::new(Shape::new(&vertices)?),
+        })
+    }
+}
+
+/// Appends `v` and its subtree in pre-order as (kind, parent).
+fn collect(
+    v: &serde_json::Value,
+    parent: u32,
+    out: &mut Vec<(VertexKind, u32)>,
+) -> Result<(), String> {
+    let id = out.len() as u32;
+    if out.len() >= MAX_VERTICES || v.get("id").and_then(|i| i.as_u64()) != Some(id.into()) {
+        return Err(format!(
+            "structure tree vertex {id} is missing or out of order"
+        ));
+    }
+    let kind = match v.get("kind").and_then(|k| k.as_str()) {
+        Some("root") => VertexKind::Root,
+        Some("loop") => VertexKind::Loop,
+        Some("branch") => VertexKind::Branch,
+        Some("mpi") => VertexKind::Site,
+        other => return Err(format!("structure tree vertex {id} has kind {other:?}")),
+    };
+    out.push((kind, parent));
+    if let Some(children) = v.get("children").and_then(|c| c.as_array()) {
+        for c in children {
+            collect(c, id, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// One thread's tree: where its first tree call falls among its grammar's calls, and its
+/// record at each vertex (an index into [`Forest::vertices`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TreeRef {
+    /// Grammar-path calls before the tree's first call.
+    pub leading_foreign: u64,
+    /// Record index per vertex.
+    pub records: Vec<u32>,
+}
+
+/// Trace trees of many threads over one structure tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forest {
+    /// The structure tree.
+    pub structure: Structure,
+    /// Per vertex (pre-order), its distinct records, over global terminals.
+    pub vertices: Vec<Vec<VertexRecord>>,
+    /// Distinct thread trees.
+    pub trees: Vec<TreeRef>,
+}
+
+impl Forest {
+    /// No trees yet.
+    pub fn new(structure: Structure) -> Forest {
+        let n = structure.shape.len();
+        Forest {
+            structure,
+            vertices: vec![Vec::new(); n],
+            trees: Vec::new(),
+        }
+    }
+
+    /// Adds one thread's tree, returning its index (an equal tree already there is reused).
+    pub fn add(&mut self, tree: TreeRecord) -> u32 {
+        let records = tree
+            .vertices
+            .into_iter()
+            .zip(&mut self.vertices)
+            .map(|(record, known)| crate::merge::intern(known, [record])[0])
+            .collect();
+        crate::merge::intern(
+            &mut self.trees,
+            [TreeRef {
+                leading_foreign: tree.leading_foreign,
+                records,
+            }],
+        )[0]
+    }
+
+    /// Joins `other`'s trees (over the same structure), renaming terminals by `terminals`;
+    /// returns the index each of `other`'s trees has here. Vertex by vertex, each record is
+    /// looked up by hash: linear in the records.
+    pub fn absorb(&mut self, other: Forest, terminals: &[u32]) -> Vec<u32> {
+        let maps: Vec<Vec<u32>> = other
+            .vertices
+            .into_iter()
+            .zip(&mut self.vertices)
+            .map(|(records, known)| {
+                let renamed = records
+                    .iter()
+                    .map(|r| r.map_terminals(|t| terminals[t as usize]));
+                crate::merge::intern(known, renamed)
+            })
+            .collect();
+        let trees = other.trees.into_iter().map(|t| TreeRef {
+            leading_foreign: t.leading_foreign,
+            records: t
+                .records
+                .iter()
+                .zip(&maps)
+                .map(|(&r, map)| map[r as usize])
+                .collect(),
+        });
+        crate::merge::intern(&mut self.trees, trees)
+    }
+
+    /// The records of tree `tree`, by vertex.
+    pub fn records(&self, tree: u32) -> Vec<&VertexRecord> {
+        self.trees[tree as usize]
+            .records
+            .iter()
+            .zip(&self.vertices)
+            .map(|(&r, records)| &records[r as usize])
+            .collect()
+    }
+
+    /// The terminals of a thread with tree `tree` and grammar `grammar` (its calls outside
+    /// the tree), in call order.
+    pub fn expand<'a>(
+        &'a self,
+        tree: u32,
+        grammar: &'a FrozenGrammar,
+    ) -> Expand<'a, conifer_compress::Expand<'a>> {
+        let records = self.records(tree);
+        Expand::new(
+            &self.structure.shape,
+            &records,
+            self.trees[tree as usize].leading_foreign,
+            grammar.expand(),
+        )
+    }
+
+    /// Checks tree `tree` against its thread's grammar and a table of `terminals`; returns
+    /// the calls the tree holds.
+    pub fn check(&self, tree: u32, grammar: &FrozenGrammar, terminals: u64) -> Result<u64, String> {
+        let t = self
+            .trees
+            .get(tree as usize)
+            .ok_or_else(|| format!("a rank refers to trace tree {tree}, which does not exist"))?;
+        validate(
+            &self.structure.shape,
+            &self.records(tree),
+            t.leading_foreign,
+            grammar.len(),
+            terminals,
+        )
+    }
+
+    /// How often each terminal occurs in tree `tree`'s calls (not its grammar's).
+    pub fn terminal_counts(&self, tree: u32) -> HashMap<u32, u64> {
+        let mut counts = HashMap::new();
+        for r in self.records(tree) {
+            for (t, n) in r.terminals.value_counts() {
+                *counts.entry(t as u32).or_insert(0) += n;
+            }
+        }
+        counts
+    }
+
+    /// Calls tree `tree` holds.
+    pub fn calls(&self, tree: u32) -> u64 {
+        self.records(tree).iter().map(|r| r.terminals.len()).sum()
+    }
+}
+
+/// A thread's terminals in call order: its grammar's, or its trace tree's with the grammar's
+/// calls in their places.
+pub enum ThreadTerminals<'a> {
+    /// A thread recorded on the grammar path only.
+    Grammar(conifer_compress::Expand<'a>),
+    /// A thread with a trace tree.
+    Tree(Expand<'a, conifer_compress::Expand<'a>>),
+}
+
+impl Iterator for ThreadTerminals<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            ThreadTerminals::Grammar(g) => g.next(),
+            ThreadTerminals::Tree(t) => t.next(),
+        }
+    }
+}
+
+impl Merged {
+    /// The tree of thread `thread` of `entry`, if it has one.
+    fn tree_of(&self, entry: &RankEntry, thread: usize) -> Option<(&Forest, u32)> {
+        let tree = *entry.trees.get(thread)?;
+        Some((self.forest.as_ref()?, tree)).filter(|_| tree != NO_TREE)
+    }
+
+    /// The terminals thread `thread` of `entry` recorded, in call order.
+    pub fn thread_terminals<'a>(&'a self, entry: &RankEntry, thread: usize) -> ThreadTerminals<'a> {
+        let grammar = &self.grammars[entry.threads[thread] as usize];
+        match self.tree_of(entry, thread) {
+            Some((forest, tree)) => ThreadTerminals::Tree(forest.expand(tree, grammar)),
+            None => ThreadTerminals::Grammar(grammar.expand()),
+        }
+    }
+
+    /// How many calls thread `thread` of `entry` recorded.
+    pub fn thread_calls(&self, entry: &RankEntry, thread: usize) -> u64 {
+        let grammar = self.grammars[entry.threads[thread] as usize].len();
+        let tree = self
+            .tree_of(entry, thread)
+            .map_or(0, |(forest, tree)| forest.calls(tree));
+        grammar + tree
+    }
+
+    /// How often each terminal occurs in thread `thread` of `entry`.
+    pub fn thread_terminal_counts(&self, entry: &RankEntry, thread: usize) -> HashMap<u32, u64> {
+        let mut counts =
+            crate::merge::terminal_counts(&self.grammars[entry.threads[thread] as usize]);
+        if let Some((forest, tree)) = self.tree_of(entry, thread) {
+            for (t, n) in forest.terminal_counts(tree) {
+                *counts.entry(t).or_insert(0) += n;
+            }
+        }
+        counts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conifer_compress::tree::TreeBuilder;
+    use conifer_compress::Grammar;
+
+    /// root { Init(1), loop(2) { Send(3) }, Finalize(4) } as `conifer tree --json` prints it.
+    const JSON: &str = r#"{"id":0,"kind":"root","children":[
+        {"id":1,"kind":"mpi","name":"MPI_Init"},
+        {"id":2,"kind":"loop","children":[{"id":3,"kind":"mpi","name":"MPI_Send"}]},
+        {"id":4,"kind":"mpi","name":"MPI_Finalize"}]}"#;
+
+    fn run(structure: &Structure, sends: u32, send: u32) -> TreeRecord {
+        let mut b = TreeBuilder::new(Arc::clone(&structure.shape), 4);
+        b.call(Some(1), 0);
+        for _ in 0..sends {
+            b.activate(2);
+            b.call(Some(3), send);
+        }
+        b.call(Some(4), 2);
+        b.record()
+    }
+
+    #[test]
+    fn structure_json_gives_the_shape() {
+        let s = Structure::from_json(JSON.as_bytes()).unwrap();
+        assert_eq!(s.shape.len(), 5);
+        assert_eq!(s.shape.children(2), &[3]);
+        assert_eq!(s.shape.kind(4), VertexKind::Site);
+        let bad = JSON.replace(r#""id":2"#, r#""id":7"#);
+        assert!(Structure::from_json(bad.as_bytes()).is_err());
+        assert!(Structure::from_json(b"{").is_err());
+    }
+
+    #[test]
+    fn equal_vertex_records_are_stored_once_across_threads_and_merges() {
+        let s = Structure::from_json(JSON.as_bytes()).unwrap();
+        let mut left = Forest::new(s.clone());
+        let a = left.add(run(&s, 10, 1));
+        let b = left.add(run(&s, 10, 1));
+        assert_eq!(a, b);
+        let mut right = Forest::new(s.clone());
+        // Same shape of run, 12 iterations; its local terminal 1 is the global 1.
+        right.add(run(&s, 12, 1));
+        let map = left.absorb(right, &[0, 1, 2]);
+        assert_eq!(map, vec![1]);
+        // Init, Finalize and the Send's terminals are shared; the loop counts and the
+        // Send's call counts differ.
+        let distinct: Vec<usize> = left.vertices.iter().map(Vec::len).collect();
+        assert_eq!(distinct, vec![1, 1, 2, 2, 1]);
+        let empty = Grammar::new().freeze();
+        assert_eq!(left.check(1, &empty, 3), Ok(14));
+        let calls: Vec<u32> = left.expand(1, &empty).collect();
+        let mut expected = vec![0];
+        expected.extend([1; 12]);
+        expected.push(2);
+        assert_eq!(calls, expected);
+        assert_eq!(left.terminal_counts(1)[&1], 12);
+    }
+}

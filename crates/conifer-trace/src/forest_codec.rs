@@ -1,0 +1,165 @@
+//! The sections that hold a record's trace trees: `STRC` the structure tree (the binary's
+//! JSON, zstd-compressed), `TREE` the distinct records of each vertex and the distinct thread
+//! trees (zstd-compressed when large, like `SIGS`), `TMAP` rank → tree of each thread (a column, like `RMAP`). Present only when the
+//! program carries a structure tree.
+
+use crate::columns::{put_column, read_column};
+use crate::container::{FormatError, Section};
+use crate::forest::{Forest, Structure, TreeRef, NO_TREE};
+use crate::merge::Merged;
+use crate::model::find_section;
+use crate::varint::{put_u64, Reader};
+use conifer_compress::tree::VertexRecord;
+
+const STRUCTURE: [u8; 4] = *b"STRC";
+const TREES: [u8; 4] = *b"TREE";
+const TREE_MAP: [u8; 4] = *b"TMAP";
+
+/// The most a structure tree may inflate, relative to its compressed size.
+const MAX_INFLATION: u64 = 4096;
+
+fn malformed(what: &str) -> FormatError {
+    FormatError::Malformed(format!("{what} section is inconsistent"))
+}
+
+/// The sections of `forest`, with the tree of each thread of each of `ranks`.
+pub fn encode(forest: &Forest, ranks: &[Vec<u32>]) -> Vec<Section> {
+    let structure =
+        zstd::bulk::compress(&forest.structure.json, 3).expect("zstd compresses in memory");
+    let mut trees = Vec::new();
+    for records in &forest.vertices {
+        put_u64(&mut trees, records.len() as u64);
+        records.iter().for_each(|r| r.encode(&mut trees));
+    }
+    put_u64(&mut trees, forest.trees.len() as u64);
+    for t in &forest.trees {
+        put_u64(&mut trees, t.leading_foreign);
+        t.records
+            .iter()
+            .for_each(|&r| put_u64(&mut trees, r.into()));
+    }
+    let mut map = Vec::new();
+    put_column(&mut map, ranks, |o, threads| {
+        put_u64(o, threads.len() as u64);
+        // NO_TREE is stored as 0, tree i as i + 1.
+        threads
+            .iter()
+            .for_each(|&t| put_u64(o, u64::from(t.wrapping_add(1))));
+    });
+    vec![
+        Section {
+            tag: STRUCTURE,
+            payload: structure,
+        },
+        Section {
+            tag: TREES,
+            payload: crate::record_codec::pack(trees),
+        },
+        Section {
+            tag: TREE_MAP,
+            payload: map,
+        },
+    ]
+}
+
+/// The forest of `sections` (none when they hold no `STRC`) and each of `ranks` ranks'
+/// thread trees.
+pub fn decode(
+    sections: &[Section],
+    ranks: usize,
+) -> Result<(Option<Forest>, Vec<Vec<u32>>), FormatError> {
+    let Ok(packed) = find_section(sections, STRUCTURE) else {
+        return Ok((None, vec![Vec::new(); ranks]));
+    };
+    let size = zstd::zstd_safe::get_frame_content_size(packed)
+        .ok()
+        .flatten()
+        .filter(|&n| n <= (packed.len() as u64).saturating_mul(MAX_INFLATION))
+        .ok_or_else(|| malformed("STRC"))?;
+    let json = zstd::bulk::decompress(packed, size as usize).map_err(|_| malformed("STRC"))?;
+    let structure = Structure::from_json(&json)
+        .map_err(|e| FormatError::Malformed(format!("STRC section: {e}")))?;
+    let n = structure.shape.len();
+    let unpacked = crate::record_codec::unpack(find_section(sections, TREES)?, "TREE")?;
+    let mut bytes: &[u8] = &unpacked;
+    let bad = |_| malformed("TREE");
+    let mut vertices = Vec::with_capacity(n);
+    for _ in 0..n {
+        let count = conifer_compress::tree::read_count(&mut bytes).map_err(bad)?;
+        if count > bytes.len() as u64 {
+            return Err(malformed("TREE"));
+        }
+        let records = (0..count)
+            .map(|_| VertexRecord::decode(&mut bytes))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        vertices.push(records);
+    }
+    let mut r = Reader::new(bytes);
+    let count = r.count().ok_or_else(|| malformed("TREE"))?;
+    if count.saturating_mul(n) > r.remaining() {
+        return Err(malformed("TREE"));
+    }
+    let mut trees = Vec::with_capacity(count);
+    for _ in 0..count {
+        let leading_foreign = r.u64().ok_or_else(|| malformed("TREE"))?;
+        let records = (0..n)
+            .map(|v| r.u32().filter(|&i| (i as usize) < vertices[v].len()))
+            .collect::<Option<Vec<u32>>>()
+            .ok_or_else(|| malformed("TREE"))?;
+        trees.push(TreeRef {
+            leading_foreign,
+            records,
+        });
+    }
+    if r.remaining() != 0 {
+        return Err(malformed("TREE"));
+    }
+    let mut map = Reader::new(find_section(sections, TREE_MAP)?);
+    let per_rank = read_column(&mut map, ranks, |r| {
+        let n = r.count()?;
+        (0..n)
+            .map(|_| Some(r.u32()?.wrapping_sub(1)))
+            .collect::<Option<Vec<u32>>>()
+    })
+    .ok_or_else(|| malformed("TMAP"))?;
+    if map.remaining() != 0 {
+        return Err(malformed("TMAP"));
+    }
+    let forest = Forest {
+        structure,
+        vertices,
+        trees,
+    };
+    Ok((Some(forest), per_rank))
+}
+
+/// Rejects trees that refer to trees, grammars or terminals that do not exist, or whose
+/// records do not form a walkable tree with their thread's grammar.
+pub fn check(m: &Merged) -> Result<(), FormatError> {
+    let Some(forest) = &m.forest else {
+        return match m.ranks.iter().all(|r| r.trees.is_empty()) {
+            true => Ok(()),
+            false => Err(malformed("TMAP")),
+        };
+    };
+    let mut checked = std::collections::HashSet::new();
+    for rank in &m.ranks {
+        if rank.trees.len() != rank.threads.len() {
+            return Err(malformed("TMAP"));
+        }
+        for (&tree, &grammar) in rank.trees.iter().zip(&rank.threads) {
+            if tree == NO_TREE || !checked.insert((tree, grammar)) {
+                continue;
+            }
+            forest
+                .check(
+                    tree,
+                    &m.grammars[grammar as usize],
+                    m.signatures.len() as u64,
+                )
+                .map_err(|e| FormatError::Malformed(format!("TREE section: {e}")))?;
+        }
+    }
+    Ok(())
+}
