@@ -6,6 +6,7 @@
 mod report;
 mod runner;
 mod suites;
+mod tree_suite;
 
 use report::Report;
 use runner::Setup;
@@ -59,14 +60,23 @@ fn repo_root() -> PathBuf {
         .expect("repository root")
 }
 
-fn build_programs(mpi: &str, dir: &str, out: &std::path::Path) -> Result<(), String> {
-    let status = Command::new("make")
-        .args(["-s", "-C"])
+/// Builds the programs of `dir` into `out` with the MPI's compiler wrappers or, given
+/// `conifer`, with `conifer cc/fc` (structure trees for tree mode).
+fn build_programs(
+    mpi: &str,
+    dir: &str,
+    out: &std::path::Path,
+    conifer: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let mut make = Command::new("make");
+    make.args(["-s", "-C"])
         .arg(repo_root().join(dir))
         .arg(format!("MPI={mpi}"))
-        .arg(format!("OUT={}", out.display()))
-        .status()
-        .map_err(|e| format!("cannot run make: {e}"))?;
+        .arg(format!("OUT={}", out.display()));
+    if let Some(conifer) = conifer {
+        make.arg(format!("CONIFER={}", conifer.display()));
+    }
+    let status = make.status().map_err(|e| format!("cannot run make: {e}"))?;
     status
         .success()
         .then_some(())
@@ -84,14 +94,21 @@ fn setup(mpi: &str) -> Result<Setup, String> {
     let apps = bin.join("apps");
     let bench_apps = bin.join("bench-apps");
     let scratch = bin.join("bench-scratch");
-    build_programs(mpi, "tests/apps", &apps)?;
-    build_programs(mpi, "bench/apps", &bench_apps)?;
+    build_programs(mpi, "tests/apps", &apps, None)?;
+    build_programs(mpi, "bench/apps", &bench_apps, None)?;
+    let conifer = bin.join("conifer");
+    let tree_apps = bin.join("apps-tree");
+    let tree_bench_apps = bin.join("bench-apps-tree");
+    build_programs(mpi, "tests/apps", &tree_apps, Some(&conifer))?;
+    build_programs(mpi, "bench/apps", &tree_bench_apps, Some(&conifer))?;
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     Ok(Setup {
         mpi: mpi.into(),
         bin,
         apps,
         bench_apps,
+        tree_apps,
+        tree_bench_apps,
         scratch,
         root: repo_root(),
     })

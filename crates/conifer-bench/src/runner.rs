@@ -15,6 +15,10 @@ pub struct Setup {
     pub apps: PathBuf,
     /// Built benchmark programs.
     pub bench_apps: PathBuf,
+    /// The test apps built with `conifer cc/fc` (structure trees).
+    pub tree_apps: PathBuf,
+    /// The benchmark programs built with `conifer cc`.
+    pub tree_bench_apps: PathBuf,
     /// Scratch directory for traces and outputs.
     pub scratch: PathBuf,
     /// The repository root, stripped from commands shown in the report.

@@ -428,8 +428,14 @@ type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
 /// Every suite, in report order. A suite that fails is reported as a table saying why, and
 /// the others still run.
 pub fn all(setup: &Setup, quick: bool) -> Vec<Table> {
-    let suites: [(&str, Suite); 5] = [
+    let suites: [(&str, Suite); 7] = [
         ("Per-call overhead", &|| per_call_overhead(setup, quick)),
+        ("Trace tree vs grammar: per-call overhead", &|| {
+            crate::tree_suite::overhead(setup, quick)
+        }),
+        ("Trace tree vs grammar: size, merge and memory", &|| {
+            crate::tree_suite::scaling(setup, quick)
+        }),
         ("Test apps", &|| app_wall_time(setup, quick)),
         ("Real programs", &|| real_program_overhead(setup, quick)),
         ("Trace size and MPI_Finalize time", &|| {

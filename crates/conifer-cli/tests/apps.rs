@@ -118,6 +118,7 @@ app_tests! {
     stencil2d_c => "stencil2d",
     stencil2d_fortran => "stencil2d_f",
     stencil3d_c => "stencil3d",
+    mg_multigrid_c => "mg",
     ring_c => "ring",
     ring_fortran => "ring_f",
     waitany_testsome_c => "waitany",
