@@ -2,6 +2,10 @@
  *   micro comm_rank N   N calls of MPI_Comm_rank
  *   micro p2p N         N iterations of Irecv+Isend with both ring neighbours, Waitall
  *   micro allreduce N   N Allreduces of one 8-byte double
+ *   micro nested N      N iterations of a loop over 4 levels, each taking one of two branches
+ *                       by a bit of the iteration number (a binary counter): MPI_Type_size of
+ *                       the level's datatype, or MPI_Comm_rank. Cheap calls in an irregular
+ *                       order, so the recorder's compression is most of the cost (4 calls/iter).
  * Rank 0 prints `NS_PER_ITER <ns>`: the loop's wall time (clock_gettime, after a barrier),
  * divided by N, as the maximum over ranks. */
 #define _POSIX_C_SOURCE 200809L
@@ -23,7 +27,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: micro comm_rank|p2p|allreduce N\n");
+    if (rank == 0) fprintf(stderr, "usage: micro comm_rank|p2p|allreduce|nested N\n");
     MPI_Finalize();
     return 2;
   }
@@ -45,6 +49,17 @@ int main(int argc, char **argv) {
       MPI_Isend(&sendbuf[0], 1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD, &reqs[2]);
       MPI_Isend(&sendbuf[1], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &reqs[3]);
       MPI_Waitall(4, reqs, statuses);
+    }
+  } else if (strcmp(kind, "nested") == 0) {
+    MPI_Datatype types[4] = {MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE};
+    int bytes;
+    for (long i = 0; i < n; i++) {
+      for (int level = 0; level < 4; level++) {
+        if ((i >> level) & 1)
+          MPI_Type_size(types[level], &bytes);
+        else
+          MPI_Comm_rank(MPI_COMM_WORLD, &r);
+      }
     }
   } else if (strcmp(kind, "allreduce") == 0) {
     for (long i = 0; i < n; i++) MPI_Allreduce(&sendbuf[0], &recvbuf[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -108,17 +108,12 @@ pub fn write(reason: &str) {
     let salvaged = unsafe {
         record::salvage(|state| {
             let raw = record::write_raw_of(state, &facts.raw_dir, facts.rank as c_int);
-            (record::salvaged_record_of(state), state.calls.clone(), raw)
+            (record::record_of(state), state.calls.clone(), raw)
         })
     };
     let (record, counts, note) = match salvaged {
-        Some((Ok(record), counts, Ok(()))) => (record, counts, String::new()),
-        Some((Ok(record), counts, Err(why))) => (record, counts, format!(" ({why})")),
-        Some((Err(why), _, _)) => (
-            Default::default(),
-            Vec::new(),
-            format!(" ({why}: calls not saved)"),
-        ),
+        Some((record, counts, Ok(()))) => (record, counts, String::new()),
+        Some((record, counts, Err(why))) => (record, counts, format!(" ({why})")),
         None => (
             Default::default(),
             Vec::new(),

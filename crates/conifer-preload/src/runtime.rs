@@ -66,6 +66,14 @@ impl Drop for CallGuard {
     }
 }
 
+/// This thread's symbolic id, once it has made a recorded call.
+pub fn ordinal() -> Option<u32> {
+    THREAD
+        .try_with(|t| t.ordinal.get())
+        .ok()
+        .filter(|&o| o != u32::MAX)
+}
+
 /// True while this thread is inside an MPI wrapper.
 pub fn inside_wrapper() -> bool {
     DEPTH.with(|d| d.get() > 0)

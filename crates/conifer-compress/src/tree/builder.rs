@@ -6,6 +6,10 @@
 //! counts of a loop per entry, the arms taken per iteration, the calls of a site. A call
 //! site also keeps the terminal of each call and how many calls outside the tree followed it.
 //!
+//! Activations open lazily, when a call arrives under them: a hook only marks its vertex
+//! as started again, so loop iterations and arms that made no call (a loop header's final
+//! test, a branch whose calls sit in a deeper branch not taken) are not recorded at all.
+//!
 //! Decoding walks the tree: per activation of a vertex, its children in program order, each
 //! as often as recorded. The builder keeps the decoder's position (the stack of open
 //! activations) and only accepts an activation the walk reproduces in place: a vertex whose
@@ -26,19 +30,16 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct TreeBuilder {
     shape: Arc<Shape>,
-    /// Activations so far, per vertex (the root has its one).
-    activations: Vec<u64>,
-    /// Per vertex: its activation counts per activation of its parent, closed ones.
-    counts: Vec<SeriesBuilder>,
-    /// Per vertex: the parent activation its open count belongs to (`u64::MAX`: none yet).
-    counted_for: Vec<u64>,
-    /// Per vertex: activations during parent activation `counted_for`.
-    open_count: Vec<u64>,
-    /// Per vertex on the stack: program-order index of the child activated last.
-    last_child: Vec<u32>,
+    counters: Counters,
     /// Open activations, root first.
     stack: Vec<u32>,
-    on_stack: Vec<bool>,
+    /// Per vertex: its index in `stack`, or `NONE`.
+    position: Vec<u32>,
+    /// Lowest stack index whose vertex a hook has started again (a new loop iteration, an arm
+    /// taken again) since it was opened; the next call below it opens it anew. `usize::MAX`:
+    /// none. Activations open lazily, at the next call under them, so iterations without
+    /// calls (a loop header's final test, arms whose calls were skipped) cost nothing.
+    fresh_from: usize,
     /// Per call site: terminal of each call.
     terminals: Vec<SeriesBuilder>,
     /// Per call site: calls outside the tree right after each call.
@@ -51,22 +52,64 @@ pub struct TreeBuilder {
     path: Vec<u32>,
 }
 
+/// Per-vertex activation bookkeeping.
+#[derive(Clone, Debug)]
+struct Counters {
+    /// Activations so far, per vertex (the root has its one).
+    activations: Vec<u64>,
+    /// Per vertex: its activation counts per activation of its parent, closed ones.
+    counts: Vec<SeriesBuilder>,
+    /// Per vertex: the parent activation its open count belongs to (`u64::MAX`: none yet).
+    counted_for: Vec<u64>,
+    /// Per vertex: activations during parent activation `counted_for`.
+    open_count: Vec<u64>,
+    /// Per vertex on the stack: program-order index of the child activated last.
+    last_child: Vec<u32>,
+}
+
+impl Counters {
+    /// One more activation of `u`, in its parent's open activation.
+    fn open(&mut self, shape: &Shape, u: u32) {
+        let i = u as usize;
+        let parent = shape.parent(u) as usize;
+        let k = self.activations[parent] - 1;
+        if self.counted_for[i] == k {
+            self.open_count[i] += 1;
+        } else {
+            if self.counted_for[i] == u64::MAX {
+                self.counts[i].push_n(0, k);
+            } else {
+                self.counts[i].push(self.open_count[i]);
+                self.counts[i].push_n(0, k - self.counted_for[i] - 1);
+            }
+            self.counted_for[i] = k;
+            self.open_count[i] = 1;
+        }
+        self.activations[i] += 1;
+        self.last_child[parent] = shape.index(u);
+        self.last_child[i] = NONE;
+    }
+}
+
 impl TreeBuilder {
     /// An empty tree of `shape`; series fold cycles of up to `window` runs.
     pub fn new(shape: Arc<Shape>, window: usize) -> TreeBuilder {
         let n = shape.len();
-        let mut on_stack = vec![false; n];
-        on_stack[0] = true;
+        let mut position = vec![NONE; n];
+        position[0] = 0;
         let mut activations = vec![0; n];
         activations[0] = 1;
         TreeBuilder {
-            activations,
-            counts: vec![SeriesBuilder::new(true, window); n],
-            counted_for: vec![u64::MAX; n],
-            open_count: vec![0; n],
-            last_child: vec![NONE; n],
+            counters: Counters {
+                activations,
+                counts: vec![SeriesBuilder::new(true, window); n],
+                counted_for: vec![u64::MAX; n],
+                open_count: vec![0; n],
+                last_child: vec![NONE; n],
+            },
             stack: vec![0],
-            on_stack,
+            position,
+            fresh_from: usize::MAX,
             terminals: (0..n)
                 .map(|v| SeriesBuilder::new(false, if v == 0 { 1 } else { window }))
                 .collect(),
@@ -83,27 +126,44 @@ impl TreeBuilder {
         &self.shape
     }
 
-    /// A new activation of `v` (loop iteration, arm taken, recursion entered); false when
-    /// `v` is unknown, a call site (those are activated by [`TreeBuilder::call`]) or the walk
-    /// cannot reproduce it here.
+    /// A new activation of `v` (loop iteration, arm taken, recursion entered), opened at the
+    /// next call under it; false when `v` is unknown or a call site (those are activated by
+    /// [`TreeBuilder::call`]).
     pub fn activate(&mut self, v: u32) -> bool {
         let known = v != 0 && (v as usize) < self.shape.len();
-        known && self.shape.kind(v) != VertexKind::Site && self.place(v)
+        if !known || self.shape.kind(v) == VertexKind::Site {
+            return false;
+        }
+        let at = self.position[v as usize];
+        if at != NONE {
+            self.fresh_from = self.fresh_from.min(at as usize);
+        }
+        true
     }
 
     /// Opens an activation of `v` where the walk reproduces it, if it can.
     fn place(&mut self, v: u32) -> bool {
-        let shape = Arc::clone(&self.shape);
+        let shape: &Shape = &self.shape;
         self.path.clear();
         self.path.push(v);
         let mut at = shape.parent(v);
-        while !self.on_stack[at as usize] {
+        while self.position[at as usize] == NONE {
             self.path.push(at);
             at = shape.parent(at);
         }
+        if self.fresh_from <= self.position[at as usize] as usize {
+            let fresh = self.stack[self.fresh_from];
+            while at != fresh {
+                self.path.push(at);
+                at = shape.parent(at);
+            }
+            self.path.push(at);
+            at = shape.parent(at);
+            self.fresh_from = usize::MAX;
+        }
         loop {
             let next = *self.path.last().expect("path holds v");
-            let last = self.last_child[at as usize];
+            let last = self.counters.last_child[at as usize];
             if last == NONE || shape.index(next) >= last {
                 break;
             }
@@ -117,25 +177,31 @@ impl TreeBuilder {
             if top == at {
                 break;
             }
-            self.on_stack[top as usize] = false;
+            self.position[top as usize] = NONE;
             self.stack.pop();
         }
+        if self.fresh_from >= self.stack.len() {
+            self.fresh_from = usize::MAX;
+        }
         while let Some(u) = self.path.pop() {
-            self.open(u);
+            self.counters.open(shape, u);
+            self.position[u as usize] = self.stack.len() as u32;
             self.stack.push(u);
-            self.on_stack[u as usize] = true;
         }
         true
     }
 
     /// Vertex `v` (a loop, a recursive function) was left: its open activation ends.
     pub fn leave(&mut self, v: u32) {
-        if (v as usize) < self.shape.len() && v != 0 && self.on_stack[v as usize] {
+        if (v as usize) < self.shape.len() && v != 0 && self.position[v as usize] != NONE {
             while let Some(top) = self.stack.pop() {
-                self.on_stack[top as usize] = false;
+                self.position[top as usize] = NONE;
                 if top == v {
                     break;
                 }
+            }
+            if self.fresh_from >= self.stack.len() {
+                self.fresh_from = usize::MAX;
             }
         }
     }
@@ -167,28 +233,6 @@ impl TreeBuilder {
         placed
     }
 
-    /// One more activation of `u`, in its parent's open activation.
-    fn open(&mut self, u: u32) {
-        let i = u as usize;
-        let parent = self.shape.parent(u) as usize;
-        let k = self.activations[parent] - 1;
-        if self.counted_for[i] == k {
-            self.open_count[i] += 1;
-        } else {
-            if self.counted_for[i] == u64::MAX {
-                self.counts[i].push_n(0, k);
-            } else {
-                self.counts[i].push(self.open_count[i]);
-                self.counts[i].push_n(0, k - self.counted_for[i] - 1);
-            }
-            self.counted_for[i] = k;
-            self.open_count[i] = 1;
-        }
-        self.activations[i] += 1;
-        self.last_child[parent] = self.shape.index(u);
-        self.last_child[i] = NONE;
-    }
-
     /// The tree so far (the builder goes on: partial traces take it mid-run).
     pub fn record(&self) -> TreeRecord {
         let n = self.shape.len();
@@ -197,13 +241,14 @@ impl TreeBuilder {
                 if i == 0 {
                     return VertexRecord::default();
                 }
-                let parent_total = self.activations[self.shape.parent(i as u32) as usize];
-                let mut counts = self.counts[i].clone();
-                if self.counted_for[i] == u64::MAX {
+                let c = &self.counters;
+                let parent_total = c.activations[self.shape.parent(i as u32) as usize];
+                let mut counts = c.counts[i].clone();
+                if c.counted_for[i] == u64::MAX {
                     counts.push_n(0, parent_total);
                 } else {
-                    counts.push(self.open_count[i]);
-                    counts.push_n(0, parent_total - self.counted_for[i] - 1);
+                    counts.push(c.open_count[i]);
+                    counts.push_n(0, parent_total - c.counted_for[i] - 1);
                 }
                 let (mut terminals, mut foreign) =
                     (self.terminals[i].clone(), self.foreign[i].clone());
@@ -230,7 +275,7 @@ impl TreeBuilder {
     pub fn calls(&self) -> u64 {
         (0..self.shape.len())
             .filter(|&v| self.shape.kind(v as u32) == VertexKind::Site)
-            .map(|v| self.activations[v])
+            .map(|v| self.counters.activations[v])
             .sum()
     }
 }

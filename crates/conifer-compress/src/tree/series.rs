@@ -16,6 +16,43 @@ use crate::codec::{put_varint, DecodeError, Reader};
 use crate::frozen::{Expand, FrozenGrammar, Symbol};
 use crate::grammar::Grammar;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-fold hasher for the builder's small keys (runs and segments of integers):
+/// these maps are on the path of every closed run, where SipHash dominated the cost.
+#[derive(Default)]
+struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write_u64(&mut self, v: u64) {
+        let product = u128::from(self.0 ^ v) * 0x9e37_79b9_7f4a_7c15;
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn write_isize(&mut self, v: isize) {
+        self.write_u64(v as u64);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v.into());
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v.into());
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.write_u64(b.into()));
+    }
+}
+
+/// Slots of a builder's cache of recently closed runs.
+const LAST_SEEN_SLOTS: usize = 128;
+
+/// A hash map keyed by runs or segments.
+type FoldMap<K, V> = HashMap<K, V, BuildHasherDefault<FoldHasher>>;
 
 /// `start, start + stride, …`: `len` values (arithmetic modulo 2^64).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -139,10 +176,12 @@ pub struct SeriesBuilder {
     /// The run still growing.
     open: Option<Run>,
     /// Where each run was last closed as a plain segment (segment number; may be stale).
-    last_seen: HashMap<Run, usize>,
+    /// Where recent runs were last closed as plain segments (segment number; may be stale):
+    /// a direct-mapped cache, so a collision only loses a fold, never a value.
+    last_seen: Vec<Option<(Run, usize)>>,
     /// Distinct segments handed to the grammar, and their ids.
     pieces: Vec<Segment>,
-    ids: HashMap<Segment, u32>,
+    ids: FoldMap<Segment, u32>,
     order: Grammar,
 }
 
@@ -157,9 +196,9 @@ impl SeriesBuilder {
             base: 0,
             cycle_pos: 0,
             open: None,
-            last_seen: HashMap::new(),
+            last_seen: Vec::new(),
             pieces: Vec::new(),
-            ids: HashMap::new(),
+            ids: FoldMap::default(),
             order: Grammar::new(),
         }
     }
@@ -212,7 +251,11 @@ impl SeriesBuilder {
         }
         self.done.push(Segment::Run(run));
         self.fold();
-        self.hand_over(2 * self.window + 1);
+        // Cycles form among the last 2 × window segments; older ones go to the grammar, in
+        // batches so the kept tail is moved once per batch.
+        if self.done.len() > 4 * self.window + 2 {
+            self.hand_over(2 * self.window + 1);
+        }
     }
 
     /// Folds the last 2k segments into a cycle when they are one body of k runs twice, k
@@ -224,7 +267,7 @@ impl SeriesBuilder {
             return;
         };
         let here = self.base + n - 1;
-        let previous = self.last_seen.insert(run, here);
+        let previous = self.remember(run, here);
         let Some(p) = previous
             .filter(|&p| p >= self.base && p < here)
             .map(|p| p - self.base)
@@ -252,6 +295,22 @@ impl SeriesBuilder {
             self.done.push(Segment::Cycle { runs, repeat: 2 });
             self.cycle_pos = 0;
         }
+    }
+
+    /// Notes that `run` closed as segment number `here`; returns where it closed before, if
+    /// the cache still knows.
+    fn remember(&mut self, run: Run, here: usize) -> Option<usize> {
+        if self.last_seen.is_empty() {
+            self.last_seen = vec![None; LAST_SEEN_SLOTS];
+        }
+        let mut h = FoldHasher::default();
+        h.write_u64(run.start);
+        h.write_u64(run.stride);
+        h.write_u64(run.len);
+        let slot = &mut self.last_seen[h.finish() as usize % LAST_SEEN_SLOTS];
+        let previous = slot.filter(|(r, _)| *r == run).map(|(_, at)| at);
+        *slot = Some((run, here));
+        previous
     }
 
     /// Hands the oldest segments to the grammar until at most `keep` are left.

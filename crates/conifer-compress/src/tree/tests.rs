@@ -113,6 +113,27 @@ fn out_of_order_calls_open_a_new_activation_of_their_parent() {
     assert_eq!(decode(&b, &[]), vec![1, 2, 3, 4]);
 }
 
+#[test]
+fn iterations_without_calls_are_not_activations() {
+    // 10 loop iterations as the hooks report them (plus the header's final test); only the
+    // even ones take arm 3 and call; the same arm taken in consecutive active iterations
+    // opens once per iteration.
+    let mut b = TreeBuilder::new(figure5(), 4);
+    for i in 0..11 {
+        assert!(b.activate(2));
+        if i % 2 == 0 && i < 10 {
+            assert!(b.activate(3));
+            assert!(b.call(Some(4), 7));
+        }
+    }
+    b.leave(2);
+    let r = b.record();
+    assert!(r.vertices[2].counts.iter().eq([5]));
+    assert!(r.vertices[3].counts.iter().eq([1; 5]));
+    assert!(r.vertices[5].counts.iter().eq([0; 5]));
+    assert_eq!(decode(&b, &[]), vec![7; 5]);
+}
+
 /// A random shape of up to `n` vertices: parents drawn below each id, never a call site.
 fn random_shape(parents: &[(u8, usize)]) -> Arc<Shape> {
     let mut vertices = vec![(VertexKind::Root, 0u32)];

@@ -51,23 +51,6 @@ pub fn rank_record() -> RankRecord {
     record_of(&lock())
 }
 
-/// The rank's record at a fatal moment ([`salvage`]); an error when a thread's trace tree
-/// was being updated by the code the signal interrupted.
-pub fn salvaged_record_of(state: &State) -> Result<RankRecord, String> {
-    let trees = state
-        .trees
-        .iter()
-        .enumerate()
-        .map(|(thread, b)| match b {
-            Some(b) => trees::record_of(b, true)
-                .map(Some)
-                .ok_or_else(|| format!("thread {thread}'s trace tree was being updated")),
-            None => Ok(None),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(record_with(state, trees))
-}
-
 /// True when MPI runs with `MPI_THREAD_MULTIPLE` (several threads may be inside MPI).
 pub fn multithreaded() -> bool {
     MULTITHREADED.load(Ordering::Relaxed)
@@ -80,6 +63,16 @@ pub fn call_counts() -> Vec<u64> {
 
 /// The state's address, for [`salvage`].
 static STATE_ADDRESS: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Applies `f` to thread `thread`'s trace tree builder, if it has one and the recorder is free
+/// (a hook may run inside an MPI call's callback, with the recorder held by its own thread).
+pub fn with_tree(thread: u32, f: impl FnOnce(&mut conifer_compress::tree::TreeBuilder)) {
+    if let Ok(mut state) = STATE.try_lock() {
+        if let Some(Some(builder)) = state.trees.get_mut(thread as usize) {
+            f(builder);
+        }
+    }
+}
 
 /// Runs `f` on the recorder's state at a fatal moment (a signal handler, `exit`, `MPI_Abort`):
 /// with the lock when it is free; without it when this very thread holds it — in a
@@ -114,19 +107,11 @@ pub unsafe fn salvage<R>(f: impl Fn(&State) -> R) -> Option<R> {
 
 /// The rank's record, built from `state`.
 pub fn record_of(state: &State) -> RankRecord {
-    let trees = state
+    let trees: Vec<_> = state
         .trees
         .iter()
-        .map(|b| b.as_ref().and_then(|b| trees::record_of(b, false)))
+        .map(|b| b.as_ref().map(|b| b.record()))
         .collect();
-    record_with(state, trees)
-}
-
-/// The rank's record, built from `state` and its threads' trace trees.
-fn record_with(
-    state: &State,
-    trees: Vec<Option<conifer_compress::tree::TreeRecord>>,
-) -> RankRecord {
     let comms: Vec<Membership> = state
         .comms
         .as_ref()

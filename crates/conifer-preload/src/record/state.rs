@@ -9,7 +9,6 @@ use conifer_compress::Grammar;
 use conifer_trace::rank_record::Timing;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::{Arc, Mutex};
 
 /// A multiply-rotate hash that takes byte strings (signatures) eight bytes at a time: hashing
 /// the signature is on every MPI call's path.
@@ -97,7 +96,7 @@ pub struct State {
     /// Lossless timing (`CONIFER_TIMING=lossless`): per thread, every call's start and end tick.
     pub timelines: Option<Vec<Vec<(u64, u64)>>>,
     /// Tree mode: per thread, its trace tree builder (see [`super::trees`]).
-    pub trees: Vec<Option<Arc<Mutex<TreeBuilder>>>>,
+    pub trees: Vec<Option<TreeBuilder>>,
 }
 
 impl State {
@@ -148,12 +147,11 @@ impl State {
         }
         let tree = &mut self.trees[thread as usize];
         if tree.is_none() {
-            *tree = super::trees::builder();
+            *tree = super::trees::new_builder();
         }
-        let in_tree = tree.as_ref().is_some_and(|b| {
-            b.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .call(site, terminal)
+        let in_tree = tree.as_mut().is_some_and(|builder| {
+            super::trees::catch_up(builder);
+            builder.call(site, terminal)
         });
         if !in_tree {
             self.grammars[thread as usize].push(terminal);

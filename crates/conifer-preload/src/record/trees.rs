@@ -4,14 +4,15 @@
 //! cannot hold go to the thread's grammar, in their place. `CONIFER_TREE=0` turns it off
 //! (grammar path only); `CONIFER_TREE_WINDOW=n` sets how many runs a new one is compared with.
 //!
-//! Each thread's builder sits behind its own lock, taken by that thread's hooks and calls and
-//! by the record at the end; hooks never take the recorder's lock.
+//! Each thread's builder is part of the recorder's state (so calls update it under the lock
+//! they already hold); hooks only buffer their events per thread, lock-free, and the thread's
+//! next call applies them.
 
-use conifer_compress::tree::{TreeBuilder, TreeRecord};
+use conifer_compress::tree::TreeBuilder;
 use conifer_trace::forest::Structure;
-use std::cell::OnceCell;
+use std::cell::Cell;
 use std::io::{Read, Seek, SeekFrom};
-use std::sync::{Arc, LazyLock, Mutex, TryLockError};
+use std::sync::{Arc, LazyLock};
 
 /// Section the static pass embeds the tree in.
 const SECTION: &[u8] = b".conifer_tree";
@@ -41,62 +42,87 @@ static WINDOW: LazyLock<usize> = LazyLock::new(|| {
         .unwrap_or(DEFAULT_WINDOW)
 });
 
-thread_local! {
-    /// This thread's builder (`None` without tree mode).
-    static BUILDER: OnceCell<Option<Arc<Mutex<TreeBuilder>>>> = const { OnceCell::new() };
-}
-
 /// The structure tree recorded with the trace, if any.
 pub fn structure() -> Option<&'static Structure> {
     STRUCTURE.as_ref()
 }
 
-/// A builder for a new thread, in tree mode.
-fn new_builder() -> Option<Arc<Mutex<TreeBuilder>>> {
+/// A builder for a thread's trace tree, in tree mode.
+pub fn new_builder() -> Option<TreeBuilder> {
     let s = STRUCTURE.as_ref()?;
-    let builder = TreeBuilder::new(Arc::clone(&s.shape), *WINDOW);
-    Some(Arc::new(Mutex::new(builder)))
+    Some(TreeBuilder::new(Arc::clone(&s.shape), *WINDOW))
 }
 
-/// This thread's builder, created on first use.
-pub fn builder() -> Option<Arc<Mutex<TreeBuilder>>> {
-    BUILDER
-        .try_with(|cell| cell.get_or_init(new_builder).clone())
-        .ok()
-        .flatten()
+/// Structure events the hooks buffer before the builder sees them.
+const BUFFERED_EVENTS: usize = 256;
+/// Marks a "left vertex" event (vertex ids stay below 2^22).
+const LEAVE: u32 = 1 << 31;
+
+/// A thread's structure events not yet applied to its builder: hooks only append here (no
+/// lock, no allocation); the thread's next MPI call, or a full buffer, applies them in order.
+/// Events still buffered when the record is taken only lack calls, so they change nothing a
+/// decode shows.
+struct Events {
+    ids: [Cell<u32>; BUFFERED_EVENTS],
+    len: Cell<usize>,
 }
 
-fn with_builder(f: impl FnOnce(&mut TreeBuilder)) {
-    let _ = BUILDER.try_with(|cell| {
-        if let Some(b) = cell.get_or_init(new_builder) {
-            f(&mut b.lock().unwrap_or_else(|p| p.into_inner()));
+thread_local! {
+    static EVENTS: Events = const {
+        Events {
+            ids: [const { Cell::new(0) }; BUFFERED_EVENTS],
+            len: Cell::new(0),
         }
-    });
+    };
+}
+
+impl Events {
+    fn note(&self, event: u32) {
+        let n = self.len.get();
+        self.ids[n].set(event);
+        self.len.set(n + 1);
+        if n + 1 == BUFFERED_EVENTS {
+            // Full: hand the events over now, or drop them when this thread has no builder
+            // yet (no call yet) or the recorder is busy. Events only shape the tree; the
+            // builder places every later call where decoding finds it either way.
+            if let Some(thread) = crate::runtime::ordinal() {
+                super::with_tree(thread, |builder| self.apply(builder));
+            }
+            self.len.set(0);
+        }
+    }
+
+    fn apply(&self, builder: &mut TreeBuilder) {
+        for event in &self.ids[..self.len.get()] {
+            let id = event.get();
+            if id & LEAVE != 0 {
+                builder.leave(id & !LEAVE);
+            } else {
+                builder.activate(id);
+            }
+        }
+        self.len.set(0);
+    }
 }
 
 /// Hook: a new activation (loop iteration, arm, recursion) of vertex `v`.
 pub fn activate(v: u32) {
-    with_builder(|b| {
-        b.activate(v);
-    });
+    if v < LEAVE {
+        let _ = EVENTS.try_with(|e| e.note(v));
+    }
 }
 
 /// Hook: vertex `v` (a loop, a recursive function) was left.
 pub fn leave(v: u32) {
-    with_builder(|b| b.leave(v));
+    if v < LEAVE {
+        let _ = EVENTS.try_with(|e| e.note(v | LEAVE));
+    }
 }
 
-/// The tree of a builder; `None` when its lock is held (only at a fatal moment, when the
-/// signal interrupted this very builder's update).
-pub fn record_of(builder: &Mutex<TreeBuilder>, fatal: bool) -> Option<TreeRecord> {
-    if fatal {
-        return match builder.try_lock() {
-            Ok(b) => Some(b.record()),
-            Err(TryLockError::Poisoned(p)) => Some(p.into_inner().record()),
-            Err(TryLockError::WouldBlock) => None,
-        };
-    }
-    Some(builder.lock().unwrap_or_else(|p| p.into_inner()).record())
+/// Applies this thread's buffered structure events to its `builder` (called on this thread,
+/// under the recorder's lock, before it places a call).
+pub fn catch_up(builder: &mut TreeBuilder) {
+    let _ = EVENTS.try_with(|e| e.apply(builder));
 }
 
 /// The contents of ELF section [`SECTION`] of the file at `path`, up to its first NUL: read
