@@ -46,10 +46,11 @@ pub fn overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
     );
     let reps = if quick { 3 } else { 5 };
     let scale = if quick { 1 } else { 4 };
-    let cases: [(&str, u32, u64); 3] = [
+    let cases: [(&str, u32, u64); 4] = [
         ("comm_rank", 1, 500_000 * scale),
         ("p2p", 5, 5_000 * scale),
         ("allreduce", 1, 5_000 * scale),
+        ("nested", 4, 100_000 * scale),
     ];
     for (kind, calls, iterations) in cases {
         let iterations = if setup.mpi == "mpich" {

@@ -108,7 +108,8 @@ fn check(app: &str, ranks: u32, iterations: u32) -> serde_json::Value {
     let program = tree_apps_dir().join(app);
     let program = program.to_str().unwrap();
     let dir = scratch(&format!("tree-{app}-{ranks}"));
-    let (tree, grammar) = (dir.join("tree.cft"), dir.join("grammar.cft"));
+    // Names of one length: the trace's path is in the environment, which moves the stack.
+    let (tree, grammar) = (dir.join("tree.cft"), dir.join("gram.cft"));
     let _lock = mpi_lock();
     let args = [program, &iterations.to_string()];
     traced(ranks, &tree, &dir, true, &args);
@@ -175,17 +176,63 @@ tree_tests! {
     in_place_fortran => "inplace_f",
 }
 
+/// The pool part of a request id (`req3.1` → `3`).
+fn pool(request: &serde_json::Value) -> Option<String> {
+    let id = request.as_str()?.strip_prefix("req")?;
+    Some(id.split('.').next()?.to_string())
+}
+
 /// The NAS-MG-like app at several sizes (its nested branches are what the tree is for): all
-/// of its calls go into the tree, and the tree stays shared by ranks in the same position.
+/// of its calls go into the tree. Requests are numbered by the call site that created them:
+/// a rank's receives use at most one request pool per `MPI_Irecv` site of the structure tree
+/// (with signature pools they would use one per message size and direction), and every
+/// `MPI_Wait` completes a request of one of those pools.
 #[test]
 fn mg_multigrid_c() {
     let stats = check("mg", 4, if is_mpich() { 3 } else { 10 });
     let trees = &stats["trace_tree"];
     assert_eq!(trees["calls_outside_tree"], 0, "{trees}");
     assert_eq!(trees["calls_in_tree"], stats["calls"], "{trees}");
+    let tree = run_ok(
+        Command::new(conifer())
+            .args(["tree", "--json"])
+            .arg(tree_apps_dir().join("mg")),
+    );
+    let receive_sites = String::from_utf8_lossy(&tree.stdout)
+        .matches("\"MPI_Irecv\"")
+        .count();
+    let decoded = calls(&scratch_trace("tree-mg-4"));
+    for rank in 0..4u64 {
+        let of = |function: &str| -> std::collections::BTreeSet<String> {
+            decoded
+                .iter()
+                .filter(|c| c["rank"] == rank && c["function"] == function)
+                .filter_map(|c| pool(&c["args"]["request"]))
+                .collect()
+        };
+        let (receives, waits) = (of("MPI_Irecv"), of("MPI_Wait"));
+        assert!(
+            !receives.is_empty() && receives.len() <= receive_sites,
+            "rank {rank}: pools {receives:?} for {receive_sites} receive sites"
+        );
+        assert!(
+            waits.is_subset(&receives),
+            "rank {rank}: {waits:?} vs {receives:?}"
+        );
+    }
     if !is_mpich() {
         check("mg", 16, 10);
     }
+}
+
+/// The tree-mode trace [`check`] left in scratch directory `name`.
+fn scratch_trace(name: &str) -> PathBuf {
+    conifer()
+        .parent()
+        .unwrap()
+        .join("test-scratch")
+        .join(name)
+        .join("tree.cft")
 }
 
 /// A program whose exchange routine comes from an object built without Conifer (plain

@@ -6,11 +6,11 @@
 
 use crate::merge::{Merged, RankEntry};
 use conifer_compress::tree::{
-    validate, Expand, Shape, TreeRecord, VertexKind, VertexRecord, MAX_VERTICES,
+    validate, Expand, RecordSummary, Shape, TreeRecord, VertexKind, VertexRecord, MAX_VERTICES,
 };
 use conifer_compress::FrozenGrammar;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A thread without a trace tree.
 pub const NO_TREE: u32 = u32::MAX;
@@ -26,8 +26,20 @@ pub struct Structure {
 }
 
 impl Structure {
-    /// Parses the embedded JSON; vertex ids must be the pre-order numbering from 0.
+    /// Parses the embedded JSON; vertex ids must be the pre-order numbering from 0. The last
+    /// structure parsed is kept: every message of a run's merge carries the same one.
     pub fn from_json(json: &[u8]) -> Result<Structure, String> {
+        static LAST: Mutex<Option<Structure>> = Mutex::new(None);
+        let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = last.as_ref().filter(|s| s.json == json) {
+            return Ok(known.clone());
+        }
+        let parsed = Structure::parse(json)?;
+        *last = Some(parsed.clone());
+        Ok(parsed)
+    }
+
+    fn parse(json: &[u8]) -> Result<Structure, String> {
         let root: serde_json::Value =
             serde_json::from_slice(json).map_err(|e| format!("corrupt structure tree: {e}"))?;
         let mut vertices = Vec::new();
@@ -169,16 +181,36 @@ impl Forest {
         )
     }
 
-    /// Checks tree `tree` against its thread's grammar and a table of `terminals`; returns
-    /// the calls the tree holds.
-    pub fn check(&self, tree: u32, grammar: &FrozenGrammar, terminals: u64) -> Result<u64, String> {
+    /// Summaries of every record, by vertex: what [`Forest::check`] needs, computed once.
+    pub fn summaries(&self) -> Vec<Vec<RecordSummary>> {
+        self.vertices
+            .iter()
+            .map(|records| records.iter().map(VertexRecord::summary).collect())
+            .collect()
+    }
+
+    /// Checks tree `tree` against its thread's grammar and a table of `terminals`, given the
+    /// records' [`Forest::summaries`]; returns the calls the tree holds.
+    pub fn check(
+        &self,
+        summaries: &[Vec<RecordSummary>],
+        tree: u32,
+        grammar: &FrozenGrammar,
+        terminals: u64,
+    ) -> Result<u64, String> {
         let t = self
             .trees
             .get(tree as usize)
             .ok_or_else(|| format!("a rank refers to trace tree {tree}, which does not exist"))?;
+        let records: Vec<&RecordSummary> = t
+            .records
+            .iter()
+            .zip(summaries)
+            .map(|(&r, per_vertex)| &per_vertex[r as usize])
+            .collect();
         validate(
             &self.structure.shape,
-            &self.records(tree),
+            &records,
             t.leading_foreign,
             grammar.len(),
             terminals,
@@ -311,7 +343,7 @@ mod tests {
         let distinct: Vec<usize> = left.vertices.iter().map(Vec::len).collect();
         assert_eq!(distinct, vec![1, 1, 2, 2, 1]);
         let empty = Grammar::new().freeze();
-        assert_eq!(left.check(1, &empty, 3), Ok(14));
+        assert_eq!(left.check(&left.summaries(), 1, &empty, 3), Ok(14));
         let calls: Vec<u32> = left.expand(1, &empty).collect();
         let mut expected = vec![0];
         expected.extend([1; 12]);

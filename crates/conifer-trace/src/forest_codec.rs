@@ -1,5 +1,5 @@
 //! The sections that hold a record's trace trees: `STRC` the structure tree (the binary's
-//! JSON, zstd-compressed), `TREE` the distinct records of each vertex and the distinct thread
+//! JSON), `TREE` the distinct records of each vertex and the distinct thread
 //! trees (zstd-compressed when large, like `SIGS`), `TMAP` rank → tree of each thread (a column, like `RMAP`). Present only when the
 //! program carries a structure tree.
 
@@ -8,6 +8,7 @@ use crate::container::{FormatError, Section};
 use crate::forest::{Forest, Structure, TreeRef, NO_TREE};
 use crate::merge::Merged;
 use crate::model::find_section;
+use crate::record_codec::{pack_if, unpack};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;
 
@@ -15,17 +16,14 @@ const STRUCTURE: [u8; 4] = *b"STRC";
 const TREES: [u8; 4] = *b"TREE";
 const TREE_MAP: [u8; 4] = *b"TMAP";
 
-/// The most a structure tree may inflate, relative to its compressed size.
-const MAX_INFLATION: u64 = 4096;
-
 fn malformed(what: &str) -> FormatError {
     FormatError::Malformed(format!("{what} section is inconsistent"))
 }
 
-/// The sections of `forest`, with the tree of each thread of each of `ranks`.
-pub fn encode(forest: &Forest, ranks: &[Vec<u32>]) -> Vec<Section> {
-    let structure =
-        zstd::bulk::compress(&forest.structure.json, 3).expect("zstd compresses in memory");
+/// The sections of `forest`, with the tree of each thread of each of `ranks`; `compress`
+/// zstd-compresses the large ones.
+pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Section> {
+    let structure = pack_if(forest.structure.json.clone(), compress);
     let mut trees = Vec::new();
     for records in &forest.vertices {
         put_u64(&mut trees, records.len() as u64);
@@ -53,7 +51,7 @@ pub fn encode(forest: &Forest, ranks: &[Vec<u32>]) -> Vec<Section> {
         },
         Section {
             tag: TREES,
-            payload: crate::record_codec::pack(trees),
+            payload: pack_if(trees, compress),
         },
         Section {
             tag: TREE_MAP,
@@ -71,16 +69,11 @@ pub fn decode(
     let Ok(packed) = find_section(sections, STRUCTURE) else {
         return Ok((None, vec![Vec::new(); ranks]));
     };
-    let size = zstd::zstd_safe::get_frame_content_size(packed)
-        .ok()
-        .flatten()
-        .filter(|&n| n <= (packed.len() as u64).saturating_mul(MAX_INFLATION))
-        .ok_or_else(|| malformed("STRC"))?;
-    let json = zstd::bulk::decompress(packed, size as usize).map_err(|_| malformed("STRC"))?;
+    let json = unpack(packed, "STRC")?;
     let structure = Structure::from_json(&json)
         .map_err(|e| FormatError::Malformed(format!("STRC section: {e}")))?;
     let n = structure.shape.len();
-    let unpacked = crate::record_codec::unpack(find_section(sections, TREES)?, "TREE")?;
+    let unpacked = unpack(find_section(sections, TREES)?, "TREE")?;
     let mut bytes: &[u8] = &unpacked;
     let bad = |_| malformed("TREE");
     let mut vertices = Vec::with_capacity(n);
@@ -143,6 +136,7 @@ pub fn check(m: &Merged) -> Result<(), FormatError> {
             false => Err(malformed("TMAP")),
         };
     };
+    let summaries = forest.summaries();
     let mut checked = std::collections::HashSet::new();
     for rank in &m.ranks {
         if rank.trees.len() != rank.threads.len() {
@@ -154,6 +148,7 @@ pub fn check(m: &Merged) -> Result<(), FormatError> {
             }
             forest
                 .check(
+                    &summaries,
                     tree,
                     &m.grammars[grammar as usize],
                     m.signatures.len() as u64,

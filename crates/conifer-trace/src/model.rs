@@ -104,7 +104,7 @@ impl Trace {
     /// The file image of this trace.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut sections = run_sections(&self.meta, &self.catalog);
-        sections.extend(encode_record(&self.record));
+        sections.extend(encode_record(&self.record, true));
         write_sections(&sections)
     }
 

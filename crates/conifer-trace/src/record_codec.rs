@@ -66,10 +66,11 @@ const COMPRESS_SIGNATURES_ABOVE: usize = 4096;
 /// bound on what a corrupt frame header can make the reader allocate.
 const MAX_INFLATION: u64 = 4096;
 
-/// A section payload that may be large (`SIGS`, `TREE`): a mode byte (0 stored, 1 zstd) and
-/// the contents, compressed above [`COMPRESS_SIGNATURES_ABOVE`] bytes.
-pub(crate) fn pack(table: Vec<u8>) -> Vec<u8> {
-    if table.len() > COMPRESS_SIGNATURES_ABOVE {
+/// A section payload that may be large (`SIGS`, `STRC`, `TREE`): a mode byte (0 stored, 1
+/// zstd) and the contents, compressed above [`COMPRESS_SIGNATURES_ABOVE`] bytes when
+/// `compress` is set.
+pub(crate) fn pack_if(table: Vec<u8>, compress: bool) -> Vec<u8> {
+    if compress && table.len() > COMPRESS_SIGNATURES_ABOVE {
         if let Ok(packed) = zstd::bulk::compress(&table, 3) {
             let mut out = vec![1];
             out.extend_from_slice(&packed);
@@ -81,7 +82,7 @@ pub(crate) fn pack(table: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// The contents of a [`pack`]ed payload of section `what`.
+/// The contents of a [`pack_if`]ed payload of section `what`.
 pub(crate) fn unpack<'a>(
     payload: &'a [u8],
     what: &str,
@@ -102,8 +103,9 @@ pub(crate) fn unpack<'a>(
     }
 }
 
-/// The sections of `m`, in file order.
-pub fn encode_record(m: &Merged) -> Vec<Section> {
+/// The sections of `m`, in file order; `compact` compresses the trace-tree sections (files)
+/// rather than keeping them quick to write and read (merge messages).
+pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
     let mut sigs = Vec::new();
     put_u64(&mut sigs, m.signatures.len() as u64);
     m.signatures.iter().for_each(|s| put_bytes(&mut sigs, s));
@@ -158,7 +160,7 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
     }
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let mut sections = vec![
-        section(SIGNATURES, pack(sigs)),
+        section(SIGNATURES, pack_if(sigs, true)),
         section(GRAMMARS, grams),
         section(RANK_MAP, map),
         section(COMMS, comms),
@@ -178,7 +180,7 @@ pub fn encode_record(m: &Merged) -> Vec<Section> {
     }
     if let Some(forest) = &m.forest {
         let trees: Vec<Vec<u32>> = m.ranks.iter().map(|r| r.trees.clone()).collect();
-        sections.extend(crate::forest_codec::encode(forest, &trees));
+        sections.extend(crate::forest_codec::encode(forest, &trees, compact));
     }
     sections
 }
@@ -378,7 +380,7 @@ impl Merged {
             tag: FIRST_RANK,
             payload: first,
         }];
-        sections.extend(encode_record(self));
+        sections.extend(encode_record(self, false));
         sections
     }
 
@@ -474,7 +476,7 @@ mod tests {
             .collect();
         r.timing = vec![Timing::default(); 500];
         let m = merge(vec![(r, counts, host)]);
-        let sections = encode_record(&m);
+        let sections = encode_record(&m, true);
         let sigs = sections.iter().find(|s| s.tag == SIGNATURES).unwrap();
         assert_eq!(sigs.payload[0], 1, "compressed");
         assert!(

@@ -10,7 +10,7 @@ mod shape;
 
 pub use builder::TreeBuilder;
 pub use expand::Expand;
-pub use series::{Run, Segment, Series, SeriesBuilder, SeriesIter};
+pub use series::{Run, Segment, Series, SeriesBuilder, SeriesIter, Summary};
 pub use shape::{Shape, VertexKind, MAX_VERTICES};
 
 use crate::codec::{put_varint, DecodeError, Reader};
@@ -80,13 +80,33 @@ pub fn read_count(bytes: &mut &[u8]) -> Result<u64, DecodeError> {
     Ok(n)
 }
 
-/// Checks that `records` (one per vertex of `shape`) form a walkable tree: each vertex has one
-/// count per activation of its parent, each call site one terminal and one foreign count per
-/// call, the terminals exist (`terminals` of them) and the calls outside the tree add up to
-/// `foreign_calls`. Returns the calls the tree holds.
+/// What checking a tree needs to know of one vertex record, computed once per distinct
+/// record ([`VertexRecord::summary`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RecordSummary {
+    counts: Summary,
+    terminals: Summary,
+    foreign: Summary,
+}
+
+impl VertexRecord {
+    /// The record's [`RecordSummary`].
+    pub fn summary(&self) -> RecordSummary {
+        RecordSummary {
+            counts: self.counts.summary(),
+            terminals: self.terminals.summary(),
+            foreign: self.foreign.summary(),
+        }
+    }
+}
+
+/// Checks that `records` (the summaries of one record per vertex of `shape`) form a walkable
+/// tree: each vertex has one count per activation of its parent, each call site one terminal
+/// and one foreign count per call, the terminals exist (`terminals` of them, no strided runs)
+/// and the calls outside the tree add up to `foreign_calls`. Returns the calls the tree holds.
 pub fn validate(
     shape: &Shape,
-    records: &[&VertexRecord],
+    records: &[&RecordSummary],
     leading_foreign: u64,
     foreign_calls: u64,
     terminals: u64,
@@ -104,30 +124,27 @@ pub fn validate(
     for v in 1..shape.len() {
         let r = records[v];
         let parent = activations[shape.parent(v as u32) as usize];
-        if r.counts.len() != parent {
+        if r.counts.len != parent {
             return Err(format!(
                 "trace tree vertex {v}: counts do not match its parent"
             ));
         }
-        activations[v] = r.counts.sum();
+        activations[v] = r.counts.sum;
         total = total.saturating_add(activations[v]);
         if total > MAX_ACTIVATIONS {
             return Err("a trace tree claims too many activations".into());
         }
         if shape.kind(v as u32) == VertexKind::Site {
-            if r.terminals.len() != activations[v] || r.foreign.len() != activations[v] {
+            if r.terminals.len != activations[v] || r.foreign.len != activations[v] {
                 return Err(format!("trace tree call site {v}: calls do not match"));
             }
-            if r.terminals
-                .value_counts()
-                .iter()
-                .any(|&(t, _)| t >= terminals)
-            {
+            let known = |t: Option<u64>| t.is_none_or(|t| t < terminals);
+            if r.terminals.strided || !known(r.terminals.max) {
                 return Err(format!("trace tree call site {v}: unknown terminal"));
             }
-            foreign += u128::from(r.foreign.sum());
+            foreign += u128::from(r.foreign.sum);
             calls += activations[v];
-        } else if !r.terminals.is_empty() || !r.foreign.is_empty() {
+        } else if r.terminals.len != 0 || r.foreign.len != 0 {
             return Err(format!(
                 "trace tree vertex {v} is not a call site but has calls"
             ));

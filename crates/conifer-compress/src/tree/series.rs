@@ -142,6 +142,19 @@ impl Segment {
     }
 }
 
+/// What checking a record needs to know of a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// Number of values (saturating).
+    pub len: u64,
+    /// Sum of the values (saturating).
+    pub sum: u64,
+    /// Largest value, when the series has values and no strided run.
+    pub max: Option<u64>,
+    /// True when a run has a non-zero stride.
+    pub strided: bool,
+}
+
 /// A finished series: its distinct segments and the order they come in.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Series {
@@ -393,6 +406,30 @@ impl Series {
         u64::try_from(total).unwrap_or(u64::MAX)
     }
 
+    /// Length, sum and (for series without strides) largest value, in one pass.
+    pub fn summary(&self) -> Summary {
+        let counts = self.piece_counts();
+        let (mut len, mut sum) = (0u128, 0u128);
+        let mut max = Some(0u64);
+        for (piece, &n) in self.pieces.iter().zip(&counts) {
+            len = len.saturating_add(piece.len().saturating_mul(u128::from(n)));
+            sum = sum.saturating_add(piece.sum().saturating_mul(u128::from(n)));
+            let (runs, _) = piece.runs();
+            for r in runs {
+                max = match max {
+                    Some(m) if r.stride == 0 || r.len == 1 => Some(m.max(r.start)),
+                    _ => None,
+                };
+            }
+        }
+        Summary {
+            len: u64::try_from(len).unwrap_or(u64::MAX),
+            sum: u64::try_from(sum).unwrap_or(u64::MAX),
+            max: if self.pieces.is_empty() { None } else { max },
+            strided: !self.pieces.is_empty() && max.is_none(),
+        }
+    }
+
     /// Number of values (saturating).
     pub fn len(&self) -> u64 {
         self.total(Segment::len)
@@ -531,9 +568,7 @@ impl Series {
         }
         let len = r.count()?;
         let order = if len == 0 {
-            let mut g = Grammar::new();
-            (0..pieces.len() as u32).for_each(|i| g.push(i));
-            g.freeze()
+            in_order(pieces.len())
         } else {
             FrozenGrammar::from_bytes(&r.bytes[..len])?
         };
@@ -549,6 +584,21 @@ impl Series {
         *bytes = r.bytes;
         Ok(Series { pieces, order })
     }
+}
+
+/// The grammar of `n` distinct pieces, each once in order: what Sequitur makes of such input
+/// (one rule, no repetition), built directly.
+fn in_order(n: usize) -> FrozenGrammar {
+    if n == 0 {
+        return Grammar::new().freeze();
+    }
+    let items = (0..n as u32)
+        .map(|i| crate::frozen::Item {
+            symbol: Symbol::Terminal(i),
+            exponent: 1,
+        })
+        .collect();
+    FrozenGrammar::from_canonical(vec![items], n as u64)
 }
 
 /// The rules reachable from rule 0, every rule before the rules it refers to (reverse
@@ -776,6 +826,15 @@ mod tests {
             &values.iter().map(|v| v * 100).collect::<Vec<_>>(),
         );
         assert_eq!(renamed, direct);
+    }
+
+    #[test]
+    fn in_order_grammars_are_what_sequitur_builds() {
+        for n in [0, 1, 2, 7] {
+            let mut g = Grammar::new();
+            (0..n as u32).for_each(|i| g.push(i));
+            assert_eq!(in_order(n), g.freeze());
+        }
     }
 
     #[test]

@@ -26,9 +26,10 @@ fn figure5() -> Arc<Shape> {
 fn decode(b: &TreeBuilder, foreign: &[u32]) -> Vec<u32> {
     let record = b.record();
     let refs: Vec<&VertexRecord> = record.vertices.iter().collect();
+    let summaries: Vec<RecordSummary> = refs.iter().map(|r| r.summary()).collect();
     let calls = validate(
         b.shape(),
-        &refs,
+        &summaries.iter().collect::<Vec<_>>(),
         record.leading_foreign,
         foreign.len() as u64,
         1 << 20,
