@@ -37,7 +37,7 @@ pub struct RunResult {
     pub peak_kib: Vec<u64>,
     /// Per rank, the merge's time (ms) and how far it raised resident memory (KiB), as the
     /// tracer reports them with `CONIFER_MERGE_REPORT` (traced runs only).
-    pub merge: Vec<(f64, u64)>,
+    pub merge: Vec<MergeCost>,
 }
 
 impl Setup {
@@ -173,16 +173,28 @@ impl Setup {
     }
 }
 
-/// `rank=R merge_ms=T merge_peak_kib=K ...` as (T, K).
-fn merge_line(line: &str) -> Option<(f64, u64)> {
+/// One rank's merge cost, as the tracer reports it.
+#[derive(Clone, Copy, Debug)]
+pub struct MergeCost {
+    /// Wall time of its merge, waits for other ranks included.
+    pub ms: f64,
+    /// Time it spent computing (building, encoding, decoding, joining records).
+    pub work_ms: f64,
+    /// Rise of its resident memory during the merge.
+    pub kib: u64,
+}
+
+/// `rank=R merge_ms=T merge_work_ms=W merge_peak_kib=K ...`.
+fn merge_line(line: &str) -> Option<MergeCost> {
     let field = |name: &str| {
         line.split_whitespace()
             .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
     };
-    Some((
-        field("merge_ms")?.parse().ok()?,
-        field("merge_peak_kib")?.parse().ok()?,
-    ))
+    Some(MergeCost {
+        ms: field("merge_ms")?.parse().ok()?,
+        work_ms: field("merge_work_ms")?.parse().ok()?,
+        kib: field("merge_peak_kib")?.parse().ok()?,
+    })
 }
 
 fn last_line(text: &str) -> &str {

@@ -189,8 +189,8 @@ struct FinalizeSample {
 
 fn finalize_sample(r: &crate::runner::RunResult) -> Result<FinalizeSample, String> {
     let merge = (!r.merge.is_empty()).then(|| {
-        let ms = r.merge.iter().map(|m| m.0).fold(0.0, f64::max);
-        let kib = r.merge.iter().map(|m| m.1).max().unwrap_or(0);
+        let ms = r.merge.iter().map(|m| m.ms).fold(0.0, f64::max);
+        let kib = r.merge.iter().map(|m| m.kib).max().unwrap_or(0);
         (ms, kib)
     });
     Ok(FinalizeSample {

@@ -92,6 +92,8 @@ pub fn overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
 struct Sample {
     bytes: f64,
     merge_ms: f64,
+    /// Computing part of the merge, summed over ranks.
+    merge_work_ms: f64,
     merge_kib: f64,
     peak_kib: f64,
 }
@@ -103,8 +105,9 @@ fn sample(r: &RunResult) -> Result<Sample, String> {
     }
     Ok(Sample {
         bytes: r.trace_bytes.unwrap_or(0) as f64,
-        merge_ms: r.merge.iter().map(|m| m.0).fold(0.0, f64::max),
-        merge_kib: r.merge.iter().map(|m| m.1).max().unwrap_or(0) as f64,
+        merge_ms: r.merge.iter().map(|m| m.ms).fold(0.0, f64::max),
+        merge_work_ms: r.merge.iter().map(|m| m.work_ms).sum(),
+        merge_kib: r.merge.iter().map(|m| m.kib).max().unwrap_or(0) as f64,
         peak_kib: median(&peaks),
     })
 }
@@ -117,8 +120,10 @@ pub fn scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
             setup.mpi
         ),
         "Test apps built with `conifer cc/fc`, traced both ways (runs interleaved, medians). \
-         merge ms / KiB: slowest rank's merge time and largest rise of a rank's resident memory \
-         during the merge; peak KiB: median over ranks of GNU time's maximum resident set.",
+         merge ms / KiB: slowest rank's merge time (waits included) and largest rise of a \
+         rank's resident memory during the merge; merge work ms: time all ranks spent computing \
+         the merge (building, encoding, decoding and joining records, no waits), summed; peak \
+         KiB: median over ranks of GNU time's maximum resident set.",
         &[
             "app",
             "ranks",
@@ -127,6 +132,8 @@ pub fn scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
             "grammar bytes",
             "tree merge ms",
             "grammar merge ms",
+            "tree merge work ms",
+            "grammar merge work ms",
             "tree merge KiB",
             "grammar merge KiB",
             "tree peak KiB",
@@ -174,6 +181,8 @@ pub fn scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
                     med(1, |s| s.bytes, 0),
                     med(0, |s| s.merge_ms, 1),
                     med(1, |s| s.merge_ms, 1),
+                    med(0, |s| s.merge_work_ms, 2),
+                    med(1, |s| s.merge_work_ms, 2),
                     med(0, |s| s.merge_kib, 0),
                     med(1, |s| s.merge_kib, 0),
                     med(0, |s| s.peak_kib, 0),

@@ -89,6 +89,8 @@ pub fn print(
                     "mean_ns": call.timing.map(|t| t.mean()),
                     "duration_ns": call.time.map(|t| t.duration_ns),
                     "start_ns": call.start_ns,
+                    "site": call.site,
+                    "source": call.at_source,
                 });
                 writeln!(out, "{line}")
             } else {

@@ -10,7 +10,7 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -60,10 +60,9 @@ fn traced(ranks: u32, trace: &Path, dir: &Path, tree: bool, program: &[&str]) {
     );
 }
 
-/// Every call of a trace as `conifer decode --json` prints it, without the timing fields
-/// (the only thing two runs may differ in) and with the run's process id taken out of
-/// `mpiio`'s file name.
-fn calls(trace: &Path) -> Vec<serde_json::Value> {
+/// Every call of a trace as `conifer decode --json` prints it, with the run's process id
+/// taken out of `mpiio`'s file name.
+fn decoded(trace: &Path) -> Vec<serde_json::Value> {
     let out = run_ok(
         Command::new(conifer())
             .arg("decode")
@@ -74,10 +73,6 @@ fn calls(trace: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|line| {
             let mut call: serde_json::Value = serde_json::from_str(line).expect("JSON call");
-            let fields = call.as_object_mut().expect("object");
-            for timing in ["duration_ns", "mean_ns", "start_ns"] {
-                fields.remove(timing);
-            }
             if let Some(name) = call.pointer_mut("/args/filename") {
                 let text = name.as_str().unwrap_or_default();
                 let stem = text.split('_').take(2).collect::<Vec<_>>().join("_");
@@ -86,6 +81,19 @@ fn calls(trace: &Path) -> Vec<serde_json::Value> {
             call
         })
         .collect()
+}
+
+/// [`decoded`] calls without what only one recorder knows or two runs may differ in: timing,
+/// and the call site (trace trees only).
+fn calls(trace: &Path) -> Vec<serde_json::Value> {
+    let mut calls = decoded(trace);
+    for call in &mut calls {
+        let fields = call.as_object_mut().expect("object");
+        for field in ["duration_ns", "mean_ns", "start_ns", "site", "source"] {
+            fields.remove(field);
+        }
+    }
+    calls
 }
 
 /// Calls per rank and function, polling functions (`MPI_Test*`) left out.
@@ -183,38 +191,45 @@ fn pool(request: &serde_json::Value) -> Option<String> {
 }
 
 /// The NAS-MG-like app at several sizes (its nested branches are what the tree is for): all
-/// of its calls go into the tree. Requests are numbered by the call site that created them:
-/// a rank's receives use at most one request pool per `MPI_Irecv` site of the structure tree
-/// (with signature pools they would use one per message size and direction), and every
-/// `MPI_Wait` completes a request of one of those pools.
+/// of its calls go into the tree, and decode names each call's site (an `Irecv` line of
+/// mg.c for receives). Requests are linked to the call site that created them: no request
+/// pool is shared by two sites (mg's five copies of its exchange post receives of equal
+/// signatures, which signature pools alone would share), and every `MPI_Wait` completes a
+/// request of a receive pool.
 #[test]
 fn mg_multigrid_c() {
     let stats = check("mg", 4, if is_mpich() { 3 } else { 10 });
     let trees = &stats["trace_tree"];
     assert_eq!(trees["calls_outside_tree"], 0, "{trees}");
     assert_eq!(trees["calls_in_tree"], stats["calls"], "{trees}");
-    let tree = run_ok(
-        Command::new(conifer())
-            .args(["tree", "--json"])
-            .arg(tree_apps_dir().join("mg")),
-    );
-    let receive_sites = String::from_utf8_lossy(&tree.stdout)
-        .matches("\"MPI_Irecv\"")
-        .count();
-    let decoded = calls(&scratch_trace("tree-mg-4"));
+    let source = std::fs::read_to_string(repo_root().join("tests/apps/mg.c")).unwrap();
+    let calls = decoded(&scratch_trace("tree-mg-4"));
     for rank in 0..4u64 {
-        let of = |function: &str| -> std::collections::BTreeSet<String> {
-            decoded
-                .iter()
-                .filter(|c| c["rank"] == rank && c["function"] == function)
-                .filter_map(|c| pool(&c["args"]["request"]))
-                .collect()
-        };
-        let (receives, waits) = (of("MPI_Irecv"), of("MPI_Wait"));
-        assert!(
-            !receives.is_empty() && receives.len() <= receive_sites,
-            "rank {rank}: pools {receives:?} for {receive_sites} receive sites"
-        );
+        let mut sites_of_pool: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+        let mut waits = BTreeSet::new();
+        for c in calls.iter().filter(|c| c["rank"] == rank) {
+            let pool = pool(&c["args"]["request"]);
+            match (c["function"].as_str(), pool) {
+                (Some("MPI_Irecv"), Some(pool)) => {
+                    let at = c["source"].as_str().expect("receives have a source line");
+                    let line: usize = at.trim_start_matches("mg.c:").parse().unwrap();
+                    let text = source.lines().nth(line - 1).unwrap_or_default();
+                    assert!(text.contains("Irecv"), "{at}: {text}");
+                    let site = c["site"].as_u64().expect("receives have a site");
+                    sites_of_pool.entry(pool).or_default().insert(site);
+                }
+                (Some("MPI_Wait"), Some(pool)) => {
+                    waits.insert(pool);
+                }
+                _ => {}
+            }
+        }
+        let sites: BTreeSet<u64> = sites_of_pool.values().flatten().copied().collect();
+        assert!(sites.len() >= 2, "rank {rank}: receive sites {sites:?}");
+        for (pool, sites) in &sites_of_pool {
+            assert_eq!(sites.len(), 1, "rank {rank}: pool {pool} made at {sites:?}");
+        }
+        let receives: BTreeSet<String> = sites_of_pool.into_keys().collect();
         assert!(
             waits.is_subset(&receives),
             "rank {rank}: {waits:?} vs {receives:?}"

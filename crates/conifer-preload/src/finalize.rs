@@ -58,10 +58,13 @@ impl MergeReport {
         })
     }
 
-    fn finish(self, rank: c_int) {
+    /// Appends the rank's line; `work` is the time its merge computed (see
+    /// [`crate::pairwise::merge`]), the rest of `merge_ms` being waits for other ranks.
+    fn finish(self, rank: c_int, work: std::time::Duration) {
         let line = format!(
-            "rank={rank} merge_ms={:.3} merge_peak_kib={} rss_before_kib={}\n",
+            "rank={rank} merge_ms={:.3} merge_work_ms={:.3} merge_peak_kib={} rss_before_kib={}\n",
             self.started.elapsed().as_secs_f64() * 1e3,
+            work.as_secs_f64() * 1e3,
             status_kib("VmHWM")
                 .unwrap_or(0)
                 .saturating_sub(self.rss_before_kib),
@@ -90,7 +93,10 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
     let path = run_info::output_path(size);
     crate::record::write_raw(&format!("{path}.raw"), rank)?;
     let report = MergeReport::start();
-    let merged = crate::pairwise::merge(own_record(rank as u32, counts), comm);
+    let started = std::time::Instant::now();
+    let own = own_record(rank as u32, counts);
+    let mut work = started.elapsed();
+    let merged = crate::pairwise::merge(own, comm, &mut work);
     check("PMPI_Comm_free", PMPI_Comm_free(&mut comm))?;
     let written = match merged? {
         None => None,
@@ -106,7 +112,7 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
         }
     };
     if let Some(report) = report {
-        report.finish(rank);
+        report.finish(rank, work);
     }
     Ok(written)
 }

@@ -7,6 +7,7 @@
 use crate::mpi::*;
 use conifer_trace::merge::Merged;
 use std::ffi::c_int;
+use std::time::{Duration, Instant};
 
 /// Largest message piece: MPI counts are `int`.
 const PIECE: usize = 1 << 30;
@@ -86,9 +87,16 @@ unsafe fn receive(from: c_int, comm: MPI_Comm) -> Result<Option<Vec<u8>>, String
 /// record of all ranks; the others get `Ok(None)` once they have handed theirs on. A failure
 /// anywhere reaches rank 0 as an error without leaving any rank waiting.
 ///
+/// `work` accumulates the time spent encoding, decoding and joining records (not waiting for
+/// messages): the merge's own cost on this rank.
+///
 /// # Safety
 /// MPI must be initialised and `comm` a valid intra-communicator private to the caller.
-pub unsafe fn merge(mine: Merged, comm: MPI_Comm) -> Result<Option<Merged>, String> {
+pub unsafe fn merge(
+    mine: Merged,
+    comm: MPI_Comm,
+    work: &mut Duration,
+) -> Result<Option<Merged>, String> {
     let (mut rank, mut size) = (0, 0);
     check("PMPI_Comm_rank", PMPI_Comm_rank(comm, &mut rank))?;
     check("PMPI_Comm_size", PMPI_Comm_size(comm, &mut size))?;
@@ -96,7 +104,9 @@ pub unsafe fn merge(mine: Merged, comm: MPI_Comm) -> Result<Option<Merged>, Stri
     let mut step = 1;
     while step < size {
         if rank % (2 * step) == step {
+            let started = Instant::now();
             let bytes = acc.as_ref().ok().map(Merged::to_bytes);
+            *work += started.elapsed();
             send(bytes.as_deref(), rank - step, comm)?;
             return match acc {
                 Ok(_) => Ok(None),
@@ -105,6 +115,7 @@ pub unsafe fn merge(mine: Merged, comm: MPI_Comm) -> Result<Option<Merged>, Stri
         }
         if rank + step < size {
             let received = receive(rank + step, comm)?;
+            let started = Instant::now();
             acc = match (acc, received) {
                 (Ok(mut left), Some(bytes)) => match Merged::from_bytes(&bytes) {
                     Ok(right) => {
@@ -119,6 +130,7 @@ pub unsafe fn merge(mine: Merged, comm: MPI_Comm) -> Result<Option<Merged>, Stri
                 (Ok(_), None) => Err(format!("the merge failed below rank {}", rank + step)),
                 (Err(e), _) => Err(e),
             };
+            *work += started.elapsed();
         }
         step *= 2;
     }

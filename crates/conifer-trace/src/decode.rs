@@ -108,6 +108,10 @@ pub struct Call<'t> {
     pub time: Option<CallTime>,
     /// Nanoseconds from the thread's first call to this call's start, with lossless timing.
     pub start_ns: Option<u64>,
+    /// Structure-tree call site that made the call, when a trace tree holds it.
+    pub site: Option<u32>,
+    /// That call site's source position (`file:line`), when known.
+    pub at_source: Option<&'t str>,
 }
 
 impl<'t> Call<'t> {
@@ -139,6 +143,10 @@ impl fmt::Display for Call<'_> {
             self.signature.ret.to_string()
         };
         write!(f, ") = {ret}")?;
+        if let Some(site) = self.site {
+            write!(f, "  @{}", self.at_source.unwrap_or("?"))?;
+            write!(f, " [v{site}]")?;
+        }
         if let Some(t) = &self.time {
             write!(f, "  {}", human_time(t.duration_ns as f64))?;
         } else if let Some(t) = &self.timing {
@@ -210,8 +218,18 @@ impl Trace {
             .map(|(t, stats)| (self.record.signatures[*t as usize].as_slice(), *stats))
             .collect();
         let timelines = &entry.timelines;
-        self.thread_sequences(rank)
-            .into_iter()
+        let locs = self.record.forest.as_ref().map(|f| &f.structure.locs);
+        (0..entry.threads.len())
+            .map(move |thread| {
+                let mut terminals = self.record.thread_terminals(entry, thread);
+                std::iter::from_fn(move || {
+                    let t = terminals.next()?;
+                    Some((
+                        self.record.signatures[t as usize].as_slice(),
+                        terminals.site(),
+                    ))
+                })
+            })
             .enumerate()
             .flat_map(move |(thread, seq)| {
                 let memberships = memberships.clone();
@@ -223,7 +241,7 @@ impl Trace {
                 let mut times = times.into_iter().flatten();
                 let mut clock = 0u64;
                 let mut request_positions: HashMap<HandleRef, Position> = HashMap::new();
-                seq.enumerate().map(move |(index, bytes)| {
+                seq.enumerate().map(move |(index, (bytes, site))| {
                     let time = times.next();
                     let start_ns = time.map(|t| {
                         clock += t.interval_ns;
@@ -282,6 +300,8 @@ impl Trace {
                         time,
                         start_ns,
                         signature,
+                        site,
+                        at_source: site.and_then(|s| locs?.get(s as usize)?.as_deref()),
                     })
                 })
             })

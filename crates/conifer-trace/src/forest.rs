@@ -23,6 +23,8 @@ pub struct Structure {
     pub json: Vec<u8>,
     /// Kinds and parents of its vertices.
     pub shape: Arc<Shape>,
+    /// Source position (`file:line`) of each vertex, when known.
+    pub locs: Arc<Vec<Option<String>>>,
 }
 
 impl Structure {
@@ -42,20 +44,22 @@ impl Structure {
     fn parse(json: &[u8]) -> Result<Structure, String> {
         let root: serde_json::Value =
             serde_json::from_slice(json).map_err(|e| format!("corrupt structure tree: {e}"))?;
-        let mut vertices = Vec::new();
-        collect(&root, 0, &mut vertices)?;
+        let (mut vertices, mut locs) = (Vec::new(), Vec::new());
+        collect(&root, 0, &mut vertices, &mut locs)?;
         Ok(Structure {
             json: json.to_vec(),
             shape: Arc::new(Shape::new(&vertices)?),
+            locs: Arc::new(locs),
         })
     }
 }
 
-/// Appends `v` and its subtree in pre-order as (kind, parent).
+/// Appends `v` and its subtree in pre-order as (kind, parent), and their source positions.
 fn collect(
     v: &serde_json::Value,
     parent: u32,
     out: &mut Vec<(VertexKind, u32)>,
+    locs: &mut Vec<Option<String>>,
 ) -> Result<(), String> {
     let id = out.len() as u32;
     if out.len() >= MAX_VERTICES || v.get("id").and_then(|i| i.as_u64()) != Some(id.into()) {
@@ -71,9 +75,14 @@ fn collect(
         other => return Err(format!("structure tree vertex {id} has kind {other:?}")),
     };
     out.push((kind, parent));
+    let loc = v.get("loc").and_then(|l| {
+        let file = l.get("file")?.as_str()?;
+        Some(format!("{file}:{}", l.get("line")?.as_u64()?))
+    });
+    locs.push(loc);
     if let Some(children) = v.get("children").and_then(|c| c.as_array()) {
         for c in children {
-            collect(c, id, out)?;
+            collect(c, id, out, locs)?;
         }
     }
     Ok(())
@@ -241,6 +250,16 @@ pub enum ThreadTerminals<'a> {
     Grammar(conifer_compress::Expand<'a>),
     /// A thread with a trace tree.
     Tree(Expand<'a, conifer_compress::Expand<'a>>),
+}
+
+impl ThreadTerminals<'_> {
+    /// The structure-tree call site of the call returned last, when the tree held it.
+    pub fn site(&self) -> Option<u32> {
+        match self {
+            ThreadTerminals::Grammar(_) => None,
+            ThreadTerminals::Tree(t) => t.site(),
+        }
+    }
 }
 
 impl Iterator for ThreadTerminals<'_> {

@@ -8,7 +8,7 @@ use crate::container::{FormatError, Section};
 use crate::forest::{Forest, Structure, TreeRef, NO_TREE};
 use crate::merge::Merged;
 use crate::model::find_section;
-use crate::record_codec::{pack_if, unpack};
+use crate::record_codec::{pack_above, unpack};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;
 
@@ -20,10 +20,14 @@ fn malformed(what: &str) -> FormatError {
     FormatError::Malformed(format!("{what} section is inconsistent"))
 }
 
+/// Files compress `STRC` and `TREE` above this many bytes (merge messages never do).
+const COMPRESS_ABOVE: usize = 256;
+
 /// The sections of `forest`, with the tree of each thread of each of `ranks`; `compress`
-/// zstd-compresses the large ones.
+/// zstd-compresses them (files), else they stay quick to write and read (merge messages).
 pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Section> {
-    let structure = pack_if(forest.structure.json.clone(), compress);
+    let above = compress.then_some(COMPRESS_ABOVE);
+    let structure = pack_above(forest.structure.json.clone(), above);
     let mut trees = Vec::new();
     for records in &forest.vertices {
         put_u64(&mut trees, records.len() as u64);
@@ -51,7 +55,7 @@ pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Sectio
         },
         Section {
             tag: TREES,
-            payload: pack_if(trees, compress),
+            payload: pack_above(trees, above),
         },
         Section {
             tag: TREE_MAP,

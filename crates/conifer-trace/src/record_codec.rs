@@ -67,10 +67,9 @@ const COMPRESS_SIGNATURES_ABOVE: usize = 4096;
 const MAX_INFLATION: u64 = 4096;
 
 /// A section payload that may be large (`SIGS`, `STRC`, `TREE`): a mode byte (0 stored, 1
-/// zstd) and the contents, compressed above [`COMPRESS_SIGNATURES_ABOVE`] bytes when
-/// `compress` is set.
-pub(crate) fn pack_if(table: Vec<u8>, compress: bool) -> Vec<u8> {
-    if compress && table.len() > COMPRESS_SIGNATURES_ABOVE {
+/// zstd) and the contents, compressed when longer than `above` bytes (never without it).
+pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
+    if above.is_some_and(|limit| table.len() > limit) {
         if let Ok(packed) = zstd::bulk::compress(&table, 3) {
             let mut out = vec![1];
             out.extend_from_slice(&packed);
@@ -82,7 +81,7 @@ pub(crate) fn pack_if(table: Vec<u8>, compress: bool) -> Vec<u8> {
     out
 }
 
-/// The contents of a [`pack_if`]ed payload of section `what`.
+/// The contents of a [`pack_above`]d payload of section `what`.
 pub(crate) fn unpack<'a>(
     payload: &'a [u8],
     what: &str,
@@ -160,7 +159,10 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
     }
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let mut sections = vec![
-        section(SIGNATURES, pack_if(sigs, true)),
+        section(
+            SIGNATURES,
+            pack_above(sigs, Some(COMPRESS_SIGNATURES_ABOVE)),
+        ),
         section(GRAMMARS, grams),
         section(RANK_MAP, map),
         section(COMMS, comms),

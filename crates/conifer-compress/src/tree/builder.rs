@@ -243,25 +243,23 @@ impl TreeBuilder {
                 }
                 let c = &self.counters;
                 let parent_total = c.activations[self.shape.parent(i as u32) as usize];
-                let mut counts = c.counts[i].clone();
-                if c.counted_for[i] == u64::MAX {
-                    counts.push_n(0, parent_total);
+                let counts = if c.counted_for[i] == u64::MAX {
+                    c.counts[i].snapshot_with(&[(0, parent_total)])
                 } else {
-                    counts.push(c.open_count[i]);
-                    counts.push_n(0, parent_total - c.counted_for[i] - 1);
-                }
-                let (mut terminals, mut foreign) =
-                    (self.terminals[i].clone(), self.foreign[i].clone());
-                if let Some((s, t, f)) = self.pending {
-                    if s as usize == i {
-                        terminals.push(t.into());
-                        foreign.push(f);
-                    }
-                }
+                    let zeros = parent_total - c.counted_for[i] - 1;
+                    c.counts[i].snapshot_with(&[(c.open_count[i], 1), (0, zeros)])
+                };
+                let (terminals, foreign) = match self.pending {
+                    Some((s, t, f)) if s as usize == i => (
+                        self.terminals[i].snapshot_with(&[(t.into(), 1)]),
+                        self.foreign[i].snapshot_with(&[(f, 1)]),
+                    ),
+                    _ => (self.terminals[i].snapshot(), self.foreign[i].snapshot()),
+                };
                 VertexRecord {
-                    counts: counts.snapshot(),
-                    terminals: terminals.snapshot(),
-                    foreign: foreign.snapshot(),
+                    counts,
+                    terminals,
+                    foreign,
                 }
             })
             .collect();

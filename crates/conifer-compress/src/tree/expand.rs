@@ -27,6 +27,8 @@ pub struct Expand<'a, F: Iterator<Item = u32>> {
     foreign: F,
     foreign_left: u64,
     frames: Vec<Frame>,
+    /// Call site of the call returned last (`None` for a grammar call).
+    site: Option<u32>,
 }
 
 impl<'a, F: Iterator<Item = u32>> Expand<'a, F> {
@@ -44,6 +46,7 @@ impl<'a, F: Iterator<Item = u32>> Expand<'a, F> {
             foreign_after: records.iter().map(|r| r.foreign.iter()).collect(),
             foreign,
             foreign_left: leading_foreign,
+            site: None,
             frames: vec![Frame {
                 vertex: 0,
                 next_child: 0,
@@ -54,6 +57,14 @@ impl<'a, F: Iterator<Item = u32>> Expand<'a, F> {
     }
 }
 
+impl<F: Iterator<Item = u32>> Expand<'_, F> {
+    /// The call site of the call [`Iterator::next`] returned last; `None` for a call the
+    /// tree did not hold.
+    pub fn site(&self) -> Option<u32> {
+        self.site
+    }
+}
+
 impl<F: Iterator<Item = u32>> Iterator for Expand<'_, F> {
     type Item = u32;
 
@@ -61,6 +72,7 @@ impl<F: Iterator<Item = u32>> Iterator for Expand<'_, F> {
         loop {
             if self.foreign_left > 0 {
                 self.foreign_left -= 1;
+                self.site = None;
                 return self.foreign.next();
             }
             let frame = self.frames.last_mut()?;
@@ -70,6 +82,7 @@ impl<F: Iterator<Item = u32>> Iterator for Expand<'_, F> {
                 if self.shape.kind(c) == VertexKind::Site {
                     let terminal = self.terminals.get_mut(c as usize)?.next()?;
                     self.foreign_left = self.foreign_after[c as usize].next()?;
+                    self.site = Some(c);
                     return u32::try_from(terminal).ok();
                 }
                 self.frames.push(Frame {

@@ -788,9 +788,10 @@ impl Call {
         encode_handle(&mut self.sig, HandleKind::Comm, h);
     }
 
-    /// A request MPI created: an id from the pool of the call site that created it, when the
-    /// program announced one (CYPRESS maps each request to its creating call site, so the
-    /// calls completing it name that site), else from the pool of this call's signature.
+    /// A request MPI created: an id from the pool of this call's signature, made at its call
+    /// site when the program announced one. Every pool then belongs to one call site
+    /// (CYPRESS maps each request to its creating call site, so the calls completing it name
+    /// that site) and still repeats whatever order requests complete in.
     ///
     /// # Safety
     /// `ptr` is null or points to a request handle.
@@ -802,13 +803,10 @@ impl Call {
         if let Some(code) = self.st().handles.named(HandleKind::Request, bits) {
             return encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Named(code));
         }
+        let signature = state::hash_bytes(&self.sig);
         let creator = match self.site {
-            Some(site) => {
-                let mut key = *b"site\0\0\0\0";
-                key[4..].copy_from_slice(&site.to_le_bytes());
-                state::hash_bytes(&key)
-            }
-            None => state::hash_bytes(&self.sig),
+            Some(site) => signature ^ (u64::from(site) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            None => signature,
         };
         let id = self.st().requests.create(creator, bits, comm);
         encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Id(id));
