@@ -44,12 +44,21 @@ fn functions_of_rank(trace: &Path, rank: u32) -> Vec<String> {
 }
 
 fn crash(mode: &str, reason: &str) {
+    crash_in(&apps_dir(), mode, reason);
+}
+
+/// [`crash`] with the crash app built into `apps`; returns the merged trace's statistics.
+fn crash_in(apps: &Path, mode: &str, reason: &str) -> serde_json::Value {
     let ranks = 4;
-    let dir = scratch(&format!("partial-{mode}"));
+    let tree = apps.ends_with("apps-tree");
+    let dir = scratch(&format!(
+        "partial-{mode}{}",
+        if tree { "-tree" } else { "" }
+    ));
     let trace = dir.join("run.cft");
     let _lock = mpi_lock();
     let out = conifer_run_raw(ranks, &trace, &dir)
-        .arg(apps_dir().join("crash"))
+        .arg(apps.join("crash"))
         .args([mode, &ITERATIONS.to_string(), &CRASH_AT.to_string()])
         .output()
         .unwrap();
@@ -131,6 +140,7 @@ fn crash(mode: &str, reason: &str) {
         "{mode}: {}",
         String::from_utf8_lossy(&verify.stdout)
     );
+    stats
 }
 
 #[test]
@@ -146,6 +156,22 @@ fn mpi_abort_leaves_a_partial_trace() {
 #[test]
 fn exit_without_finalize_leaves_a_partial_trace() {
     crash("exit", "exit without MPI_Finalize");
+}
+
+/// The same with the program built by `conifer cc`: the partial files carry trace trees,
+/// which `conifer merge` joins, and rank 1's calls come back from its tree.
+#[test]
+fn a_segfault_in_a_tree_mode_program_leaves_a_partial_trace() {
+    let stats = crash_in(&tree_apps_dir(), "segv", "SIGSEGV");
+    let trees = &stats["trace_tree"];
+    assert!(
+        trees.is_object(),
+        "no trace tree in the merged partial trace"
+    );
+    assert!(
+        trees["calls_in_tree"].as_u64().unwrap() >= expected_rank1("segv").len() as u64,
+        "{trees}"
+    );
 }
 
 #[test]

@@ -13,29 +13,6 @@ use common::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
-
-/// Builds the test apps with the structure-tree pass, once.
-fn tree_apps_dir() -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = conifer().parent().unwrap().join("apps-tree");
-        let status = Command::new("make")
-            .args(["-s", "-C"])
-            .arg(repo_root().join("tests/apps"))
-            .arg(format!("MPI={}", mpi()))
-            .arg(format!("OUT={}", out.display()))
-            .arg(format!("CONIFER={}", conifer().display()))
-            .status()
-            .expect("make runs");
-        assert!(
-            status.success(),
-            "building the test apps with conifer cc/fc failed"
-        );
-        out
-    })
-    .clone()
-}
 
 /// `conifer run --raw` of `program args` with address randomisation off, in tree mode or not.
 fn traced(ranks: u32, trace: &Path, dir: &Path, tree: bool, program: &[&str]) {

@@ -64,6 +64,29 @@ pub fn apps_dir() -> PathBuf {
     .clone()
 }
 
+/// Builds the test apps with the structure-tree pass (`conifer cc/fc`), once, and returns
+/// their directory.
+pub fn tree_apps_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = conifer().parent().unwrap().join("apps-tree");
+        let status = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(repo_root().join("tests/apps"))
+            .arg(format!("MPI={}", mpi()))
+            .arg(format!("OUT={}", out.display()))
+            .arg(format!("CONIFER={}", conifer().display()))
+            .status()
+            .expect("make runs");
+        assert!(
+            status.success(),
+            "building the test apps with conifer cc/fc failed"
+        );
+        out
+    })
+    .clone()
+}
+
 /// The launcher command line for `ranks` ranks of this MPI, as a user would type it.
 pub fn mpirun(ranks: u32) -> Command {
     let mut cmd = Command::new("timeout");
