@@ -147,7 +147,7 @@ impl Forest {
             .zip(&mut self.vertices)
             .map(|(records, known)| {
                 let renamed = records
-                    .iter()
+                    .into_iter()
                     .map(|r| r.map_terminals(|t| terminals[t as usize]));
                 crate::merge::intern(known, renamed)
             })

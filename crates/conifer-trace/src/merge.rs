@@ -232,6 +232,9 @@ impl Merged {
     }
 }
 
+/// At most this many known and incoming items together are compared directly in [`intern`].
+const SCAN_BELOW: usize = 8;
+
 /// Appends each of `incoming` to `known` unless an equal item is there already, and returns
 /// the index each incoming item has in `known`. The existing items are indexed by hash, not
 /// copied: signature tables and grammars are most of a record.
@@ -239,6 +242,19 @@ pub(crate) fn intern<T: Hash + Eq>(
     known: &mut Vec<T>,
     incoming: impl IntoIterator<Item = T>,
 ) -> Vec<u32> {
+    let incoming = incoming.into_iter();
+    if known.len() + incoming.size_hint().1.unwrap_or(usize::MAX) <= SCAN_BELOW {
+        // A few items (most trace-tree vertices): comparing beats building an index.
+        return incoming
+            .map(|item| match known.iter().position(|k| *k == item) {
+                Some(i) => i as u32,
+                None => {
+                    known.push(item);
+                    known.len() as u32 - 1
+                }
+            })
+            .collect();
+    }
     let hash = |item: &T| {
         let mut h = DefaultHasher::new();
         item.hash(&mut h);

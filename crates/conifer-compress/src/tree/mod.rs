@@ -58,11 +58,10 @@ impl VertexRecord {
     }
 
     /// The same record with terminals renamed by `f` (one-to-one).
-    pub fn map_terminals(&self, f: impl Fn(u32) -> u32) -> VertexRecord {
+    pub fn map_terminals(self, f: impl Fn(u32) -> u32) -> VertexRecord {
         VertexRecord {
-            counts: self.counts.clone(),
             terminals: self.terminals.map_values(|t| f(t as u32).into()),
-            foreign: self.foreign.clone(),
+            ..self
         }
     }
 }

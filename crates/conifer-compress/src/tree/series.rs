@@ -168,7 +168,7 @@ impl Default for Series {
     fn default() -> Series {
         Series {
             pieces: Vec::new(),
-            order: Grammar::new().freeze(),
+            order: in_order(0),
         }
     }
 }
@@ -551,11 +551,11 @@ impl Series {
 
     /// The same series with every value passed through `f`; `f` must be one-to-one for the
     /// result to be what building from the renamed values would give (symbolic series).
-    pub fn map_values(&self, f: impl Fn(u64) -> u64) -> Series {
-        Series {
-            pieces: self.pieces.iter().map(|p| p.map(&f)).collect(),
-            order: self.order.clone(),
+    pub fn map_values(mut self, f: impl Fn(u64) -> u64) -> Series {
+        for piece in &mut self.pieces {
+            *piece = piece.map(&f);
         }
+        self
     }
 
     /// The values in order.
@@ -667,9 +667,6 @@ impl Series {
 /// The grammar of `n` distinct pieces, each once in order: what Sequitur makes of such input
 /// (one rule, no repetition), built directly.
 fn in_order(n: usize) -> FrozenGrammar {
-    if n == 0 {
-        return Grammar::new().freeze();
-    }
     let items = (0..n as u32)
         .map(|i| crate::frozen::Item {
             symbol: Symbol::Terminal(i),

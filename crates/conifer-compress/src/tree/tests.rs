@@ -223,6 +223,6 @@ fn records_round_trip_and_rename() {
         assert_eq!(&VertexRecord::decode(&mut bytes).expect("decodes"), v);
         assert!(bytes.is_empty());
     }
-    let renamed = r.vertices[7].map_terminals(|t| t + 10);
+    let renamed = r.vertices[7].clone().map_terminals(|t| t + 10);
     assert!(renamed.terminals.iter().eq([13; 5]));
 }
