@@ -1,0 +1,447 @@
+//! Integer series kept compressed as they grow: the per-vertex records of a trace tree
+//! (CYPRESS §IV-A). Values first become [`Segment`]s: arithmetic runs `<start, stride, len>`
+//! (stride 0 is a plain repeat count, merging each value with the last run as CYPRESS does)
+//! and cycles of up to `window` runs repeated, so loop counts with striding patterns
+//! (`0, 1, 2, …`), branch arms taken every k-th iteration (`1, 0, 0, 1, 0, 0, …`) and call
+//! sites alternating between a few signatures cost O(1). The segments then go through a
+//! Sequitur grammar (over a dictionary of distinct segments), which finds what one window
+//! cannot: repetitions of repetitions, as nested loops whose inner patterns vary with the
+//! outer index produce (a V-cycle's levels, a halo exchange's directions).
+//!
+//! A *symbolic* series (signature terminals) only forms runs of equal values, so renaming its
+//! values one-to-one keeps its shape: records of different ranks stay comparable after their
+//! terminals are renumbered to the merged table.
+
+use crate::codec::{put_varint, DecodeError, Reader};
+use crate::frozen::{Expand, FrozenGrammar, Symbol};
+
+mod builder;
+
+pub use builder::SeriesBuilder;
+
+/// `start, start + stride, …`: `len` values (arithmetic modulo 2^64).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Run {
+    /// First value.
+    pub start: u64,
+    /// Difference between consecutive values (wrapping); 0 for a repeat.
+    pub stride: u64,
+    /// Number of values, at least 1.
+    pub len: u64,
+}
+
+impl Run {
+    fn single(value: u64) -> Run {
+        Run {
+            start: value,
+            stride: 0,
+            len: 1,
+        }
+    }
+
+    fn value(&self, i: u64) -> u64 {
+        self.start.wrapping_add(self.stride.wrapping_mul(i))
+    }
+
+    /// Sum of the values, reading the stride as signed (counts may fall); 0 if negative.
+    fn sum(&self) -> u128 {
+        let (len, start) = (i128::from(self.len), i128::from(self.start));
+        let stride = i128::from(self.stride as i64);
+        let total = len * start + stride * (len * (len - 1) / 2);
+        u128::try_from(total).unwrap_or(0)
+    }
+}
+
+/// One piece of a series.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Segment {
+    /// An arithmetic run.
+    Run(Run),
+    /// `runs` one after the other, the whole repeated `repeat` times.
+    Cycle {
+        /// The repeated body (1 ..= window runs).
+        runs: Vec<Run>,
+        /// Repetitions, at least 1.
+        repeat: u64,
+    },
+}
+
+impl Segment {
+    fn len(&self) -> u128 {
+        match self {
+            Segment::Run(r) => u128::from(r.len),
+            Segment::Cycle { runs, repeat } => {
+                runs.iter().map(|r| u128::from(r.len)).sum::<u128>() * u128::from(*repeat)
+            }
+        }
+    }
+
+    fn sum(&self) -> u128 {
+        match self {
+            Segment::Run(r) => r.sum(),
+            Segment::Cycle { runs, repeat } => {
+                runs.iter().map(Run::sum).sum::<u128>() * u128::from(*repeat)
+            }
+        }
+    }
+
+    fn runs(&self) -> (&[Run], u64) {
+        match self {
+            Segment::Run(r) => (std::slice::from_ref(r), 1),
+            Segment::Cycle { runs, repeat } => (runs, *repeat),
+        }
+    }
+
+    fn map(&self, f: &impl Fn(u64) -> u64) -> Segment {
+        let map_run = |r: &Run| Run {
+            start: f(r.start),
+            ..*r
+        };
+        match self {
+            Segment::Run(r) => Segment::Run(map_run(r)),
+            Segment::Cycle { runs, repeat } => Segment::Cycle {
+                runs: runs.iter().map(map_run).collect(),
+                repeat: *repeat,
+            },
+        }
+    }
+}
+
+/// What checking a record needs to know of a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// Number of values (saturating).
+    pub len: u64,
+    /// Sum of the values (saturating).
+    pub sum: u64,
+    /// Largest value, when the series has values and no strided run.
+    pub max: Option<u64>,
+    /// True when a run has a non-zero stride.
+    pub strided: bool,
+}
+
+/// A finished series: its distinct segments and the order they come in.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Series {
+    /// Distinct segments, by first appearance.
+    pieces: Vec<Segment>,
+    /// The sequence of pieces (terminal `i` is `pieces[i]`).
+    order: FrozenGrammar,
+}
+
+impl Default for Series {
+    fn default() -> Series {
+        Series {
+            pieces: Vec::new(),
+            order: in_order(0),
+        }
+    }
+}
+
+impl Series {
+    /// How often each piece occurs.
+    fn piece_counts(&self) -> Vec<u64> {
+        let rules = self.order.rules();
+        let mut rule_counts = vec![0u64; rules.len()];
+        let mut counts = vec![0u64; self.pieces.len()];
+        if rules.is_empty() {
+            return counts;
+        }
+        rule_counts[0] = 1;
+        for r in parents_first(rules) {
+            let times = rule_counts[r];
+            for item in &rules[r] {
+                let n = times.saturating_mul(item.exponent);
+                match item.symbol {
+                    Symbol::Terminal(t) => {
+                        if let Some(c) = counts.get_mut(t as usize) {
+                            *c = c.saturating_add(n);
+                        }
+                    }
+                    Symbol::Rule(q) => {
+                        if let Some(c) = rule_counts.get_mut(q as usize) {
+                            *c = c.saturating_add(n);
+                        }
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    fn total(&self, per_piece: impl Fn(&Segment) -> u128) -> u64 {
+        let total = self
+            .piece_counts()
+            .iter()
+            .zip(&self.pieces)
+            .map(|(&n, piece)| per_piece(piece).saturating_mul(u128::from(n)))
+            .fold(0u128, u128::saturating_add);
+        u64::try_from(total).unwrap_or(u64::MAX)
+    }
+
+    /// Length, sum and (for series without strides) largest value, in one pass.
+    pub fn summary(&self) -> Summary {
+        let counts = self.piece_counts();
+        let (mut len, mut sum) = (0u128, 0u128);
+        let mut max = Some(0u64);
+        for (piece, &n) in self.pieces.iter().zip(&counts) {
+            len = len.saturating_add(piece.len().saturating_mul(u128::from(n)));
+            sum = sum.saturating_add(piece.sum().saturating_mul(u128::from(n)));
+            let (runs, _) = piece.runs();
+            for r in runs {
+                max = match max {
+                    Some(m) if r.stride == 0 || r.len == 1 => Some(m.max(r.start)),
+                    _ => None,
+                };
+            }
+        }
+        Summary {
+            len: u64::try_from(len).unwrap_or(u64::MAX),
+            sum: u64::try_from(sum).unwrap_or(u64::MAX),
+            max: if self.pieces.is_empty() { None } else { max },
+            strided: !self.pieces.is_empty() && max.is_none(),
+        }
+    }
+
+    /// Number of values (saturating).
+    pub fn len(&self) -> u64 {
+        self.total(Segment::len)
+    }
+
+    /// True when the series holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Sum of the values (saturating): the activations a count series stands for.
+    pub fn sum(&self) -> u64 {
+        self.total(Segment::sum)
+    }
+
+    /// Segments stored (distinct pieces plus the grammar's items): what the series costs.
+    pub fn size(&self) -> usize {
+        self.pieces.len() + self.order.item_count()
+    }
+
+    /// How often each value occurs.
+    pub fn value_counts(&self) -> Vec<(u64, u64)> {
+        let mut counts: std::collections::BTreeMap<u64, u64> = Default::default();
+        for (piece, n) in self.pieces.iter().zip(self.piece_counts()) {
+            let (runs, repeat) = piece.runs();
+            let times = n.saturating_mul(repeat);
+            for r in runs {
+                if r.stride == 0 {
+                    let c = counts.entry(r.start).or_default();
+                    *c = c.saturating_add(r.len.saturating_mul(times));
+                } else {
+                    for i in 0..r.len {
+                        let c = counts.entry(r.value(i)).or_default();
+                        *c = c.saturating_add(times);
+                    }
+                }
+            }
+        }
+        counts.into_iter().collect()
+    }
+
+    /// The same series with every value passed through `f`; `f` must be one-to-one for the
+    /// result to be what building from the renamed values would give (symbolic series).
+    pub fn map_values(mut self, f: impl Fn(u64) -> u64) -> Series {
+        for piece in &mut self.pieces {
+            *piece = piece.map(&f);
+        }
+        self
+    }
+
+    /// The values in order.
+    pub fn iter(&self) -> SeriesIter<'_> {
+        SeriesIter {
+            pieces: &self.pieces,
+            order: self.order.expand(),
+            piece: None,
+            run: 0,
+            repeat: 0,
+            index: 0,
+        }
+    }
+
+    /// Appends the binary form: the pieces (tag 0 run, 1 cycle), then the grammar.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.pieces.len() as u64);
+        let put_run = |out: &mut Vec<u8>, r: &Run| {
+            put_varint(out, r.start);
+            put_varint(out, r.stride);
+            put_varint(out, r.len);
+        };
+        for s in &self.pieces {
+            match s {
+                Segment::Run(r) => {
+                    out.push(0);
+                    put_run(out, r);
+                }
+                Segment::Cycle { runs, repeat } => {
+                    out.push(1);
+                    put_varint(out, *repeat);
+                    put_varint(out, runs.len() as u64);
+                    runs.iter().for_each(|r| put_run(out, r));
+                }
+            }
+        }
+        if self.in_order() {
+            // Each piece once, in order (most series): the grammar is implied.
+            put_varint(out, 0);
+        } else {
+            let order = self.order.to_bytes();
+            put_varint(out, order.len() as u64);
+            out.extend_from_slice(&order);
+        }
+    }
+
+    /// True when the pieces occur once each, in order.
+    fn in_order(&self) -> bool {
+        let rules = self.order.rules();
+        rules.len() == 1
+            && rules[0].len() == self.pieces.len()
+            && rules[0]
+                .iter()
+                .enumerate()
+                .all(|(i, item)| item.exponent == 1 && item.symbol == Symbol::Terminal(i as u32))
+    }
+
+    /// Reads what [`Series::encode`] wrote.
+    pub fn decode(bytes: &mut &[u8]) -> Result<Series, DecodeError> {
+        let mut r = Reader { bytes };
+        let n = r.count()?;
+        let mut pieces = Vec::with_capacity(n);
+        let run = |r: &mut Reader| -> Result<Run, DecodeError> {
+            let run = Run {
+                start: r.varint()?,
+                stride: r.varint()?,
+                len: r.varint()?,
+            };
+            if run.len == 0 {
+                return Err(DecodeError::CountTooLarge(0));
+            }
+            Ok(run)
+        };
+        for _ in 0..n {
+            match r.byte()? {
+                0 => pieces.push(Segment::Run(run(&mut r)?)),
+                1 => {
+                    let repeat = r.varint()?;
+                    let k = r.count()?;
+                    if repeat == 0 || k == 0 {
+                        return Err(DecodeError::CountTooLarge(0));
+                    }
+                    let runs = (0..k).map(|_| run(&mut r)).collect::<Result<_, _>>()?;
+                    pieces.push(Segment::Cycle { runs, repeat });
+                }
+                tag => return Err(DecodeError::UnsupportedVersion(tag)),
+            }
+        }
+        let len = r.count()?;
+        let order = if len == 0 {
+            in_order(pieces.len())
+        } else {
+            FrozenGrammar::from_bytes(&r.bytes[..len])?
+        };
+        r.bytes = &r.bytes[len..];
+        let unknown = order
+            .rules()
+            .iter()
+            .flatten()
+            .any(|i| matches!(i.symbol, Symbol::Terminal(t) if t as usize >= pieces.len()));
+        if unknown {
+            return Err(DecodeError::IdTooLarge(u64::from(u32::MAX)));
+        }
+        *bytes = r.bytes;
+        Ok(Series { pieces, order })
+    }
+}
+
+/// The grammar of `n` distinct pieces, each once in order: what Sequitur makes of such input
+/// (one rule, no repetition), built directly.
+fn in_order(n: usize) -> FrozenGrammar {
+    let items = (0..n as u32)
+        .map(|i| crate::frozen::Item {
+            symbol: Symbol::Terminal(i),
+            exponent: 1,
+        })
+        .collect();
+    FrozenGrammar::from_canonical(vec![items], n as u64)
+}
+
+/// The rules reachable from rule 0, every rule before the rules it refers to (reverse
+/// post-order of a depth-first walk; the grammar is acyclic).
+fn parents_first(rules: &[Vec<crate::frozen::Item>]) -> Vec<usize> {
+    let mut seen = vec![false; rules.len()];
+    let mut post = Vec::with_capacity(rules.len());
+    let mut stack = vec![(0usize, 0usize)];
+    seen[0] = true;
+    while let Some((rule, next)) = stack.pop() {
+        let child = rules[rule][next..].iter().position(|i| {
+            matches!(i.symbol, Symbol::Rule(q) if !seen.get(q as usize).copied().unwrap_or(true))
+        });
+        match child {
+            Some(offset) => {
+                let at = next + offset;
+                let Symbol::Rule(q) = rules[rule][at].symbol else {
+                    unreachable!("found a rule reference")
+                };
+                seen[q as usize] = true;
+                stack.push((rule, at + 1));
+                stack.push((q as usize, 0));
+            }
+            None => post.push(rule),
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Iterator over a [`Series`]' values.
+#[derive(Clone, Debug)]
+pub struct SeriesIter<'a> {
+    pieces: &'a [Segment],
+    order: Expand<'a>,
+    /// The piece being walked.
+    piece: Option<&'a Segment>,
+    /// Run within the piece's body.
+    run: usize,
+    /// Repetition of the body.
+    repeat: u64,
+    /// Value within the run.
+    index: u64,
+}
+
+impl Iterator for SeriesIter<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        loop {
+            let Some(piece) = self.piece else {
+                self.piece = Some(self.pieces.get(self.order.next()? as usize)?);
+                continue;
+            };
+            let (runs, repeats) = piece.runs();
+            let run = &runs[self.run];
+            if self.index < run.len {
+                self.index += 1;
+                return Some(run.value(self.index - 1));
+            }
+            self.index = 0;
+            self.run += 1;
+            if self.run == runs.len() {
+                self.run = 0;
+                self.repeat += 1;
+                if self.repeat >= repeats {
+                    self.repeat = 0;
+                    self.piece = None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
