@@ -1,4 +1,5 @@
-//! The reader on damaged input: random flips, truncations and splices of a real-shaped trace,
+//! The reader on damaged input: random flips, truncations and splices of real-shaped traces
+//! (one recorded with grammars, one with trace trees),
 //! both as raw bytes (caught by the checksums) and inside section payloads with the checksums
 //! recomputed (so the section parsers themselves see the damage). Reading must return a
 //! result — never panic — and whatever it accepts must decode without panicking. Each case's
@@ -96,6 +97,65 @@ fn sample() -> Trace {
     }
 }
 
+/// The structure tree of [`tree_sample`]: Init(1), loop(2) { arm(3) { Send(4) }, Recv(5) },
+/// Finalize(6), as `conifer tree --json` prints it.
+const STRUCTURE: &str = r#"{"id":0,"kind":"root","children":[
+    {"id":1,"kind":"mpi","name":"MPI_Init","loc":{"file":"a.c","line":3}},
+    {"id":2,"kind":"loop","children":[
+        {"id":3,"kind":"branch","children":[{"id":4,"kind":"mpi","name":"MPI_Send"}]},
+        {"id":5,"kind":"mpi","name":"MPI_Recv"}]},
+    {"id":6,"kind":"mpi","name":"MPI_Finalize"}]}"#;
+
+/// A 5-rank trace recorded in tree mode: trace trees that differ by rank, calls outside the
+/// tree (a grammar per rank) between tree calls.
+fn tree_sample() -> Trace {
+    let structure = conifer_trace::forest::Structure::from_json(STRUCTURE.as_bytes()).unwrap();
+    let records = (0..5u32)
+        .map(|rank| {
+            let sigs = (0..4)
+                .map(|f: u64| signature(f % 2, &[Value::Int(f as i64)]))
+                .collect();
+            let mut tree = conifer_compress::tree::TreeBuilder::new(structure.shape.clone(), 4);
+            let mut foreign = Grammar::new();
+            let mut timing = vec![Timing::default(); 4];
+            let mut call =
+                |site: Option<u32>, t: u32, tree: &mut conifer_compress::tree::TreeBuilder| {
+                    timing[t as usize].add(10.0);
+                    if !tree.call(site, t) {
+                        foreign.push(t);
+                    }
+                };
+            call(Some(1), 0, &mut tree);
+            for i in 0..(20 + rank) {
+                tree.activate(2);
+                if (i + rank) % 3 == 0 {
+                    tree.activate(3);
+                    call(Some(4), 1, &mut tree);
+                }
+                call(Some(5), 2, &mut tree);
+                if i % 7 == rank {
+                    call(None, 3, &mut tree);
+                }
+            }
+            tree.leave(2);
+            call(Some(6), 0, &mut tree);
+            let record = RankRecord {
+                signatures: sigs,
+                timing,
+                grammars: vec![foreign.freeze()],
+                structure: Some(structure.clone()),
+                trees: vec![Some(tree.record())],
+                ..Default::default()
+            };
+            (record, vec![(0, 1)], "node".to_string())
+        })
+        .collect();
+    let mut trace = sample();
+    trace.meta.ranks = 5;
+    trace.record = merge(records);
+    trace
+}
+
 /// Reads `bytes` as a trace and, when accepted, decodes a bounded number of calls per rank.
 fn read_and_decode(bytes: &[u8]) {
     if let Ok(trace) = Trace::from_bytes(bytes) {
@@ -116,6 +176,18 @@ fn the_sample_is_valid() {
     assert_eq!(back.calls(0).count(), 50);
     assert_eq!(back.calls(1).count(), 51);
     assert_eq!(back.record.ranks[3].host, "node0");
+}
+
+#[test]
+fn the_tree_sample_is_valid() {
+    let t = tree_sample();
+    let back = Trace::from_bytes(&t.to_bytes()).unwrap();
+    assert!(back.record.forest.is_some());
+    // Rank 2: Init, 22 iterations of (Send every third from i = 1) Recv (and a call outside
+    // the tree when i % 7 == 2), Finalize.
+    let sends = (0..22).filter(|i| (i + 2) % 3 == 0).count();
+    let outside = (0..22).filter(|i| i % 7 == 2).count();
+    assert_eq!(back.calls(2).count(), 2 + sends + 22 + outside);
 }
 
 #[derive(Debug, Clone)]
@@ -168,6 +240,19 @@ proptest! {
             apply(&mut bytes, d);
         }
         read_and_decode(&bytes);
+    }
+
+    #[test]
+    fn damaged_tree_sections_behind_valid_checksums_are_handled(
+        section in 0usize..16,
+        damages in prop::collection::vec(damage(), 1..4),
+    ) {
+        let mut sections = read_sections(&tree_sample().to_bytes()).unwrap();
+        let index = section % sections.len();
+        for d in &damages {
+            apply(&mut sections[index].payload, d);
+        }
+        read_and_decode(&write_sections(&sections));
     }
 
     #[test]

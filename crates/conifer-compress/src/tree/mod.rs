@@ -101,8 +101,9 @@ impl VertexRecord {
 
 /// Checks that `records` (the summaries of one record per vertex of `shape`) form a walkable
 /// tree: each vertex has one count per activation of its parent, each call site one terminal
-/// and one foreign count per call, the terminals exist (`terminals` of them, no strided runs)
-/// and the calls outside the tree add up to `foreign_calls`. Returns the calls the tree holds.
+/// and one foreign count per call, the terminals exist (`terminals` of them, no strided runs),
+/// the calls outside the tree add up to `foreign_calls` and no vertex has more activations
+/// than the tree has calls. Returns the calls the tree holds.
 pub fn validate(
     shape: &Shape,
     records: &[&RecordSummary],
@@ -151,6 +152,11 @@ pub fn validate(
     }
     if foreign != u128::from(foreign_calls) {
         return Err("a trace tree and its grammar disagree on the calls outside the tree".into());
+    }
+    // Activations open only under a call, so none can outnumber the calls: this keeps a
+    // walk's work proportional to the calls it emits.
+    if activations[1..].iter().any(|&a| a > calls) {
+        return Err("a trace tree has activations without calls".into());
     }
     Ok(calls)
 }
