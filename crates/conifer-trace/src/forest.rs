@@ -334,6 +334,72 @@ mod tests {
         b.record()
     }
 
+    /// Rank `i`'s record: local terminals numbered in a rank-dependent order, a tree whose
+    /// loop runs a rank-dependent number of times, one call outside the tree.
+    fn rank_record(structure: &Structure, i: u32) -> crate::rank_record::RankRecord {
+        let names = ["init", "send", "fin", "probe"];
+        let order: Vec<usize> = (0..4).map(|k| (k + i as usize) % 4).collect();
+        let local = |name: &str| order.iter().position(|&k| names[k] == name).unwrap() as u32;
+        let mut b = TreeBuilder::new(Arc::clone(&structure.shape), 4);
+        let mut foreign = Grammar::new();
+        b.call(Some(1), local("init"));
+        for _ in 0..(3 + i % 3) {
+            b.activate(2);
+            b.call(Some(3), local("send"));
+        }
+        if !b.call(None, local("probe")) {
+            foreign.push(local("probe"));
+        }
+        b.call(Some(4), local("fin"));
+        crate::rank_record::RankRecord {
+            signatures: order
+                .iter()
+                .map(|&k| names[k].as_bytes().to_vec())
+                .collect(),
+            timing: vec![Default::default(); 4],
+            grammars: vec![foreign.freeze()],
+            structure: Some(structure.clone()),
+            trees: vec![Some(b.record())],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pairwise_tree_merges_give_the_sequential_result() {
+        let s = Structure::from_json(JSON.as_bytes()).unwrap();
+        let input = |i: u32| (rank_record(&s, i), vec![(0, 1)], "h".to_string());
+        let sequential = crate::merge::merge((0..7).map(input).collect());
+        let one = |i: u32| {
+            let (r, c, h) = input(i);
+            Merged::of_rank(i, r, c, h)
+        };
+        let pair = |a: u32, b: u32| {
+            let mut m = one(a);
+            m.absorb(one(b));
+            m
+        };
+        let mut left = pair(0, 1);
+        left.absorb(pair(2, 3));
+        let mut right = pair(4, 5);
+        right.absorb(one(6));
+        left.absorb(right);
+        assert_eq!(left.signatures, sequential.signatures);
+        assert_eq!(left.ranks, sequential.ranks);
+        assert_eq!(left.forest, sequential.forest);
+        // Three loop lengths, so three distinct trees; every rank decodes its own calls.
+        assert_eq!(left.forest.as_ref().unwrap().trees.len(), 3);
+        for (i, entry) in left.ranks.iter().enumerate() {
+            let calls: Vec<&[u8]> = left
+                .thread_terminals(entry, 0)
+                .map(|t| left.signatures[t as usize].as_slice())
+                .collect();
+            let mut expected: Vec<&[u8]> = vec![b"init"];
+            expected.extend(std::iter::repeat_n(b"send".as_slice(), 3 + i % 3));
+            expected.extend([b"probe".as_slice(), b"fin"]);
+            assert_eq!(calls, expected, "rank {i}");
+        }
+    }
+
     #[test]
     fn structure_json_gives_the_shape() {
         let s = Structure::from_json(JSON.as_bytes()).unwrap();
