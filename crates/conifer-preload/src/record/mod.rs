@@ -330,6 +330,9 @@ impl ReturnValue for () {
     }
 }
 
+/// [`Call::site`] of a call without a known call site.
+const NO_SITE: u32 = u32::MAX;
+
 /// One MPI call being recorded.
 pub struct Call {
     sig: Vec<u8>,
@@ -337,8 +340,10 @@ pub struct Call {
     state: Option<MutexGuard<'static, State>>,
     start: u64,
     thread: u32,
-    /// Structure-tree call site of the call, when the program announced one.
-    site: Option<u32>,
+    /// Structure-tree call site of the call, when the program announced one ([`NO_SITE`]
+    /// otherwise: a plain integer beside `thread` keeps the struct small enough to move
+    /// without a `memcpy` call on every MPI call).
+    site: u32,
     /// The communicator of the requests the call completes (for their statuses' sources).
     request_comm: Option<u64>,
     /// What the PMPI call returned (statuses' errors are read only after
@@ -376,7 +381,10 @@ impl Call {
             state: Some(locked),
             start: clock::ticks(),
             thread,
-            site: crate::structure::take_site(),
+            site: trees::binary_has_tree()
+                .then(crate::structure::take_site)
+                .flatten()
+                .unwrap_or(NO_SITE),
             request_comm: None,
             returned: 0,
             scratch: &state.scratch,
@@ -410,7 +418,7 @@ impl Call {
         let end = clock::ticks();
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
-        let (start, site) = (self.start, self.site);
+        let (start, site) = (self.start, Some(self.site).filter(|&s| s != NO_SITE));
         self.st().append(thread, &sig, start, end, site);
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
@@ -804,7 +812,7 @@ impl Call {
             return encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Named(code));
         }
         let signature = state::hash_bytes(&self.sig);
-        let creator = match self.site {
+        let creator = match Some(self.site).filter(|&s| s != NO_SITE) {
             Some(site) => signature ^ (u64::from(site) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             None => signature,
         };

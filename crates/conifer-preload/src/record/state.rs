@@ -146,7 +146,7 @@ impl State {
             self.trees.push(None);
         }
         let tree = &mut self.trees[thread as usize];
-        if tree.is_none() {
+        if tree.is_none() && super::trees::binary_has_tree() {
             *tree = super::trees::new_builder();
         }
         let in_tree = tree.as_mut().is_some_and(|builder| {

@@ -12,6 +12,7 @@ use conifer_compress::tree::TreeBuilder;
 use conifer_trace::forest::Structure;
 use std::cell::Cell;
 use std::io::{Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
 
 /// Section the static pass embeds the tree in.
@@ -19,11 +20,8 @@ const SECTION: &[u8] = b".conifer_tree";
 /// Runs a new run is compared with, by default.
 const DEFAULT_WINDOW: usize = 64;
 
-/// The program's structure tree, when tree mode is on and the binary has one.
-static STRUCTURE: LazyLock<Option<Structure>> = LazyLock::new(|| {
-    if std::env::var("CONIFER_TREE").as_deref() == Ok("0") {
-        return None;
-    }
+/// The structure tree the binary carries, if any.
+static EMBEDDED: LazyLock<Option<Structure>> = LazyLock::new(|| {
     let json = embedded_tree("/proc/self/exe").ok().flatten()?;
     match Structure::from_json(&json) {
         Ok(s) => Some(s),
@@ -33,6 +31,30 @@ static STRUCTURE: LazyLock<Option<Structure>> = LazyLock::new(|| {
         }
     }
 });
+
+/// The program's structure tree, when tree mode is on and the binary has one.
+static STRUCTURE: LazyLock<Option<&'static Structure>> = LazyLock::new(|| {
+    let off = std::env::var("CONIFER_TREE").as_deref() == Ok("0");
+    EMBEDDED.as_ref().filter(|_| !off)
+});
+
+/// [`EMBEDDED`]`.is_some()`, cached where a call reads it without touching the lazy value:
+/// 0 not known yet, 1 no tree, 2 a tree.
+static HAS_TREE: AtomicU8 = AtomicU8::new(0);
+
+/// True when the binary carries a structure tree (built by `conifer cc|cxx|fc`): only then do
+/// calls read their call site (whichever recorder is on, so both number requests alike).
+#[inline]
+pub fn binary_has_tree() -> bool {
+    match HAS_TREE.load(Ordering::Relaxed) {
+        0 => {
+            let known = EMBEDDED.is_some();
+            HAS_TREE.store(1 + u8::from(known), Ordering::Relaxed);
+            known
+        }
+        state => state == 2,
+    }
+}
 
 static WINDOW: LazyLock<usize> = LazyLock::new(|| {
     std::env::var("CONIFER_TREE_WINDOW")
@@ -44,12 +66,12 @@ static WINDOW: LazyLock<usize> = LazyLock::new(|| {
 
 /// The structure tree recorded with the trace, if any.
 pub fn structure() -> Option<&'static Structure> {
-    STRUCTURE.as_ref()
+    *STRUCTURE
 }
 
 /// A builder for a thread's trace tree, in tree mode.
 pub fn new_builder() -> Option<TreeBuilder> {
-    let s = STRUCTURE.as_ref()?;
+    let s = (*STRUCTURE)?;
     Some(TreeBuilder::new(Arc::clone(&s.shape), *WINDOW))
 }
 
