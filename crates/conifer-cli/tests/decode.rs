@@ -7,20 +7,6 @@ use common::*;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-/// Decoded calls as JSON objects.
-fn decode_all(trace: &std::path::Path) -> Vec<serde_json::Value> {
-    let out = run_ok(
-        Command::new(conifer())
-            .arg("decode")
-            .arg("--json")
-            .arg(trace),
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect()
-}
-
 fn arg<'a>(call: &'a serde_json::Value, name: &str) -> &'a str {
     call["args"][name]
         .as_str()

@@ -40,24 +40,15 @@ fn traced(ranks: u32, trace: &Path, dir: &Path, tree: bool, program: &[&str]) {
 /// Every call of a trace as `conifer decode --json` prints it, with the run's process id
 /// taken out of `mpiio`'s file name.
 fn decoded(trace: &Path) -> Vec<serde_json::Value> {
-    let out = run_ok(
-        Command::new(conifer())
-            .arg("decode")
-            .arg("--json")
-            .arg(trace),
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| {
-            let mut call: serde_json::Value = serde_json::from_str(line).expect("JSON call");
-            if let Some(name) = call.pointer_mut("/args/filename") {
-                let text = name.as_str().unwrap_or_default();
-                let stem = text.split('_').take(2).collect::<Vec<_>>().join("_");
-                *name = serde_json::Value::String(stem);
-            }
-            call
-        })
-        .collect()
+    let mut calls = decode_all(trace);
+    for call in &mut calls {
+        if let Some(name) = call.pointer_mut("/args/filename") {
+            let text = name.as_str().unwrap_or_default();
+            let stem = text.split('_').take(2).collect::<Vec<_>>().join("_");
+            *name = serde_json::Value::String(stem);
+        }
+    }
+    calls
 }
 
 /// [`decoded`] calls without what only one recorder knows or two runs may differ in: timing,

@@ -369,20 +369,7 @@ mod tests {
         let s = Structure::from_json(JSON.as_bytes()).unwrap();
         let input = |i: u32| (rank_record(&s, i), vec![(0, 1)], "h".to_string());
         let sequential = crate::merge::merge((0..7).map(input).collect());
-        let one = |i: u32| {
-            let (r, c, h) = input(i);
-            Merged::of_rank(i, r, c, h)
-        };
-        let pair = |a: u32, b: u32| {
-            let mut m = one(a);
-            m.absorb(one(b));
-            m
-        };
-        let mut left = pair(0, 1);
-        left.absorb(pair(2, 3));
-        let mut right = pair(4, 5);
-        right.absorb(one(6));
-        left.absorb(right);
+        let left = crate::merge::merge_seven_in_tree_order(input);
         assert_eq!(left.signatures, sequential.signatures);
         assert_eq!(left.ranks, sequential.ranks);
         assert_eq!(left.forest, sequential.forest);

@@ -339,6 +339,26 @@ pub fn terminal_counts(grammar: &FrozenGrammar) -> HashMap<u32, u64> {
     rule_counts(grammar, 0, &mut memo)
 }
 
+/// Merges ranks 0..7 as the pairwise rounds do: (0+1)+(2+3), (4+5)+6, then the two halves.
+#[cfg(test)]
+pub(crate) fn merge_seven_in_tree_order(input: impl Fn(u32) -> RankInput) -> Merged {
+    let one = |i: u32| {
+        let (r, c, h) = input(i);
+        Merged::of_rank(i, r, c, h)
+    };
+    let pair = |a: u32, b: u32| {
+        let mut m = one(a);
+        m.absorb(one(b));
+        m
+    };
+    let mut left = pair(0, 1);
+    left.absorb(pair(2, 3));
+    let mut right = pair(4, 5);
+    right.absorb(one(6));
+    left.absorb(right);
+    left
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,21 +418,7 @@ mod tests {
             record(&["a", "b", "c", "d"], &seq, f64::from(i))
         };
         let sequential = merge((0..7).map(make).collect());
-        // Tree order: (0+1)+(2+3), (4+5)+6, then the two halves.
-        let one = |i: u32| {
-            let (r, c, h) = make(i);
-            Merged::of_rank(i, r, c, h)
-        };
-        let pair = |a: u32, b: u32| {
-            let mut m = one(a);
-            m.absorb(one(b));
-            m
-        };
-        let mut left = pair(0, 1);
-        left.absorb(pair(2, 3));
-        let mut right = pair(4, 5);
-        right.absorb(one(6));
-        left.absorb(right);
+        let left = merge_seven_in_tree_order(make);
         assert_eq!(left.ranks, sequential.ranks);
         assert_eq!(left.grammars, sequential.grammars);
         assert_eq!(left.signatures, sequential.signatures);

@@ -151,6 +151,20 @@ pub fn app_counts(stdout: &[u8]) -> BTreeMap<(u32, String), u64> {
         .collect()
 }
 
+/// Every call of a trace, as the JSON objects `conifer decode --json` prints.
+pub fn decode_all(trace: &Path) -> Vec<serde_json::Value> {
+    let out = run_ok(
+        Command::new(conifer())
+            .arg("decode")
+            .arg("--json")
+            .arg(trace),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
 /// `conifer stats --json` of a trace.
 pub fn stats_json(trace: &Path) -> serde_json::Value {
     let out = run_ok(

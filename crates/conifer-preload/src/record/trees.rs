@@ -56,6 +56,8 @@ pub fn binary_has_tree() -> bool {
     }
 }
 
+/// How many runs back a series compares a new run with: `CONIFER_TREE_WINDOW`, else
+/// [`DEFAULT_WINDOW`].
 static WINDOW: LazyLock<usize> = LazyLock::new(|| {
     std::env::var("CONIFER_TREE_WINDOW")
         .ok()
