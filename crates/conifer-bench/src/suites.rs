@@ -6,7 +6,7 @@ use crate::runner::{installed, median, Setup};
 use serde_json::{json, Value};
 
 /// Repetitions of each traced/untraced pair.
-fn repetitions(quick: bool) -> usize {
+pub(crate) fn repetitions(quick: bool) -> usize {
     if quick {
         3
     } else {
@@ -18,7 +18,8 @@ fn s(v: &str) -> Value {
     Value::String(v.into())
 }
 
-fn round(v: f64, digits: i32) -> Value {
+/// `v` rounded to `digits` decimals, as a report cell.
+pub(crate) fn round(v: f64, digits: i32) -> Value {
     let scale = 10f64.powi(digits);
     json!((v * scale).round() / scale)
 }
@@ -80,7 +81,8 @@ fn wall_time_row(
     Ok(())
 }
 
-fn ns_per_iter(result: &crate::runner::RunResult) -> Result<f64, String> {
+/// The loop time per iteration `micro` printed.
+pub(crate) fn ns_per_iter(result: &crate::runner::RunResult) -> Result<f64, String> {
     result
         .stdout
         .lines()
@@ -95,18 +97,7 @@ fn per_call_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
          Overhead per call = median over interleaved runs of (traced - untraced) / MPI calls per iteration.",
         &["loop", "MPI calls/iter", "iterations", "untraced ns/iter", "traced ns/iter", "overhead ns/call"],
     );
-    let scale = if quick { 1 } else { 4 };
-    let cases: [(&str, u32, u64); 3] = [
-        ("comm_rank", 1, 500_000 * scale),
-        ("p2p", 5, 5_000 * scale),
-        ("allreduce", 1, 5_000 * scale),
-    ];
-    for (kind, calls, iterations) in cases {
-        let iterations = if setup.mpi == "mpich" {
-            iterations / 5
-        } else {
-            iterations
-        };
+    for (kind, calls, iterations) in micro_loops(setup, quick, false) {
         let micro = setup.bench_apps.join("micro").display().to_string();
         let program = vec![micro, kind.to_string(), iterations.to_string()];
         let samples = interleaved(setup, 2, &program, repetitions(quick), ns_per_iter)?;
@@ -129,6 +120,29 @@ fn per_call_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
         );
     }
     Ok(table)
+}
+
+/// `micro`'s loops as (kind, MPI calls per iteration, iterations), with its `nested` loop when
+/// asked; MPICH runs a fifth of the iterations.
+pub(crate) fn micro_loops(
+    setup: &Setup,
+    quick: bool,
+    nested: bool,
+) -> Vec<(&'static str, u32, u64)> {
+    let scale = if quick { 1 } else { 4 };
+    let mut loops = vec![
+        ("comm_rank", 1, 500_000 * scale),
+        ("p2p", 5, 5_000 * scale),
+        ("allreduce", 1, 5_000 * scale),
+    ];
+    if nested {
+        loops.push(("nested", 4, 100_000 * scale));
+    }
+    let divisor = if setup.mpi == "mpich" { 5 } else { 1 };
+    loops
+        .into_iter()
+        .map(|(kind, calls, iterations)| (kind, calls, iterations / divisor))
+        .collect()
 }
 
 /// Test apps and their arguments for the wall-time table.

@@ -4,29 +4,17 @@
 
 use crate::report::Table;
 use crate::runner::{median, RunResult, Setup};
-use serde_json::{json, Value};
+use crate::suites::{micro_loops, ns_per_iter, repetitions, round};
+use serde_json::json;
 
 /// The two recorders compared.
 const MODES: [(&str, &str); 2] = [("tree", "1"), ("grammar", "0")];
-
-fn round(v: f64, digits: i32) -> Value {
-    let scale = 10f64.powi(digits);
-    json!((v * scale).round() / scale)
-}
 
 /// `cmd` with `CONIFER_TREE` set for the launcher and the ranks it starts.
 fn with_mode(flag: &str, cmd: Vec<String>) -> Vec<String> {
     let mut out = vec!["env".to_string(), format!("CONIFER_TREE={flag}")];
     out.extend(cmd);
     out
-}
-
-fn ns_per_iter(result: &RunResult) -> Result<f64, String> {
-    result
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("NS_PER_ITER ")?.trim().parse().ok())
-        .ok_or_else(|| format!("micro printed no NS_PER_ITER: {}", result.stdout))
 }
 
 /// Per-call overhead of each recorder on the `conifer cc` build of `micro`.
@@ -44,20 +32,8 @@ pub fn overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
             "grammar ns/call",
         ],
     );
-    let reps = if quick { 3 } else { 5 };
-    let scale = if quick { 1 } else { 4 };
-    let cases: [(&str, u32, u64); 4] = [
-        ("comm_rank", 1, 500_000 * scale),
-        ("p2p", 5, 5_000 * scale),
-        ("allreduce", 1, 5_000 * scale),
-        ("nested", 4, 100_000 * scale),
-    ];
-    for (kind, calls, iterations) in cases {
-        let iterations = if setup.mpi == "mpich" {
-            iterations / 5
-        } else {
-            iterations
-        };
+    let reps = repetitions(quick);
+    for (kind, calls, iterations) in micro_loops(setup, quick, true) {
         let micro = setup.tree_bench_apps.join("micro").display().to_string();
         let program = vec![micro, kind.to_string(), iterations.to_string()];
         let plain_cmd = setup.command(2, false, false, &program);

@@ -1,7 +1,7 @@
 //! `conifer stats`: what a trace says about a run.
 
 use conifer_trace::decode::{human_time, Signature};
-use conifer_trace::forest::{Forest, NO_TREE};
+use conifer_trace::forest::Forest;
 use conifer_trace::{Language, Trace};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -64,19 +64,14 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
 }
 
 /// Calls held by trace trees and calls outside them (on the grammar path), over all ranks.
-fn tree_calls(trace: &Trace, forest: &Forest) -> (u64, u64) {
+fn tree_calls(trace: &Trace) -> (u64, u64) {
     let mut inside = 0;
     let mut outside = 0;
     for entry in &trace.record.ranks {
         for (thread, &g) in entry.threads.iter().enumerate() {
-            let tree = entry.trees.get(thread).copied().unwrap_or(NO_TREE);
             let grammar = trace.record.grammars[g as usize].len();
-            if tree == NO_TREE {
-                outside += grammar;
-            } else {
-                inside += forest.calls(tree);
-                outside += grammar;
-            }
+            outside += grammar;
+            inside += trace.record.thread_calls(entry, thread) - grammar;
         }
     }
     (inside, outside)
@@ -89,7 +84,7 @@ fn vertex_records(forest: &Forest) -> usize {
 
 /// One line on the trace trees.
 fn tree_summary(trace: &Trace, forest: &Forest) -> String {
-    let (inside, outside) = tree_calls(trace, forest);
+    let (inside, outside) = tree_calls(trace);
     format!(
         "{} vertices, {} distinct vertex records, {} distinct thread trees; {inside} calls in \
          the tree, {outside} outside it (grammar path)",
@@ -101,7 +96,7 @@ fn tree_summary(trace: &Trace, forest: &Forest) -> String {
 
 /// The trace trees in `stats --json`.
 fn tree_json(trace: &Trace, forest: &Forest) -> serde_json::Value {
-    let (inside, outside) = tree_calls(trace, forest);
+    let (inside, outside) = tree_calls(trace);
     serde_json::json!({
         "vertices": forest.structure.shape.len(),
         "vertex_records": vertex_records(forest),

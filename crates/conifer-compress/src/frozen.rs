@@ -38,6 +38,35 @@ impl FrozenGrammar {
         FrozenGrammar { rules, len }
     }
 
+    /// How often each terminal occurs in the expansion, computed from the rules (saturating):
+    /// each rule's occurrences are pushed down to the rules and terminals it refers to.
+    pub fn terminal_counts(&self) -> std::collections::HashMap<u32, u64> {
+        let mut counts = std::collections::HashMap::new();
+        if self.rules.is_empty() {
+            return counts;
+        }
+        let mut rule_counts = vec![0u64; self.rules.len()];
+        rule_counts[0] = 1;
+        for r in parents_first(&self.rules) {
+            let times = rule_counts[r];
+            for item in &self.rules[r] {
+                let n = times.saturating_mul(item.exponent);
+                match item.symbol {
+                    Symbol::Terminal(t) => {
+                        let c: &mut u64 = counts.entry(t).or_default();
+                        *c = c.saturating_add(n);
+                    }
+                    Symbol::Rule(q) => {
+                        if let Some(c) = rule_counts.get_mut(q as usize) {
+                            *c = c.saturating_add(n);
+                        }
+                    }
+                }
+            }
+        }
+        counts
+    }
+
     /// The same grammar with every terminal `t` replaced by `f(t)`. With an injective `f`
     /// (renumbering a rank's local signature ids to global ones) the result is still canonical
     /// and keeps both invariants, since neither depends on terminal values.
@@ -103,6 +132,34 @@ impl FrozenGrammar {
             left: self.len,
         }
     }
+}
+
+/// The rules reachable from rule 0, every rule before the rules it refers to (reverse
+/// post-order of a depth-first walk; the grammar is acyclic).
+fn parents_first(rules: &[Vec<Item>]) -> Vec<usize> {
+    let mut seen = vec![false; rules.len()];
+    let mut post = Vec::with_capacity(rules.len());
+    let mut stack = vec![(0usize, 0usize)];
+    seen[0] = true;
+    while let Some((rule, next)) = stack.pop() {
+        let child = rules[rule][next..].iter().position(|i| {
+            matches!(i.symbol, Symbol::Rule(q) if !seen.get(q as usize).copied().unwrap_or(true))
+        });
+        match child {
+            Some(offset) => {
+                let at = next + offset;
+                let Symbol::Rule(q) = rules[rule][at].symbol else {
+                    unreachable!("found a rule reference")
+                };
+                seen[q as usize] = true;
+                stack.push((rule, at + 1));
+                stack.push((q as usize, 0));
+            }
+            None => post.push(rule),
+        }
+    }
+    post.reverse();
+    post
 }
 
 /// Position inside one rule: the next item, and how many more times the

@@ -1,6 +1,7 @@
 //! Turning a trace back into calls: each rank's grammars expanded into signatures, each
 //! signature parsed into its function and argument values, relative ranks restored.
 
+use crate::merge::RankEntry;
 use crate::rank_record::Timing;
 use crate::timeline::CallTime;
 use crate::value::{HandleKind, HandleRef, Position, Value};
@@ -186,12 +187,23 @@ impl Trace {
             return Vec::new();
         };
         (0..entry.threads.len())
-            .map(move |thread| {
-                self.record
-                    .thread_terminals(entry, thread)
-                    .map(move |t| self.record.signatures[t as usize].as_slice())
-            })
+            .map(move |thread| self.sited_signatures(entry, thread).map(|(bytes, _)| bytes))
             .collect()
+    }
+
+    /// The signature bytes of thread `thread` of `entry` in call order, each with the
+    /// structure-tree call site that made the call when a trace tree holds it.
+    fn sited_signatures<'t>(
+        &'t self,
+        entry: &'t RankEntry,
+        thread: usize,
+    ) -> impl Iterator<Item = (&'t [u8], Option<u32>)> + 't {
+        let mut terminals = self.record.thread_terminals(entry, thread);
+        std::iter::from_fn(move || {
+            let t = terminals.next()?;
+            let site = terminals.site();
+            Some((self.record.signatures[t as usize].as_slice(), site))
+        })
     }
 
     /// Every call of `rank`, thread by thread, each thread in call order. Streams: memory does
@@ -220,16 +232,7 @@ impl Trace {
         let timelines = &entry.timelines;
         let locs = self.record.forest.as_ref().map(|f| &f.structure.locs);
         (0..entry.threads.len())
-            .map(move |thread| {
-                let mut terminals = self.record.thread_terminals(entry, thread);
-                std::iter::from_fn(move || {
-                    let t = terminals.next()?;
-                    Some((
-                        self.record.signatures[t as usize].as_slice(),
-                        terminals.site(),
-                    ))
-                })
-            })
+            .map(move |thread| self.sited_signatures(entry, thread))
             .enumerate()
             .flat_map(move |(thread, seq)| {
                 let memberships = memberships.clone();

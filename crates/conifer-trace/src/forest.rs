@@ -300,8 +300,7 @@ impl Merged {
 
     /// How often each terminal occurs in thread `thread` of `entry`.
     pub fn thread_terminal_counts(&self, entry: &RankEntry, thread: usize) -> HashMap<u32, u64> {
-        let mut counts =
-            crate::merge::terminal_counts(&self.grammars[entry.threads[thread] as usize]);
+        let mut counts = self.grammars[entry.threads[thread] as usize].terminal_counts();
         if let Some((forest, tree)) = self.tree_of(entry, thread) {
             for (t, n) in forest.terminal_counts(tree) {
                 *counts.entry(t).or_insert(0) += n;

@@ -82,10 +82,9 @@ pub fn decode(
     let bad = |_| malformed("TREE");
     let mut vertices = Vec::with_capacity(n);
     for _ in 0..n {
-        let count = conifer_compress::tree::read_count(&mut bytes).map_err(bad)?;
-        if count > bytes.len() as u64 {
-            return Err(malformed("TREE"));
-        }
+        let mut r = Reader::new(bytes);
+        let count = r.count().ok_or_else(|| malformed("TREE"))?;
+        bytes = &bytes[bytes.len() - r.remaining()..];
         let records = (0..count)
             .map(|_| VertexRecord::decode(&mut bytes))
             .collect::<Result<Vec<_>, _>>()

@@ -5,7 +5,7 @@
 
 use crate::forest::{Forest, NO_TREE};
 use crate::rank_record::{Membership, RankRecord, Timing};
-use conifer_compress::{FrozenGrammar, Grammar, Symbol};
+use conifer_compress::{FrozenGrammar, Grammar};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -308,37 +308,6 @@ pub fn merge(records: Vec<RankInput>) -> Merged {
     merged.unwrap_or_default()
 }
 
-/// How often each terminal occurs in a grammar's expansion, computed from the rules.
-pub fn terminal_counts(grammar: &FrozenGrammar) -> HashMap<u32, u64> {
-    fn rule_counts(
-        g: &FrozenGrammar,
-        rule: usize,
-        memo: &mut Vec<Option<HashMap<u32, u64>>>,
-    ) -> HashMap<u32, u64> {
-        if let Some(done) = &memo[rule] {
-            return done.clone();
-        }
-        let mut counts = HashMap::new();
-        for item in &g.rules()[rule] {
-            match item.symbol {
-                Symbol::Terminal(t) => *counts.entry(t).or_insert(0) += item.exponent,
-                Symbol::Rule(r) => {
-                    for (t, n) in rule_counts(g, r as usize, memo) {
-                        *counts.entry(t).or_insert(0) += n * item.exponent;
-                    }
-                }
-            }
-        }
-        memo[rule] = Some(counts.clone());
-        counts
-    }
-    if grammar.rules().is_empty() {
-        return HashMap::new();
-    }
-    let mut memo = vec![None; grammar.rules().len()];
-    rule_counts(grammar, 0, &mut memo)
-}
-
 /// Merges ranks 0..7 as the pairwise rounds do: (0+1)+(2+3), (4+5)+6, then the two halves.
 #[cfg(test)]
 pub(crate) fn merge_seven_in_tree_order(input: impl Fn(u32) -> RankInput) -> Merged {
@@ -433,6 +402,6 @@ mod tests {
         for t in &seq {
             *expected.entry(*t).or_insert(0) += 1;
         }
-        assert_eq!(terminal_counts(&g), expected);
+        assert_eq!(g.terminal_counts(), expected);
     }
 }

@@ -110,9 +110,7 @@ impl TreeBuilder {
             stack: vec![0],
             position,
             fresh_from: usize::MAX,
-            terminals: (0..n)
-                .map(|v| SeriesBuilder::new(false, if v == 0 { 1 } else { window }))
-                .collect(),
+            terminals: vec![SeriesBuilder::new(false, window); n],
             foreign: vec![SeriesBuilder::new(true, window); n],
             pending: None,
             leading_foreign: 0,
@@ -173,16 +171,8 @@ impl TreeBuilder {
             self.path.push(at);
             at = shape.parent(at);
         }
-        while let Some(&top) = self.stack.last() {
-            if top == at {
-                break;
-            }
-            self.position[top as usize] = NONE;
-            self.stack.pop();
-        }
-        if self.fresh_from >= self.stack.len() {
-            self.fresh_from = usize::MAX;
-        }
+        self.close_above(at);
+        let shape: &Shape = &self.shape;
         while let Some(u) = self.path.pop() {
             self.counters.open(shape, u);
             self.position[u as usize] = self.stack.len() as u32;
@@ -194,15 +184,22 @@ impl TreeBuilder {
     /// Vertex `v` (a loop, a recursive function) was left: its open activation ends.
     pub fn leave(&mut self, v: u32) {
         if (v as usize) < self.shape.len() && v != 0 && self.position[v as usize] != NONE {
-            while let Some(top) = self.stack.pop() {
-                self.position[top as usize] = NONE;
-                if top == v {
-                    break;
-                }
+            self.close_above(self.shape.parent(v));
+        }
+    }
+
+    /// Ends the open activations above `at`, which is on the stack (the stack is a path from
+    /// the root, so a vertex's parent sits right below it).
+    fn close_above(&mut self, at: u32) {
+        while let Some(&top) = self.stack.last() {
+            if top == at {
+                break;
             }
-            if self.fresh_from >= self.stack.len() {
-                self.fresh_from = usize::MAX;
-            }
+            self.position[top as usize] = NONE;
+            self.stack.pop();
+        }
+        if self.fresh_from >= self.stack.len() {
+            self.fresh_from = usize::MAX;
         }
     }
 
@@ -267,13 +264,5 @@ impl TreeBuilder {
             leading_foreign: self.leading_foreign,
             vertices,
         }
-    }
-
-    /// Calls the tree holds so far.
-    pub fn calls(&self) -> u64 {
-        (0..self.shape.len())
-            .filter(|&v| self.shape.kind(v as u32) == VertexKind::Site)
-            .map(|v| self.counters.activations[v])
-            .sum()
     }
 }

@@ -13,7 +13,7 @@ pub use expand::Expand;
 pub use series::{Run, Segment, Series, SeriesBuilder, SeriesIter, Summary};
 pub use shape::{Shape, VertexKind, MAX_VERTICES};
 
-use crate::codec::{put_varint, DecodeError, Reader};
+use crate::codec::DecodeError;
 
 /// The most activations a record may stand for: a bound on the work decoding a corrupt
 /// record can cause.
@@ -64,19 +64,6 @@ impl VertexRecord {
             ..self
         }
     }
-}
-
-/// Appends a varint (for callers encoding trees).
-pub fn put_count(out: &mut Vec<u8>, n: u64) {
-    put_varint(out, n);
-}
-
-/// Reads a varint written by [`put_count`].
-pub fn read_count(bytes: &mut &[u8]) -> Result<u64, DecodeError> {
-    let mut r = Reader { bytes };
-    let n = r.varint()?;
-    *bytes = r.bytes;
-    Ok(n)
 }
 
 /// What checking a tree needs to know of one vertex record, computed once per distinct

@@ -191,11 +191,7 @@ impl SeriesBuilder {
     pub fn snapshot_with(&self, more: &[(u64, u64)]) -> Series {
         let mut tail = self.tail.clone();
         for &(value, n) in more {
-            let mut left = n;
-            while left > 0 && !tail.extend(value, left) {
-                tail.push(value);
-                left -= 1;
-            }
+            tail.push_n(value, n);
         }
         let segments = tail.finish();
         let mut pieces = self.pieces.clone();
@@ -254,6 +250,15 @@ impl Tail {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Appends `value` `n` times, without folding cycles.
+    fn push_n(&mut self, value: u64, n: u64) {
+        let mut left = n;
+        while left > 0 && !self.extend(value, left) {
+            self.push(value);
+            left -= 1;
         }
     }
 

@@ -141,42 +141,13 @@ impl Default for Series {
 impl Series {
     /// How often each piece occurs.
     fn piece_counts(&self) -> Vec<u64> {
-        let rules = self.order.rules();
-        let mut rule_counts = vec![0u64; rules.len()];
         let mut counts = vec![0u64; self.pieces.len()];
-        if rules.is_empty() {
-            return counts;
-        }
-        rule_counts[0] = 1;
-        for r in parents_first(rules) {
-            let times = rule_counts[r];
-            for item in &rules[r] {
-                let n = times.saturating_mul(item.exponent);
-                match item.symbol {
-                    Symbol::Terminal(t) => {
-                        if let Some(c) = counts.get_mut(t as usize) {
-                            *c = c.saturating_add(n);
-                        }
-                    }
-                    Symbol::Rule(q) => {
-                        if let Some(c) = rule_counts.get_mut(q as usize) {
-                            *c = c.saturating_add(n);
-                        }
-                    }
-                }
+        for (piece, n) in self.order.terminal_counts() {
+            if let Some(c) = counts.get_mut(piece as usize) {
+                *c = n;
             }
         }
         counts
-    }
-
-    fn total(&self, per_piece: impl Fn(&Segment) -> u128) -> u64 {
-        let total = self
-            .piece_counts()
-            .iter()
-            .zip(&self.pieces)
-            .map(|(&n, piece)| per_piece(piece).saturating_mul(u128::from(n)))
-            .fold(0u128, u128::saturating_add);
-        u64::try_from(total).unwrap_or(u64::MAX)
     }
 
     /// Length, sum and (for series without strides) largest value, in one pass.
@@ -205,17 +176,12 @@ impl Series {
 
     /// Number of values (saturating).
     pub fn len(&self) -> u64 {
-        self.total(Segment::len)
+        self.summary().len
     }
 
     /// True when the series holds no value.
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
-    }
-
-    /// Sum of the values (saturating): the activations a count series stands for.
-    pub fn sum(&self) -> u64 {
-        self.total(Segment::sum)
     }
 
     /// Segments stored (distinct pieces plus the grammar's items): what the series costs.
@@ -369,34 +335,6 @@ fn in_order(n: usize) -> FrozenGrammar {
         })
         .collect();
     FrozenGrammar::from_canonical(vec![items], n as u64)
-}
-
-/// The rules reachable from rule 0, every rule before the rules it refers to (reverse
-/// post-order of a depth-first walk; the grammar is acyclic).
-fn parents_first(rules: &[Vec<crate::frozen::Item>]) -> Vec<usize> {
-    let mut seen = vec![false; rules.len()];
-    let mut post = Vec::with_capacity(rules.len());
-    let mut stack = vec![(0usize, 0usize)];
-    seen[0] = true;
-    while let Some((rule, next)) = stack.pop() {
-        let child = rules[rule][next..].iter().position(|i| {
-            matches!(i.symbol, Symbol::Rule(q) if !seen.get(q as usize).copied().unwrap_or(true))
-        });
-        match child {
-            Some(offset) => {
-                let at = next + offset;
-                let Symbol::Rule(q) = rules[rule][at].symbol else {
-                    unreachable!("found a rule reference")
-                };
-                seen[q as usize] = true;
-                stack.push((rule, at + 1));
-                stack.push((q as usize, 0));
-            }
-            None => post.push(rule),
-        }
-    }
-    post.reverse();
-    post
 }
 
 /// Iterator over a [`Series`]' values.

@@ -27,7 +27,7 @@ fn constant_counts_are_one_run() {
             len: 1000
         })]
     );
-    assert_eq!(s.sum(), 5000);
+    assert_eq!(s.summary().sum, 5000);
 }
 
 #[test]
@@ -75,7 +75,7 @@ fn repetitions_of_repetitions_stay_small() {
     assert!(s.size() <= 16, "{s:?}");
     assert!(s.iter().eq(values.iter().copied()));
     assert_eq!(s.len(), values.len() as u64);
-    assert_eq!(s.sum(), values.iter().sum::<u64>());
+    assert_eq!(s.summary().sum, values.iter().sum::<u64>());
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn counts_follow_rules_shared_by_later_rules() {
     }
     let s = build(false, 1, &values);
     assert_eq!(s.len(), values.len() as u64);
-    assert_eq!(s.sum(), values.iter().sum::<u64>());
+    assert_eq!(s.summary().sum, values.iter().sum::<u64>());
     let mut counts = std::collections::BTreeMap::new();
     values
         .iter()
