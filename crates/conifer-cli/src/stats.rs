@@ -143,13 +143,7 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
         .collect();
     let calls: u64 = functions.values().sum();
     let rules: usize = trace.record.grammars.iter().map(|g| g.rule_count()).sum();
-    let time_ns: f64 = trace
-        .record
-        .timing
-        .iter()
-        .flat_map(|class| &class.stats)
-        .map(|(_, t)| t.sum)
-        .sum();
+    let time_ns: f64 = trace.record.ranks.iter().map(|r| r.time.mpi_ns).sum();
     let m = &trace.meta;
     if json {
         let value = serde_json::json!({

@@ -77,12 +77,12 @@ pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
             let mut n = 0usize;
             for got in seq {
                 match expected.get(n) {
-                    Some(want) if want.as_slice() == got => {}
+                    Some(want) if want.as_slice() == &*got => {}
                     Some(want) => {
                         println!(
                             "first difference: rank {rank} thread {thread} call {n}:\n  raw:   {}\n  trace: {}",
                             describe(want),
-                            describe(got)
+                            describe(&got)
                         );
                         return Ok(ExitCode::FAILURE);
                     }

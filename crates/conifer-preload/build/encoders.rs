@@ -57,6 +57,12 @@ fn is_rank(p: &Param) -> bool {
     matches!(p.kind.as_str(), "RANK" | "RANK_NNI")
 }
 
+/// Rank parameters the standard requires every member to pass with the same value (roots of
+/// collectives, leaders of `MPI_Intercomm_create`): recorded absolute, so all members agree.
+fn is_same_on_every_member(p: &Param) -> bool {
+    p.dir == "in" && matches!(p.name.as_str(), "root" | "local_leader" | "remote_leader")
+}
+
 /// The communicator a parameter refers to: the nearest communicator parameter before it, else
 /// the first one (`Intercomm_create`'s `remote_leader` is a rank in `peer_comm`). For ranks
 /// (`groups`), groups count as well: `MPI_Group_translate_ranks` gives ranks of its groups.
@@ -188,9 +194,16 @@ pub fn encoding(
         let ranky = arg.spec.as_ref().is_some_and(is_rank);
         let comm = comm_for(&args, i, ranky);
         let root_only = arg.spec.as_ref().is_some_and(|s| s.root_only);
+        let same_on_every_member = arg.spec.as_ref().is_some_and(is_same_on_every_member);
         let (code, after) = match (shape(&arg.ty), dir) {
+            (Shape::Value(Base::Int), _) if ranky && same_on_every_member => {
+                (quote! { rec.absolute_rank(#id as i64); }, false)
+            }
             (Shape::Value(Base::Int), _) if ranky => {
                 (quote! { rec.rank(#id as i64, #comm); }, false)
+            }
+            (Shape::Value(Base::Int), _) if arg.spec.as_ref().is_some_and(|s| s.kind == "KEY") => {
+                (quote! { rec.key(#id as i64, #comm); }, false)
             }
             (Shape::Value(Base::Int), _) if arg.spec.as_ref().is_some_and(|s| s.kind == "TAG") => {
                 (quote! { rec.tag(#id as i64, #comm); }, false)

@@ -100,7 +100,8 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
     check("PMPI_Comm_free", PMPI_Comm_free(&mut comm))?;
     let written = match merged? {
         None => None,
-        Some(record) => {
+        Some(mut record) => {
+            conifer_trace::rank_codes::choose_rank_codes(&mut record);
             let trace = Trace {
                 meta: run_info::metadata(size as u32, false),
                 catalog: run_info::catalog(&record.signatures),

@@ -7,7 +7,7 @@ use std::fmt;
 /// First eight bytes of every trace.
 pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 const END_TAG: [u8; 4] = *b"END\0";
 const SECTION_HEADER: usize = 4 + 8;
 const SECTION_TRAILER: usize = 4;

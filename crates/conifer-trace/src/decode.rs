@@ -2,8 +2,8 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::merge::RankEntry;
-use crate::rank_record::Timing;
 use crate::timeline::CallTime;
+use crate::timing::CallTiming;
 use crate::value::{HandleKind, HandleRef, Position, Value};
 use crate::varint::Reader;
 use crate::Trace;
@@ -51,7 +51,7 @@ impl Signature {
 
     /// For each value, the communicator or group its ranks are relative to, as the recorder
     /// chose it: the nearest one before the value, else the first one of the call.
-    fn contexts(&self) -> Vec<Option<&Value>> {
+    pub(crate) fn contexts(&self) -> Vec<Option<&Value>> {
         let first = self.comm();
         let mut nearest = None;
         self.values
@@ -103,8 +103,8 @@ pub struct Call<'t> {
     /// The caller's position for each value where it differs from `at` (calls with several
     /// communicators or groups, such as `MPI_Group_translate_ranks`); empty otherwise.
     pub value_at: Vec<Option<Position<'t>>>,
-    /// Timing of this signature on this rank.
-    pub timing: Option<Timing>,
+    /// Timing statistics of this call's timing family, pooled over all ranks.
+    pub timing: Option<CallTiming>,
     /// This call's own timing, with lossless timing.
     pub time: Option<CallTime>,
     /// Nanoseconds from the thread's first call to this call's start, with lossless timing.
@@ -151,7 +151,7 @@ impl fmt::Display for Call<'_> {
         if let Some(t) = &self.time {
             write!(f, "  {}", human_time(t.duration_ns as f64))?;
         } else if let Some(t) = &self.timing {
-            write!(f, "  {}", human_time(t.mean()))?;
+            write!(f, "  {}", human_time(t.duration.mean()))?;
         }
         Ok(())
     }
@@ -181,13 +181,27 @@ impl fmt::Display for DecodeError {
 }
 
 impl Trace {
-    /// The signature bytes each thread of `rank` recorded, thread by thread, in call order.
-    pub fn thread_sequences(&self, rank: u32) -> Vec<impl Iterator<Item = &[u8]> + '_> {
+    /// The signature bytes each thread of `rank` recorded, thread by thread, in call order:
+    /// exactly what the recorder wrote (rank fields the merge stored under another code are
+    /// turned back into the recorder's relative form).
+    pub fn thread_sequences(
+        &self,
+        rank: u32,
+    ) -> Vec<impl Iterator<Item = std::borrow::Cow<'_, [u8]>> + '_> {
         let Some(entry) = self.record.ranks.get(rank as usize) else {
             return Vec::new();
         };
+        let positions: HashMap<&[u8], i64> = entry
+            .comms
+            .iter()
+            .map(|m| (m.comm.as_slice(), m.my_rank))
+            .collect();
         (0..entry.threads.len())
-            .map(move |thread| self.sited_signatures(entry, thread).map(|(bytes, _)| bytes))
+            .map(move |thread| {
+                let positions = positions.clone();
+                self.sited_signatures(entry, thread)
+                    .map(move |(bytes, _)| crate::rank_codes::as_recorded(bytes, &positions))
+            })
             .collect()
     }
 
@@ -222,12 +236,13 @@ impl Trace {
                 (m.comm.as_slice(), at)
             })
             .collect();
-        let timing: HashMap<&[u8], Timing> = self
+        let families = self.record.timing_index();
+        let timing: HashMap<&[u8], CallTiming> = self
             .record
-            .class_timing(rank as usize)
-            .into_iter()
-            .flat_map(|class| &class.stats)
-            .map(|(t, stats)| (self.record.signatures[*t as usize].as_slice(), *stats))
+            .signatures
+            .iter()
+            .zip(families)
+            .filter_map(|(s, f)| Some((s.as_slice(), self.record.timing.get(f? as usize)?.stats)))
             .collect();
         let timelines = &entry.timelines;
         let locs = self.record.forest.as_ref().map(|f| &f.structure.locs);

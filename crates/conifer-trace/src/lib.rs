@@ -15,9 +15,11 @@ pub mod merge;
 mod model;
 pub mod partial;
 pub mod predefined;
+pub mod rank_codes;
 pub mod rank_record;
 mod record_codec;
 pub mod timeline;
+pub mod timing;
 pub mod value;
 pub mod varint;
 

@@ -1,10 +1,12 @@
 //! Combines ranks' records into one: one global signature table, each rank's grammars
-//! renumbered to it, identical grammars stored once, timing statistics pooled over the ranks
-//! that behave identically. [`Merged::absorb`] joins two adjacent rank ranges; the tracer calls
+//! renumbered to it, identical grammars stored once, timing statistics pooled per timing
+//! family over all ranks (see [`crate::timing`]). [`Merged::absorb`] joins two adjacent rank ranges; the tracer calls
 //! it in log2 P pairwise rounds over MPI, `conifer merge` folds partial files with [`merge`].
 
+use crate::decode::Signature;
 use crate::forest::{Forest, NO_TREE};
-use crate::rank_record::{Membership, RankRecord, Timing};
+use crate::rank_record::{Membership, RankRecord};
+use crate::timing::{family_values, CallTiming, RankTime};
 use conifer_compress::{FrozenGrammar, Grammar};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -27,19 +29,31 @@ pub struct RankEntry {
     pub host: String,
     /// Per-thread compressed timelines (lossless timing only).
     pub timelines: Vec<Vec<u8>>,
+    /// Its total time in MPI and between calls.
+    pub time: RankTime,
 }
 
-/// Timing statistics of the ranks whose threads have exactly the grammars `threads` and the
-/// trace trees `trees`: one behaviour class, pooled so the trace does not grow with the ranks
-/// that share it.
+/// The timing statistics of one timing family (see [`crate::timing`]), pooled over all ranks.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClassTiming {
-    /// The class: grammar index of each thread.
-    pub threads: Vec<u32>,
-    /// The class: trace tree index of each thread (empty without trees).
-    pub trees: Vec<u32>,
-    /// (global terminal, statistics over all the class's ranks), sorted by terminal.
-    pub stats: Vec<(u32, Timing)>,
+pub struct FamilyTiming {
+    /// A terminal whose signature belongs to the family (the family is derived from it).
+    pub terminal: u32,
+    /// Durations of and intervals before the family's calls.
+    pub stats: CallTiming,
+}
+
+/// The timing family of a signature, as bytes: equal for signatures whose calls are pooled.
+pub fn timing_family(signature: &[u8]) -> Vec<u8> {
+    let Some(parsed) = Signature::parse(signature) else {
+        return signature.to_vec();
+    };
+    let mut key = Vec::new();
+    crate::varint::put_u64(&mut key, parsed.function.into());
+    crate::varint::put_u64(&mut key, parsed.thread.into());
+    family_values(&parsed.values)
+        .iter()
+        .for_each(|v| v.encode(&mut key));
+    key
 }
 
 /// The merged record of the ranks `first_rank .. first_rank + ranks.len()`.
@@ -53,8 +67,8 @@ pub struct Merged {
     pub grammars: Vec<FrozenGrammar>,
     /// One entry per rank, in rank order.
     pub ranks: Vec<RankEntry>,
-    /// Timing per behaviour class.
-    pub timing: Vec<ClassTiming>,
+    /// Timing per timing family.
+    pub timing: Vec<FamilyTiming>,
     /// Trace trees, when the program carries a structure tree.
     pub forest: Option<Forest>,
 }
@@ -74,13 +88,21 @@ impl Merged {
                 }
             })
             .collect();
-        let stats = record
-            .timing
-            .into_iter()
-            .enumerate()
-            .filter(|(_, t)| t.count > 0)
-            .map(|(t, timing)| (t as u32, timing))
-            .collect();
+        let time = RankTime::of(&record.timing);
+        let mut timing = Vec::new();
+        pool_timing(
+            &mut timing,
+            &record.signatures,
+            record
+                .timing
+                .into_iter()
+                .enumerate()
+                .filter(|(_, t)| t.duration.count > 0)
+                .map(|(t, stats)| FamilyTiming {
+                    terminal: t as u32,
+                    stats,
+                }),
+        );
         let mut forest = record.structure.map(Forest::new);
         let trees: Vec<u32> = match &mut forest {
             Some(f) => record
@@ -94,11 +116,7 @@ impl Merged {
             first_rank: rank,
             signatures: record.signatures,
             grammars,
-            timing: vec![ClassTiming {
-                threads: threads.clone(),
-                trees: trees.clone(),
-                stats,
-            }],
+            timing,
             ranks: vec![RankEntry {
                 threads,
                 trees,
@@ -106,6 +124,7 @@ impl Merged {
                 counts,
                 host,
                 timelines: record.timelines,
+                time,
             }],
             forest,
         }
@@ -134,15 +153,6 @@ impl Merged {
                 });
             }
             rank.trees.clear();
-        }
-        for class in &mut self.timing {
-            class.threads = class
-                .threads
-                .iter()
-                .zip(class.trees.iter().chain(std::iter::repeat(&NO_TREE)))
-                .map(|(&g, &t)| flattened.get(&(t, g)).copied().unwrap_or(g))
-                .collect();
-            class.trees.clear();
         }
     }
 
@@ -196,39 +206,31 @@ impl Merged {
             entry.trees = retree(&entry.trees);
             self.ranks.push(entry);
         }
-        for class in next.timing {
-            let threads = renumber(&class.threads);
-            let trees = retree(&class.trees);
-            let stats: Vec<(u32, Timing)> = class
-                .stats
-                .into_iter()
-                .map(|(t, timing)| (sig_map[t as usize], timing))
-                .collect();
-            match self
-                .timing
-                .iter_mut()
-                .find(|c| c.threads == threads && c.trees == trees)
-            {
-                Some(known) => known.stats = pool(&known.stats, stats),
-                None => {
-                    let mut stats = stats;
-                    stats.sort_by_key(|(t, _)| *t);
-                    self.timing.push(ClassTiming {
-                        threads,
-                        trees,
-                        stats,
-                    });
-                }
-            }
-        }
+        let theirs = next.timing.into_iter().map(|f| FamilyTiming {
+            terminal: sig_map[f.terminal as usize],
+            stats: f.stats,
+        });
+        pool_timing(&mut self.timing, &self.signatures, theirs);
     }
 
-    /// The timing class of rank `rank` (0-based within this record), if it has one.
-    pub fn class_timing(&self, rank: usize) -> Option<&ClassTiming> {
-        let entry = self.ranks.get(rank)?;
-        self.timing
+    /// For each terminal, the index of its timing family's entry in [`Merged::timing`]
+    /// (`None` for signatures without recorded timing).
+    pub fn timing_index(&self) -> Vec<Option<u32>> {
+        let families: HashMap<Vec<u8>, u32> = self
+            .timing
             .iter()
-            .find(|c| c.threads == entry.threads && c.trees == entry.trees)
+            .enumerate()
+            .map(|(i, f)| {
+                (
+                    timing_family(&self.signatures[f.terminal as usize]),
+                    i as u32,
+                )
+            })
+            .collect();
+        self.signatures
+            .iter()
+            .map(|s| families.get(&timing_family(s)).copied())
+            .collect()
     }
 }
 
@@ -281,14 +283,28 @@ pub(crate) fn intern<T: Hash + Eq>(
         .collect()
 }
 
-/// Two statistics lists joined terminal by terminal.
-fn pool(known: &[(u32, Timing)], more: Vec<(u32, Timing)>) -> Vec<(u32, Timing)> {
-    let mut by_terminal: std::collections::BTreeMap<u32, Timing> = known.iter().copied().collect();
-    for (t, timing) in more {
-        let slot = by_terminal.entry(t).or_default();
-        *slot = slot.combined(&timing);
+/// Adds `more` to the family statistics `known` (both over the terminals of `signatures`),
+/// joining entries of the same timing family.
+fn pool_timing(
+    known: &mut Vec<FamilyTiming>,
+    signatures: &[Vec<u8>],
+    more: impl IntoIterator<Item = FamilyTiming>,
+) {
+    let mut index: HashMap<Vec<u8>, usize> = known
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (timing_family(&signatures[f.terminal as usize]), i))
+        .collect();
+    for family in more {
+        let key = timing_family(&signatures[family.terminal as usize]);
+        match index.get(&key) {
+            Some(&i) => known[i].stats = known[i].stats.combined(&family.stats),
+            None => {
+                index.insert(key, known.len());
+                known.push(family);
+            }
+        }
     }
-    by_terminal.into_iter().collect()
 }
 
 /// One rank's input to [`merge`]: its record, its wrapper call counts (function id, calls) and
@@ -340,9 +356,9 @@ mod tests {
     }
 
     fn record(sigs: &[&str], seq: &[u32], ns: f64) -> RankInput {
-        let mut timing = vec![Timing::default(); sigs.len()];
+        let mut timing = vec![CallTiming::default(); sigs.len()];
         for &t in seq {
-            timing[t as usize].add(ns);
+            timing[t as usize].add(1.0, ns);
         }
         let record = RankRecord {
             signatures: sigs.iter().map(|s| s.as_bytes().to_vec()).collect(),
@@ -371,13 +387,17 @@ mod tests {
         assert_eq!(threads, vec![vec![0], vec![0], vec![1]]);
         let decoded: Vec<u32> = m.grammars[1].expand().collect();
         assert_eq!(decoded, vec![0, 2]);
-        // Ranks 0 and 1 share a class: 2 sends at 10 ns and 2 at 30 ns pooled.
-        let send = m.class_timing(1).unwrap().stats[0].1;
+        // Every rank's sends pooled: 2 at 10 ns, 2 at 30 ns, 1 at 5 ns.
+        let index = m.timing_index();
+        let send = m.timing[index[0].unwrap() as usize].stats.duration;
         assert_eq!(
             (send.count, send.min, send.max, send.mean()),
-            (4, 10.0, 30.0, 20.0)
+            (5, 5.0, 30.0, 17.0)
         );
-        assert_eq!(m.timing.len(), 2);
+        assert_eq!(m.timing.len(), 3);
+        // Rank 1: 4 calls of 30 ns in MPI, 1 ns before each.
+        assert_eq!(m.ranks[1].time.mpi_ns, 120.0);
+        assert_eq!(m.ranks[1].time.compute_ns, 4.0);
     }
 
     #[test]

@@ -188,7 +188,7 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rank_record::{Membership, RankRecord, Timing};
+    use crate::rank_record::{CallTiming, Membership, RankRecord};
 
     fn rank(
         seq: &[u32],
@@ -199,7 +199,7 @@ mod tests {
         seq.iter().for_each(|&t| g.push(t - 1));
         let record = RankRecord {
             signatures: vec![vec![0, 1], vec![0, 2]],
-            timing: vec![Timing::default(); 2],
+            timing: vec![CallTiming::default(); 2],
             grammars: vec![g.freeze()],
             comms: vec![Membership {
                 comm: vec![2, 0, 0, 1],

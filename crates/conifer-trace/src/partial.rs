@@ -113,17 +113,19 @@ pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
         }
     }
     catalog.sort_by_key(|f| f.id);
+    let mut record = merged.unwrap_or_default();
+    crate::rank_codes::choose_rank_codes(&mut record);
     Ok(Trace {
         meta,
         catalog,
-        record: merged.unwrap_or_default(),
+        record,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rank_record::Timing;
+    use crate::rank_record::CallTiming;
     use crate::Language;
     use conifer_compress::Grammar;
 
@@ -132,7 +134,7 @@ mod tests {
         (0..calls).for_each(|_| g.push(0));
         let record = RankRecord {
             signatures: vec![vec![0, 0, 0]],
-            timing: vec![Timing::default()],
+            timing: vec![CallTiming::default()],
             grammars: vec![g.freeze()],
             ..Default::default()
         };

@@ -1,16 +1,18 @@
 //! The sections that hold a [`Merged`] record, used both in `.cft` files and in the messages of
 //! the tracer's pairwise merge (so a partly merged record and a trace are the same bytes):
 //! `SIGS` signatures, `GRAM` distinct grammars (combined by one more Sequitur pass), `RMAP` rank → grammars, `COMM` communicator
-//! memberships, `CNTS` wrapper call counts, `HOST` host names, `TIME` timing per behaviour
-//! class, `TMLN` lossless timelines (only when recorded). Per-rank sections are columns
+//! memberships, `CNTS` wrapper call counts, `HOST` host names, `TIME` timing per timing
+//! family and per-rank totals, `TMLN` lossless timelines (only when recorded). In files every
+//! section is zstd-compressed when that makes it smaller. Per-rank sections are columns
 //! (see [`crate::columns`]), so they grow with distinct behaviours, not ranks.
 
 use crate::columns::{put_column, read_column};
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
-use crate::merge::{ClassTiming, Merged, RankEntry};
+use crate::merge::{FamilyTiming, Merged, RankEntry};
 use crate::model::find_section;
-use crate::rank_record::{put_grid, read_grid, Membership, Timing};
+use crate::rank_record::{put_grid, read_grid, Membership};
+use crate::timing::{CallTiming, RankTime};
 use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::Symbol;
 
@@ -81,6 +83,21 @@ pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
     out
 }
 
+/// A record section's payload: a mode byte as in [`pack_above`], compressed (zstd at its
+/// strongest level) when `compact` and that makes it smaller.
+fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
+    if compact && payload.len() > 16 {
+        if let Ok(packed) = zstd::bulk::compress(&payload, 19) {
+            if packed.len() + 1 < payload.len() {
+                let mut out = vec![1];
+                out.extend_from_slice(&packed);
+                return out;
+            }
+        }
+    }
+    pack_above(payload, None)
+}
+
 /// The contents of a [`pack_above`]d payload of section `what`.
 pub(crate) fn unpack<'a>(
     payload: &'a [u8],
@@ -102,8 +119,67 @@ pub(crate) fn unpack<'a>(
     }
 }
 
-/// The sections of `m`, in file order; `compact` compresses the trace-tree sections (files)
-/// rather than keeping them quick to write and read (merge messages).
+/// `TIME`: a flag (1 when values are quantised, in files; 0 exact, in merge messages), the
+/// family statistics (a terminal of the family, then its [`CallTiming`]), and a rank column of
+/// each rank's totals (quantised codes, or exact f64 values).
+fn encode_timing(m: &Merged, compact: bool) -> Vec<u8> {
+    let mut out = vec![u8::from(compact)];
+    put_u64(&mut out, m.timing.len() as u64);
+    for family in &m.timing {
+        put_u64(&mut out, family.terminal.into());
+        family.stats.encode(&mut out, compact);
+    }
+    if compact {
+        let codes: Vec<(u64, u64)> = m.ranks.iter().map(|r| r.time.quantised()).collect();
+        put_column(&mut out, &codes, |o, &(mpi, compute)| {
+            put_u64(o, mpi);
+            put_u64(o, compute);
+        });
+    } else {
+        let exact: Vec<[u64; 2]> = m
+            .ranks
+            .iter()
+            .map(|r| [r.time.mpi_ns.to_bits(), r.time.compute_ns.to_bits()])
+            .collect();
+        put_column(&mut out, &exact, |o, v| {
+            v.iter().for_each(|&b| put_u64(o, b))
+        });
+    }
+    out
+}
+
+/// Reads what [`encode_timing`] wrote for `ranks` ranks.
+fn decode_timing(bytes: &[u8], ranks: usize) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
+    let mut r = Reader::new(bytes);
+    let compact = match r.byte()? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let n = r.count()?;
+    let families = (0..n)
+        .map(|_| {
+            Some(FamilyTiming {
+                terminal: r.u32()?,
+                stats: CallTiming::decode(&mut r, compact)?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let times = read_column(&mut r, ranks, |c| {
+        let (a, b) = (c.u64()?, c.u64()?);
+        if compact {
+            RankTime::from_quantised(a, b)
+        } else {
+            let (mpi_ns, compute_ns) = (f64::from_bits(a), f64::from_bits(b));
+            (mpi_ns.is_finite() && compute_ns.is_finite())
+                .then_some(RankTime { mpi_ns, compute_ns })
+        }
+    })?;
+    (r.remaining() == 0).then_some((families, times))
+}
+
+/// The sections of `m`, in file order; `compact` compresses sections (files) rather than
+/// keeping them quick to write and read (merge messages), and quantises timing.
 pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
     let mut sigs = Vec::new();
     put_u64(&mut sigs, m.signatures.len() as u64);
@@ -146,29 +222,22 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
     let mut hosts = Vec::new();
     let names: Vec<&str> = m.ranks.iter().map(|r| r.host.as_str()).collect();
     put_column(&mut hosts, &names, |o, h| o.extend_from_slice(h.as_bytes()));
-    let mut timing = Vec::new();
-    put_u64(&mut timing, m.timing.len() as u64);
-    for class in &m.timing {
-        put_u32s(&mut timing, &class.threads);
-        put_u32s(&mut timing, &class.trees);
-        put_u64(&mut timing, class.stats.len() as u64);
-        for (t, stats) in &class.stats {
-            put_u64(&mut timing, (*t).into());
-            stats.encode(&mut timing);
-        }
-    }
+    let timing = encode_timing(m, compact);
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
+    let sigs = if compact {
+        pack_if_smaller(sigs, true)
+    } else {
+        pack_above(sigs, Some(COMPRESS_SIGNATURES_ABOVE))
+    };
+    let packed = |tag: [u8; 4], payload: Vec<u8>| section(tag, pack_if_smaller(payload, compact));
     let mut sections = vec![
-        section(
-            SIGNATURES,
-            pack_above(sigs, Some(COMPRESS_SIGNATURES_ABOVE)),
-        ),
-        section(GRAMMARS, grams),
-        section(RANK_MAP, map),
-        section(COMMS, comms),
-        section(COUNTS, counts),
-        section(HOSTS, hosts),
-        section(TIMING, timing),
+        section(SIGNATURES, sigs),
+        packed(GRAMMARS, grams),
+        packed(RANK_MAP, map),
+        packed(COMMS, comms),
+        packed(COUNTS, counts),
+        packed(HOSTS, hosts),
+        packed(TIMING, timing),
     ];
     if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
         let mut timelines = Vec::new();
@@ -178,7 +247,7 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
                 .iter()
                 .for_each(|t| put_bytes(&mut timelines, t));
         }
-        sections.push(section(TIMELINES, timelines));
+        sections.push(packed(TIMELINES, timelines));
     }
     if let Some(forest) = &m.forest {
         let trees: Vec<Vec<u32>> = m.ranks.iter().map(|r| r.trees.clone()).collect();
@@ -226,14 +295,17 @@ fn column<T: Clone>(
 
 /// Parses the record sections of `sections`; the first rank covered is `first_rank`.
 pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, FormatError> {
-    let find = |tag| find_section(sections, tag);
-    let signatures = list(&unpack(find(SIGNATURES)?, "SIGS")?, "SIGS", |r| {
+    let find = |tag: [u8; 4]| -> Result<std::borrow::Cow<[u8]>, FormatError> {
+        unpack(find_section(sections, tag)?, &String::from_utf8_lossy(&tag))
+    };
+    let signatures = list(&find(SIGNATURES)?, "SIGS", |r| {
         let n = r.count()?;
         r.take(n).map(<[u8]>::to_vec)
     })?;
-    let grammars = conifer_compress::decode_set(find(GRAMMARS)?)
+    let grammars = conifer_compress::decode_set(&find(GRAMMARS)?)
         .map_err(|e| FormatError::Malformed(format!("GRAM section: {e}")))?;
-    let mut map = Reader::new(find(RANK_MAP)?);
+    let map_bytes = find(RANK_MAP)?;
+    let mut map = Reader::new(&map_bytes);
     let ranks = map.u64().ok_or_else(|| malformed("RMAP"))?;
     let ranks = usize::try_from(ranks)
         .ok()
@@ -243,7 +315,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
     if map.remaining() != 0 {
         return Err(malformed("RMAP"));
     }
-    let comms = column(find(COMMS)?, ranks, "COMM", |r| {
+    let comms = column(&find(COMMS)?, ranks, "COMM", |r| {
         let n = r.count()?;
         (0..n)
             .map(|_| {
@@ -259,32 +331,20 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
             })
             .collect::<Option<RelativeComms>>()
     })?;
-    let counts = column(find(COUNTS)?, ranks, "CNTS", |r| {
+    let counts = column(&find(COUNTS)?, ranks, "CNTS", |r| {
         let n = r.count()?;
         (0..n)
             .map(|_| Some((u16::try_from(r.u64()?).ok()?, r.u64()?)))
             .collect::<Option<Vec<_>>>()
     })?;
-    let hosts = column(find(HOSTS)?, ranks, "HOST", |r| {
+    let hosts = column(&find(HOSTS)?, ranks, "HOST", |r| {
         let rest = r.take(r.remaining())?;
         Some(String::from_utf8_lossy(rest).into_owned())
     })?;
-    let timing = list(find(TIMING)?, "TIME", |r| {
-        let threads = read_u32s(r)?;
-        let trees = read_u32s(r)?;
-        let n = r.count()?;
-        let stats = (0..n)
-            .map(|_| Some((r.u32()?, Timing::decode(r)?)))
-            .collect::<Option<Vec<_>>>()?;
-        Some(ClassTiming {
-            threads,
-            trees,
-            stats,
-        })
-    })?;
+    let (timing, times) = decode_timing(&find(TIMING)?, ranks).ok_or_else(|| malformed("TIME"))?;
     let timelines = match find(TIMELINES) {
         Ok(bytes) => {
-            let mut r = Reader::new(bytes);
+            let mut r = Reader::new(&bytes);
             let per_rank = (0..ranks)
                 .map(|_| {
                     let n = r.count()?;
@@ -314,10 +374,10 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
             .zip(trees)
             .zip(comms)
             .zip(counts.into_iter().zip(hosts))
-            .zip(timelines)
+            .zip(timelines.into_iter().zip(times))
             .enumerate()
             .map(
-                |(i, ((((threads, trees), comms), (counts, host)), timelines))| {
+                |(i, ((((threads, trees), comms), (counts, host)), (timelines, time)))| {
                     let world = i64::from(first_rank) + i as i64;
                     RankEntry {
                         threads,
@@ -333,6 +393,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
                         counts,
                         host,
                         timelines,
+                        time,
                     }
                 },
             )
@@ -354,16 +415,11 @@ fn check_references(m: &Merged) -> Result<(), FormatError> {
             .iter()
             .flatten()
             .any(|i| matches!(i.symbol, Symbol::Terminal(t) if t >= terminals))
-    }) || m
-        .timing
-        .iter()
-        .flat_map(|c| &c.stats)
-        .any(|(t, _)| *t >= terminals);
+    }) || m.timing.iter().any(|f| f.terminal >= terminals);
     let bad_grammar = m
         .ranks
         .iter()
         .flat_map(|r| &r.threads)
-        .chain(m.timing.iter().flat_map(|c| &c.threads))
         .any(|&g| g >= grammar_count);
     if bad_terminal || bad_grammar {
         return Err(FormatError::Malformed(
@@ -415,8 +471,8 @@ mod tests {
     fn record(rank: i64, lossless: bool) -> (RankRecord, Vec<(u16, u64)>, String) {
         let mut g = Grammar::new();
         (0..10).for_each(|i| g.push(i % 2));
-        let mut timing = vec![Timing::default(); 2];
-        timing[0].add(rank as f64);
+        let mut timing = vec![CallTiming::default(); 2];
+        timing[0].add(rank as f64 * 3.0, rank as f64);
         (
             RankRecord {
                 signatures: vec![b"x".to_vec(), b"y".to_vec()],
@@ -454,13 +510,8 @@ mod tests {
             for (i, r) in m.ranks.iter_mut().enumerate() {
                 r.comms[0].my_rank = 32 + i as i64;
             }
-            let mut back = Merged::from_bytes(&m.to_bytes()).unwrap();
-            // Timing is stored as 32-bit floats: equal to 7 digits, compared apart.
-            let (t0, t1) = (&back.timing[0].stats[0].1, &m.timing[0].stats[0].1);
-            assert_eq!((t0.count, t0.min, t0.max), (t1.count, t1.min, t1.max));
-            assert!((t0.mean() - t1.mean()).abs() <= 1e-6 * t1.mean());
-            assert!((t0.stddev() - t1.stddev()).abs() <= 1e-5 * t1.stddev());
-            back.timing = m.timing.clone();
+            // Messages keep timing exact (pooling never compounds rounding).
+            let back = Merged::from_bytes(&m.to_bytes()).unwrap();
             assert_eq!(back, m);
         }
     }
@@ -476,7 +527,7 @@ mod tests {
                 sig
             })
             .collect();
-        r.timing = vec![Timing::default(); 500];
+        r.timing = vec![CallTiming::default(); 500];
         let m = merge(vec![(r, counts, host)]);
         let sections = encode_record(&m, true);
         let sigs = sections.iter().find(|s| s.tag == SIGNATURES).unwrap();
@@ -496,12 +547,21 @@ mod tests {
 
     #[test]
     fn record_size_does_not_follow_the_rank_count() {
+        // Same calls; times within the 2.2% of one quantisation step of the per-rank totals.
         let same_behaviour = |rank: i64| {
             let (mut record, counts, _) = record(rank, false);
             record.comms[1].my_rank = rank;
+            record.timing[0] = CallTiming::default();
+            record.timing[0].add(1000.0 + (rank % 3) as f64, 50.0);
             (record, counts, "node".to_string())
         };
-        let size = |n: i64| merge((0..n).map(same_behaviour).collect()).to_bytes().len();
+        let size = |n: i64| {
+            let m = merge((0..n).map(same_behaviour).collect());
+            encode_record(&m, true)
+                .iter()
+                .map(|s| s.payload.len())
+                .sum::<usize>()
+        };
         let (small, large) = (size(16), size(1024));
         // Only the varint exponents of the rank columns grow (log P).
         assert!(large <= small + 8, "{small} -> {large}");

@@ -140,6 +140,73 @@ pub enum Rank {
     /// Peer of a Cartesian communicator: its displacement in the grid from the caller (see
     /// [`Grid::displacement`]).
     Grid(i64),
+    /// Peer = (caller + `d`) mod `n`: a ring's neighbours, wrap-around included. Chosen at the
+    /// merge (see [`crate::rank_codes`]), like the codes below.
+    Modular {
+        /// The modulus (the communicator's size).
+        n: i64,
+        /// The displacement, in `0..n`.
+        d: i64,
+    },
+    /// Peer = caller xor `k`: butterflies and recursive doubling.
+    Xor(i64),
+    /// Peer = the caller's transpose on a `q` × `q` grid numbered row-major:
+    /// (caller mod q)·q + caller div q.
+    Transpose(i64),
+    /// Peer on a periodic `rows` × `cols` torus numbered row-major, displaced by (`dy`, `dx`)
+    /// from the caller (a grid computed with arithmetic on a plain communicator).
+    Torus {
+        /// Rows of the torus.
+        rows: i64,
+        /// Columns of the torus.
+        cols: i64,
+        /// Row displacement, in `0..rows`.
+        dy: i64,
+        /// Column displacement, in `0..cols`.
+        dx: i64,
+    },
+    /// The same rank whoever calls ("everyone sends to rank 0"): recorded relative, stored
+    /// absolute because that makes the ranks agree.
+    Fixed(i64),
+}
+
+impl Rank {
+    /// True for the named values (`MPI_ANY_SOURCE`, `MPI_PROC_NULL`, `MPI_ROOT`,
+    /// `MPI_UNDEFINED`), which denote no peer.
+    pub fn is_special(self) -> bool {
+        matches!(
+            self,
+            Rank::AnySource | Rank::ProcNull | Rank::Root | Rank::Undefined
+        )
+    }
+
+    /// The peer this code names for a caller of rank `me` in the value's communicator, for the
+    /// codes that depend on the caller only through its rank (not [`Rank::Grid`], not
+    /// [`Rank::Absolute`] or the special values): `None` for the others.
+    pub fn peer_of(self, me: i64) -> Option<i64> {
+        match self {
+            Rank::Relative(d) => Some(me + d),
+            Rank::Fixed(a) => Some(a),
+            Rank::Modular { n, d } => (n > 0).then(|| (me + d).rem_euclid(n)),
+            Rank::Xor(k) => Some(me ^ k),
+            Rank::Transpose(q) => (q > 0).then(|| me.rem_euclid(q) * q + me.div_euclid(q)),
+            Rank::Torus { rows, cols, dy, dx } => (rows > 0 && cols > 0).then(|| {
+                let (y, x) = (me.div_euclid(cols), me.rem_euclid(cols));
+                (y + dy).rem_euclid(rows) * cols + (x + dx).rem_euclid(cols)
+            }),
+            _ => None,
+        }
+    }
+
+    /// The code as the recorder wrote it: a peer named by a merge-chosen code becomes
+    /// relative to the caller `me` again (other codes are returned unchanged).
+    pub fn as_recorded(self, me: i64) -> Rank {
+        match self {
+            Rank::Relative(_) | Rank::Absolute(_) | Rank::Grid(_) => self,
+            r if r.is_special() => r,
+            r => r.peer_of(me).map_or(r, |peer| Rank::Relative(peer - me)),
+        }
+    }
 }
 
 /// Where the caller stands in a call's communicator: what relative ranks and coordinates are
@@ -242,6 +309,29 @@ impl Rank {
                 out.push(6);
                 put_i64(out, d)
             }
+            Rank::Modular { n, d } => {
+                out.push(7);
+                put_i64(out, n);
+                put_i64(out, d)
+            }
+            Rank::Xor(k) => {
+                out.push(8);
+                put_i64(out, k)
+            }
+            Rank::Transpose(q) => {
+                out.push(9);
+                put_i64(out, q)
+            }
+            Rank::Torus { rows, cols, dy, dx } => {
+                out.push(10);
+                for v in [rows, cols, dy, dx] {
+                    put_i64(out, v);
+                }
+            }
+            Rank::Fixed(a) => {
+                out.push(11);
+                put_i64(out, a)
+            }
         }
     }
 
@@ -254,6 +344,19 @@ impl Rank {
             4 => Rank::Root,
             5 => Rank::Undefined,
             6 => Rank::Grid(r.i64()?),
+            7 => Rank::Modular {
+                n: r.i64()?,
+                d: r.i64()?,
+            },
+            8 => Rank::Xor(r.i64()?),
+            9 => Rank::Transpose(r.i64()?),
+            10 => Rank::Torus {
+                rows: r.i64()?,
+                cols: r.i64()?,
+                dy: r.i64()?,
+                dx: r.i64()?,
+            },
+            11 => Rank::Fixed(r.i64()?),
             _ => return None,
         })
     }
@@ -421,9 +524,16 @@ pub struct DisplayValue<'a> {
 }
 
 fn fmt_rank(f: &mut fmt::Formatter<'_>, rank: Rank, at: Option<Position>) -> fmt::Result {
+    if let Some(peer) = at.and_then(|me| rank.peer_of(me.rank)) {
+        return write!(f, "{peer}");
+    }
     match (rank, at) {
-        (Rank::Relative(d), Some(me)) => write!(f, "{}", me.rank + d),
-        (Rank::Relative(d), None) => write!(f, "{d:+}"),
+        (Rank::Relative(d), _) => write!(f, "{d:+}"),
+        (Rank::Fixed(a), _) => write!(f, "{a}"),
+        (Rank::Modular { n, d }, _) => write!(f, "%{n}{d:+}"),
+        (Rank::Xor(k), _) => write!(f, "^{k}"),
+        (Rank::Transpose(q), _) => write!(f, "T{q}"),
+        (Rank::Torus { rows, cols, dy, dx }, _) => write!(f, "torus{rows}x{cols}{dy:+}{dx:+}"),
         (Rank::Grid(d), at) => match at.and_then(|me| me.grid?.displaced(me.rank, d)) {
             Some(rank) => write!(f, "{rank}"),
             None => write!(f, "@{d}"),

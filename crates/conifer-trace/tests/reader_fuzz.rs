@@ -10,7 +10,7 @@
 use conifer_compress::Grammar;
 use conifer_trace::merge::merge;
 use conifer_trace::partial::PartialRecord;
-use conifer_trace::rank_record::{Membership, RankRecord, Timing};
+use conifer_trace::rank_record::{CallTiming, Membership, RankRecord};
 use conifer_trace::value::{HandleKind, HandleRef, Rank, Value};
 use conifer_trace::{read_sections, write_sections, FunctionInfo, Language, Metadata, Trace};
 use proptest::prelude::*;
@@ -35,11 +35,11 @@ fn sample() -> Trace {
                 signature(0, &[Value::Coords(vec![0, -1]), comm.clone()]),
             ];
             let mut g = Grammar::new();
-            let mut timing = vec![Timing::default(); 3];
+            let mut timing = vec![CallTiming::default(); 3];
             for i in 0..(50 + rank as u32 % 2) {
                 let t = i % 3;
                 g.push(t);
-                timing[t as usize].add(100.0 + f64::from(i));
+                timing[t as usize].add(5.0, 100.0 + f64::from(i));
             }
             let mut comms = vec![Membership {
                 comm: {
@@ -117,10 +117,10 @@ fn tree_sample() -> Trace {
                 .collect();
             let mut tree = conifer_compress::tree::TreeBuilder::new(structure.shape.clone(), 4);
             let mut foreign = Grammar::new();
-            let mut timing = vec![Timing::default(); 4];
+            let mut timing = vec![CallTiming::default(); 4];
             let mut call =
                 |site: Option<u32>, t: u32, tree: &mut conifer_compress::tree::TreeBuilder| {
-                    timing[t as usize].add(10.0);
+                    timing[t as usize].add(1.0, 10.0);
                     if !tree.call(site, t) {
                         foreign.push(t);
                     }

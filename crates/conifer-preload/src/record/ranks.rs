@@ -78,6 +78,25 @@ impl Call {
         }
     }
 
+    /// A rank every member passes with the same value (a collective's root, an
+    /// intercommunicator's leader): special values by name, others absolute.
+    pub fn absolute_rank(&mut self, v: i64) {
+        let r = self.rank_value(v, None);
+        encode_rank(&mut self.sig, r);
+    }
+
+    /// A `MPI_Comm_split` key: relative to the caller's rank in `comm` (keys are most often
+    /// the caller's rank), with no special values.
+    pub fn key(&mut self, v: i64, comm: Option<u64>) {
+        let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
+        match info {
+            Some(i) if i.remote_size.is_none() => {
+                encode_rank(&mut self.sig, Rank::Relative(v - i.my_rank))
+            }
+            _ => self.int(v),
+        }
+    }
+
     /// A rank of `comm` (relative to the caller's rank in it where meaningful).
     pub fn rank(&mut self, v: i64, comm: Option<u64>) {
         let r = self.rank_value(v, comm);

@@ -6,7 +6,7 @@ use super::handles::Handles;
 use super::requests::Requests;
 use conifer_compress::tree::TreeBuilder;
 use conifer_compress::Grammar;
-use conifer_trace::rank_record::Timing;
+use conifer_trace::rank_record::CallTiming;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -84,8 +84,11 @@ pub struct State {
     pub table: FastMap<Box<[u8]>, u32>,
     /// Terminal → signature.
     pub signatures: Vec<Box<[u8]>>,
-    /// Terminal → timing, in clock ticks until the record is taken.
-    pub timing: Vec<Timing>,
+    /// Terminal → timing (durations, and intervals since the thread's previous call), in
+    /// clock ticks until the record is taken.
+    pub timing: Vec<CallTiming>,
+    /// Symbolic thread → tick its last call ended (0 before its first call).
+    pub last_end: Vec<u64>,
     /// Symbolic thread → grammar of its calls.
     pub grammars: Vec<Grammar>,
     /// Calls per wrapped function id, counted when they start (so calls still in progress when
@@ -110,6 +113,7 @@ impl State {
             table: FastMap::default(),
             signatures: Vec::new(),
             timing: Vec::new(),
+            last_end: Vec::new(),
             grammars: Vec::new(),
             trees: Vec::new(),
             calls: vec![0; crate::wrappers::FUNCTION_NAMES.len()],
@@ -130,11 +134,20 @@ impl State {
                 let t = self.signatures.len() as u32;
                 self.table.insert(sig.into(), t);
                 self.signatures.push(sig.into());
-                self.timing.push(Timing::default());
+                self.timing.push(CallTiming::default());
                 t
             }
         };
-        self.timing[terminal as usize].add(end.saturating_sub(start) as f64);
+        if self.last_end.len() <= thread as usize {
+            self.last_end.resize(thread as usize + 1, 0);
+        }
+        let previous = std::mem::replace(&mut self.last_end[thread as usize], end);
+        let interval = if previous == 0 {
+            0
+        } else {
+            start.saturating_sub(previous)
+        };
+        self.timing[terminal as usize].add(interval as f64, end.saturating_sub(start) as f64);
         if let Some(timelines) = &mut self.timelines {
             while timelines.len() <= thread as usize {
                 timelines.push(Vec::new());

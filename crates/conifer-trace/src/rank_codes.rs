@@ -1,0 +1,620 @@
+//! How each rank field is stored, chosen once all ranks are merged so that the most ranks
+//! agree. The recorder writes peers relative to the caller; here, per *signature family*
+//! (signatures equal but for their relative rank fields) and per field, every candidate code
+//! — relative, a fixed rank, modular displacement, xor, transpose on a q × q grid, displacement
+//! on a torus inferred from the communicator's size — is tried on every (caller, peer) pair the
+//! ranks recorded, and the one with the fewest distinct values wins (ties keep the recorded
+//! code). A pair a code cannot name exactly keeps its relative value, so nothing is lost, and
+//! every code names its peer from the caller's rank alone ([`Rank::peer_of`]), so decoding is
+//! exact. Signatures, grammars and trace trees are then renamed rank by rank, and ranks whose
+//! calls now agree share them.
+
+use crate::decode::Signature;
+use crate::forest::{Forest, TreeRef, NO_TREE};
+use crate::merge::{intern, Merged};
+use crate::value::{Rank, Value};
+use crate::varint::put_u64;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The codes tried, in order of preference on ties.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Candidate {
+    Relative,
+    Fixed,
+    Modular,
+    Xor,
+    Transpose,
+    Torus,
+}
+
+const CANDIDATES: [Candidate; 6] = [
+    Candidate::Relative,
+    Candidate::Fixed,
+    Candidate::Modular,
+    Candidate::Xor,
+    Candidate::Transpose,
+    Candidate::Torus,
+];
+
+/// The code `candidate` gives the peer `peer` of caller `me` in a communicator of `n` ranks,
+/// when it names that peer exactly.
+fn code(candidate: Candidate, me: i64, peer: i64, n: i64) -> Option<Rank> {
+    let rank = match candidate {
+        Candidate::Relative => Rank::Relative(peer - me),
+        Candidate::Fixed => Rank::Fixed(peer),
+        Candidate::Modular => Rank::Modular {
+            n,
+            d: (peer - me).rem_euclid(n.max(1)),
+        },
+        Candidate::Xor => Rank::Xor(me ^ peer),
+        Candidate::Transpose => Rank::Transpose(exact_sqrt(n)?),
+        Candidate::Torus => {
+            let (rows, cols) = torus_dims(n)?;
+            Rank::Torus {
+                rows,
+                cols,
+                dy: (peer.div_euclid(cols) - me.div_euclid(cols)).rem_euclid(rows),
+                dx: (peer.rem_euclid(cols) - me.rem_euclid(cols)).rem_euclid(cols),
+            }
+        }
+    };
+    let in_range = (0..n).contains(&me) && (0..n).contains(&peer);
+    let exact = rank.peer_of(me) == Some(peer);
+    (exact && (in_range || candidate == Candidate::Relative)).then_some(rank)
+}
+
+fn exact_sqrt(n: i64) -> Option<i64> {
+    let q = (n as f64).sqrt().round() as i64;
+    (q > 1 && q * q == n).then_some(q)
+}
+
+/// The two-dimensional grid `MPI_Dims_create(n, 2)` gives: rows ≥ columns, as square as `n`
+/// allows; `None` when `n` has no such grid with more than one column.
+fn torus_dims(n: i64) -> Option<(i64, i64)> {
+    let cols = (2..=(n as f64).sqrt() as i64).rev().find(|c| n % c == 0)?;
+    Some((n / cols, cols))
+}
+
+/// A relative rank field of a signature: where it sits and which communicator or group it is
+/// relative to.
+struct Field {
+    /// The encoded communicator or group value.
+    context: Vec<u8>,
+    /// The recorded displacement from the caller.
+    offset: i64,
+}
+
+/// A signature with relative rank fields whose communicator is known.
+struct Rankful {
+    signature: Signature,
+    fields: Vec<Field>,
+    family: usize,
+}
+
+/// Calls `f` on every rank value of `values` (top level, in arrays and in statuses) that is
+/// relative to a communicator or group named in the call, with that context.
+fn for_each_field(signature: &mut Signature, mut f: impl FnMut(&Value, &mut Rank)) {
+    let contexts: Vec<Option<Value>> = signature
+        .contexts()
+        .into_iter()
+        .map(|c| c.cloned())
+        .collect();
+    for (value, context) in signature.values.iter_mut().zip(contexts) {
+        let Some(context) = context else { continue };
+        visit(value, &mut |r| f(&context, r));
+    }
+}
+
+fn visit(value: &mut Value, f: &mut impl FnMut(&mut Rank)) {
+    match value {
+        Value::Rank(r @ Rank::Relative(_)) => f(r),
+        Value::Status(s) if matches!(s.source, Rank::Relative(_)) => f(&mut s.source),
+        Value::Array(items) => items.iter_mut().for_each(|v| visit(v, f)),
+        _ => {}
+    }
+}
+
+/// `bytes` as the recorder wrote them, for a caller whose rank in each communicator or group
+/// is `positions[encoded handle]`: merge-chosen codes become relative ranks again.
+pub fn as_recorded<'a>(bytes: &'a [u8], positions: &HashMap<&[u8], i64>) -> Cow<'a, [u8]> {
+    let Some(mut signature) = Signature::parse(bytes) else {
+        return Cow::Borrowed(bytes);
+    };
+    let mut changed = false;
+    let contexts: Vec<Option<Value>> = signature
+        .contexts()
+        .into_iter()
+        .map(|c| c.cloned())
+        .collect();
+    for (value, context) in signature.values.iter_mut().zip(contexts) {
+        let Some(me) = context.and_then(|c| {
+            let mut key = Vec::new();
+            c.encode(&mut key);
+            positions.get(key.as_slice()).copied()
+        }) else {
+            continue;
+        };
+        visit_all(value, &mut |r| {
+            let recorded = r.as_recorded(me);
+            changed |= recorded != *r;
+            *r = recorded;
+        });
+    }
+    if changed {
+        Cow::Owned(encode(&signature))
+    } else {
+        Cow::Borrowed(bytes)
+    }
+}
+
+/// Calls `f` on every rank value of `value`, in arrays and statuses too.
+fn visit_all(value: &mut Value, f: &mut impl FnMut(&mut Rank)) {
+    match value {
+        Value::Rank(r) => f(r),
+        Value::Status(s) => f(&mut s.source),
+        Value::Array(items) => items.iter_mut().for_each(|v| visit_all(v, f)),
+        _ => {}
+    }
+}
+
+/// The bytes of `signature`.
+fn encode(signature: &Signature) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_u64(&mut out, signature.function.into());
+    put_u64(&mut out, signature.thread.into());
+    signature.values.iter().for_each(|v| v.encode(&mut out));
+    Value::Int(signature.ret).encode(&mut out);
+    out
+}
+
+/// The signatures of `m` that have relative rank fields, with their families.
+fn rankful_signatures(m: &Merged) -> HashMap<u32, Rankful> {
+    let mut families: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut out = HashMap::new();
+    for (t, bytes) in m.signatures.iter().enumerate() {
+        let Some(mut signature) = Signature::parse(bytes) else {
+            continue;
+        };
+        let mut fields = Vec::new();
+        let mut blanked = signature.clone();
+        for_each_field(&mut signature, |context, r| {
+            if let Rank::Relative(d) = r {
+                let mut key = Vec::new();
+                context.encode(&mut key);
+                fields.push(Field {
+                    context: key,
+                    offset: *d,
+                });
+            }
+        });
+        if fields.is_empty() {
+            continue;
+        }
+        for_each_field(&mut blanked, |_, r| *r = Rank::Absolute(0));
+        let next = families.len();
+        let family = *families.entry(encode(&blanked)).or_insert(next);
+        out.insert(
+            t as u32,
+            Rankful {
+                signature,
+                fields,
+                family,
+            },
+        );
+    }
+    out
+}
+
+/// Every rank's position in each communicator and group it belongs to, and each context's
+/// size (the ranks that belong to it).
+struct Contexts<'a> {
+    my_rank: Vec<HashMap<&'a [u8], i64>>,
+    size: HashMap<&'a [u8], i64>,
+}
+
+impl<'a> Contexts<'a> {
+    fn of(m: &'a Merged) -> Contexts<'a> {
+        let my_rank: Vec<HashMap<&[u8], i64>> = m
+            .ranks
+            .iter()
+            .map(|r| {
+                r.comms
+                    .iter()
+                    .map(|c| (c.comm.as_slice(), c.my_rank))
+                    .collect()
+            })
+            .collect();
+        let mut size: HashMap<&[u8], i64> = HashMap::new();
+        for ranks in &my_rank {
+            for &key in ranks.keys() {
+                *size.entry(key).or_insert(0) += 1;
+            }
+        }
+        Contexts { my_rank, size }
+    }
+
+    /// (caller's rank, context size) of rank `rank` for `field`.
+    fn position(&self, rank: usize, field: &Field) -> Option<(i64, i64)> {
+        let key = field.context.as_slice();
+        Some((*self.my_rank[rank].get(key)?, *self.size.get(key)?))
+    }
+}
+
+/// The terminals each rank's threads use (grammars and trace trees).
+fn terminals_by_rank(m: &Merged) -> Vec<Vec<u32>> {
+    let mut grammar_terms: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut tree_terms: HashMap<u32, Vec<u32>> = HashMap::new();
+    m.ranks
+        .iter()
+        .map(|entry| {
+            let mut used: Vec<u32> = Vec::new();
+            for &g in &entry.threads {
+                let terms = grammar_terms.entry(g).or_insert_with(|| {
+                    m.grammars[g as usize]
+                        .terminal_counts()
+                        .into_keys()
+                        .collect()
+                });
+                used.extend(terms.iter());
+            }
+            if let Some(forest) = &m.forest {
+                for &tree in entry.trees.iter().filter(|&&t| t != NO_TREE) {
+                    let terms = tree_terms
+                        .entry(tree)
+                        .or_insert_with(|| forest.terminal_counts(tree).into_keys().collect());
+                    used.extend(terms.iter());
+                }
+            }
+            used.sort_unstable();
+            used.dedup();
+            used
+        })
+        .collect()
+}
+
+/// Per family and field, the candidate chosen.
+type Choices = HashMap<(usize, usize), Candidate>;
+
+/// Counts, per family and field, the distinct values each candidate gives over every
+/// (caller, peer) pair, and picks the smallest count.
+fn choose_codes(
+    rankful: &HashMap<u32, Rankful>,
+    used: &[Vec<u32>],
+    contexts: &Contexts,
+) -> Choices {
+    let mut seen: BTreeMap<(usize, usize), Vec<HashSet<Rank>>> = BTreeMap::new();
+    for (rank, terminals) in used.iter().enumerate() {
+        for t in terminals {
+            let Some(sig) = rankful.get(t) else { continue };
+            for (j, field) in sig.fields.iter().enumerate() {
+                let sets = seen
+                    .entry((sig.family, j))
+                    .or_insert_with(|| vec![HashSet::new(); CANDIDATES.len()]);
+                let relative = Rank::Relative(field.offset);
+                let Some((me, n)) = contexts.position(rank, field) else {
+                    sets.iter_mut().for_each(|s| {
+                        s.insert(relative);
+                    });
+                    continue;
+                };
+                let peer = me + field.offset;
+                for (set, &candidate) in sets.iter_mut().zip(&CANDIDATES) {
+                    set.insert(code(candidate, me, peer, n).unwrap_or(relative));
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(key, sets)| {
+            let best = (0..CANDIDATES.len())
+                .min_by_key(|&i| (sets[i].len(), i))
+                .expect("candidates");
+            (key, CANDIDATES[best])
+        })
+        .collect()
+}
+
+/// Rank `rank`'s form of a rankful signature under `choices`.
+fn recode(sig: &Rankful, rank: usize, choices: &Choices, contexts: &Contexts) -> Vec<u8> {
+    let mut signature = sig.signature.clone();
+    let mut j = 0;
+    for_each_field(&mut signature, |_, r| {
+        let field = &sig.fields[j];
+        let candidate = choices[&(sig.family, j)];
+        if let Some((me, n)) = contexts.position(rank, field) {
+            if let Some(code) = code(candidate, me, me + field.offset, n) {
+                *r = code;
+            }
+        }
+        j += 1;
+    });
+    encode(&signature)
+}
+
+/// Stores every relative rank field of `m` under the code that makes the most ranks agree
+/// (see the module documentation). Call it once, on a record of all ranks, before writing it.
+pub fn choose_rank_codes(m: &mut Merged) {
+    let rankful = rankful_signatures(m);
+    if rankful.is_empty() {
+        return;
+    }
+    let contexts = Contexts::of(m);
+    let used = terminals_by_rank(m);
+    let choices = choose_codes(&rankful, &used, &contexts);
+    if choices.values().all(|&c| c == Candidate::Relative) {
+        return;
+    }
+    let changed = |t: &u32| {
+        rankful.get(t).is_some_and(|sig| {
+            (0..sig.fields.len()).any(|j| choices[&(sig.family, j)] != Candidate::Relative)
+        })
+    };
+    // New table: unchanged signatures first (in order), then each rank's forms of the others.
+    let mut signatures: Vec<Vec<u8>> = Vec::new();
+    let same: Vec<Option<u32>> = {
+        let kept: Vec<u32> = (0..m.signatures.len() as u32)
+            .filter(|t| !changed(t))
+            .collect();
+        let ids = intern(
+            &mut signatures,
+            kept.iter().map(|&t| m.signatures[t as usize].clone()),
+        );
+        let mut same = vec![None; m.signatures.len()];
+        kept.iter()
+            .zip(ids)
+            .for_each(|(&t, id)| same[t as usize] = Some(id));
+        same
+    };
+    let per_rank: Vec<Vec<(u32, u32)>> = used
+        .iter()
+        .enumerate()
+        .map(|(rank, terminals)| {
+            let mine: Vec<u32> = terminals.iter().copied().filter(|t| changed(t)).collect();
+            let forms = mine
+                .iter()
+                .map(|t| recode(&rankful[t], rank, &choices, &contexts));
+            let ids = intern(&mut signatures, forms);
+            mine.into_iter().zip(ids).collect()
+        })
+        .collect();
+    drop(contexts);
+    rename(m, signatures, &same, &per_rank);
+}
+
+/// Replaces `m`'s table by `signatures`, renaming each rank's grammars and trees: terminal
+/// `t` becomes `same[t]`, or for rank r the entry of `per_rank[r]` that names `t`.
+fn rename(
+    m: &mut Merged,
+    signatures: Vec<Vec<u8>>,
+    same: &[Option<u32>],
+    per_rank: &[Vec<(u32, u32)>],
+) {
+    let mut grammars = Vec::new();
+    let mut grammar_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
+    let mut forest = m.forest.as_ref().map(|f| Forest::new(f.structure.clone()));
+    let mut tree_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
+    let mut any_image: Vec<Option<u32>> = same.to_vec();
+    for (rank, renamed) in per_rank.iter().enumerate() {
+        let lookup: HashMap<u32, u32> = renamed.iter().copied().collect();
+        for &(old, new) in renamed {
+            any_image[old as usize].get_or_insert(new);
+        }
+        let map = |t: u32| {
+            same[t as usize]
+                .or_else(|| lookup.get(&t).copied())
+                .expect("every terminal a rank uses is renamed")
+        };
+        let entry = &m.ranks[rank];
+        let threads: Vec<u32> = entry
+            .threads
+            .iter()
+            .map(|&g| {
+                let grammar = &m.grammars[g as usize];
+                let key = (g, restricted(renamed, grammar.terminal_counts().keys()));
+                *grammar_keys
+                    .entry(key)
+                    .or_insert_with(|| intern(&mut grammars, [grammar.map_terminals(map)])[0])
+            })
+            .collect();
+        let trees: Vec<u32> = match (&m.forest, &mut forest) {
+            (Some(old), Some(new)) => entry
+                .trees
+                .iter()
+                .map(|&tree| {
+                    if tree == NO_TREE {
+                        return NO_TREE;
+                    }
+                    let key = (tree, restricted(renamed, old.terminal_counts(tree).keys()));
+                    *tree_keys
+                        .entry(key)
+                        .or_insert_with(|| add_renamed(new, old, tree, map))
+                })
+                .collect(),
+            _ => entry.trees.clone(),
+        };
+        let entry = &mut m.ranks[rank];
+        entry.threads = threads;
+        entry.trees = trees;
+    }
+    m.timing
+        .retain_mut(|family| match any_image[family.terminal as usize] {
+            Some(new) => {
+                family.terminal = new;
+                true
+            }
+            None => false,
+        });
+    m.signatures = signatures;
+    m.grammars = grammars;
+    m.forest = forest;
+}
+
+/// The entries of `renamed` whose old terminal is among `terminals`, in order.
+fn restricted<'a>(
+    renamed: &[(u32, u32)],
+    terminals: impl Iterator<Item = &'a u32>,
+) -> Vec<(u32, u32)> {
+    let terminals: HashSet<u32> = terminals.copied().collect();
+    renamed
+        .iter()
+        .copied()
+        .filter(|(old, _)| terminals.contains(old))
+        .collect()
+}
+
+/// Adds tree `tree` of `old` to `new` with its terminals renamed by `map`.
+fn add_renamed(new: &mut Forest, old: &Forest, tree: u32, map: impl Fn(u32) -> u32) -> u32 {
+    let source = &old.trees[tree as usize];
+    let records = source
+        .records
+        .iter()
+        .zip(&old.vertices)
+        .zip(&mut new.vertices)
+        .map(|((&r, olds), news)| {
+            let record = olds[r as usize].clone().map_terminals(&map);
+            intern(news, [record])[0]
+        })
+        .collect();
+    intern(
+        &mut new.trees,
+        [TreeRef {
+            leading_foreign: source.leading_foreign,
+            records,
+        }],
+    )[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::merge;
+    use crate::rank_record::{CallTiming, Membership, RankRecord};
+    use crate::value::{HandleKind, HandleRef};
+    use conifer_compress::Grammar;
+
+    const WORLD: Value = Value::Handle(HandleKind::Comm, HandleRef::Named(1));
+
+    /// A one-thread rank of `p` calling function 1 with each peer of `peers(rank)` in turn,
+    /// ten times over, recorded as the recorder does: relative to the caller.
+    fn rank_calling(rank: i64, peers: &[i64]) -> crate::merge::RankInput {
+        let signatures: Vec<Vec<u8>> = peers
+            .iter()
+            .map(|&peer| {
+                encode(&Signature {
+                    function: 1,
+                    thread: 0,
+                    values: vec![Value::Rank(Rank::Relative(peer - rank)), WORLD],
+                    ret: 0,
+                })
+            })
+            .collect();
+        let mut grammar = Grammar::new();
+        let mut timing = vec![CallTiming::default(); signatures.len()];
+        for _ in 0..10 {
+            for t in 0..signatures.len() as u32 {
+                grammar.push(t);
+                timing[t as usize].add(100.0, 10.0);
+            }
+        }
+        let mut comm = Vec::new();
+        WORLD.encode(&mut comm);
+        let record = RankRecord {
+            signatures,
+            timing,
+            grammars: vec![grammar.freeze()],
+            comms: vec![Membership {
+                comm,
+                my_rank: rank,
+                grid: None,
+            }],
+            ..Default::default()
+        };
+        (record, vec![(1, 10 * peers.len() as u64)], "node".into())
+    }
+
+    /// Merges 16 ranks calling `peers`, chooses codes, and checks every rank decodes to what
+    /// it recorded; returns the number of distinct grammars left.
+    fn grammars_after_choosing(peers: impl Fn(i64) -> Vec<i64>) -> usize {
+        let inputs: Vec<_> = (0..16).map(|r| rank_calling(r, &peers(r))).collect();
+        let recorded: Vec<Vec<Vec<u8>>> = inputs
+            .iter()
+            .map(|(rec, _, _)| {
+                let g = &rec.grammars[0];
+                g.expand().map(|t| rec.signatures[t as usize].clone()).collect()
+            })
+            .collect();
+        let mut m = merge(inputs);
+        choose_rank_codes(&mut m);
+        for (rank, expected) in recorded.iter().enumerate() {
+            let entry = &m.ranks[rank];
+            let positions: HashMap<&[u8], i64> = entry
+                .comms
+                .iter()
+                .map(|c| (c.comm.as_slice(), c.my_rank))
+                .collect();
+            let got: Vec<Vec<u8>> = m
+                .thread_terminals(entry, 0)
+                .map(|t| as_recorded(&m.signatures[t as usize], &positions).into_owned())
+                .collect();
+            assert_eq!(&got, expected, "rank {rank}");
+        }
+        assert_eq!(m.timing.len(), 1, "one timing family: function 1 on WORLD");
+        assert_eq!(m.timing[0].stats.duration.count, 160 * peers(0).len() as u64);
+        m.grammars.len()
+    }
+
+    #[test]
+    fn ranks_agree_after_choosing_and_decode_as_recorded() {
+        // Hand-derived: each pattern is one code on every rank, so one grammar.
+        assert_eq!(grammars_after_choosing(|_| vec![0]), 1); // everyone to rank 0
+        assert_eq!(grammars_after_choosing(|r| vec![(r + 1) % 16, (r + 15) % 16]), 1);
+        assert_eq!(grammars_after_choosing(|r| vec![r ^ 1, r ^ 2, r ^ 4, r ^ 8]), 1);
+        assert_eq!(grammars_after_choosing(|r| vec![(r % 4) * 4 + r / 4]), 1);
+        let torus = |r: i64| {
+            let (y, x) = (r / 4, r % 4);
+            vec![((y + 1) % 4) * 4 + x, y * 4 + (x + 3) % 4]
+        };
+        assert_eq!(grammars_after_choosing(torus), 1);
+        // Random peers: no code makes them agree, and nothing is lost (checked above).
+        let random = |r: i64| vec![(r * 7 + 3) % 16, (r * r + 5) % 16];
+        assert!(grammars_after_choosing(random) > 1);
+    }
+
+    #[test]
+    fn each_candidate_names_its_pattern_with_one_value() {
+        // (candidate, n, peer of caller r): every caller gets the same code.
+        let n = 16;
+        type PeerOf = fn(i64) -> i64;
+        let cases: [(Candidate, PeerOf); 5] = [
+            (Candidate::Fixed, |_| 0),
+            (Candidate::Modular, |r| (r + 1) % 16),
+            (Candidate::Xor, |r| r ^ 4),
+            (Candidate::Transpose, |r| (r % 4) * 4 + r / 4),
+            (Candidate::Torus, |r| {
+                ((r / 4 + 3) % 4) * 4 + (r % 4 + 1) % 4
+            }),
+        ];
+        for (candidate, peer) in cases {
+            let codes: HashSet<Rank> = (0..n)
+                .map(|r| code(candidate, r, peer(r), n).expect("exact"))
+                .collect();
+            assert_eq!(codes.len(), 1, "{candidate:?}: {codes:?}");
+            let relative: HashSet<i64> = (0..n).map(|r| peer(r) - r).collect();
+            assert!(relative.len() > 1, "{candidate:?} is not already relative");
+        }
+    }
+
+    #[test]
+    fn codes_refuse_what_they_cannot_name() {
+        assert_eq!(code(Candidate::Transpose, 1, 5, 16), None); // 1's transpose is 4
+        assert_eq!(code(Candidate::Transpose, 1, 4, 12), None); // 12 is no square
+        assert_eq!(code(Candidate::Modular, 3, 20, 16), None); // out of range
+        assert_eq!(torus_dims(12), Some((4, 3)));
+        assert_eq!(torus_dims(7), None);
+        assert_eq!(
+            code(Candidate::Relative, 3, 20, 16),
+            Some(Rank::Relative(17))
+        );
+    }
+}

@@ -1,0 +1,350 @@
+//! Aggregate timing (the default): per *timing family* — signatures that differ only in
+//! message sizes within a power of two, buffer offsets, peers and request ids, i.e. roughly
+//! one call site — the statistics of call durations and of the computation intervals before
+//! the calls, pooled over all ranks, so the trace does not grow with ranks or behaviour
+//! classes; per rank, its total time in MPI and between calls. Files store the values
+//! log-quantised (0.14% steps for statistics, 4.4% for per-rank totals); merge messages keep
+//! them exact so pooling never compounds rounding.
+
+use crate::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
+use crate::varint::{put_u64, Reader};
+
+/// Running statistics of a set of durations, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timing {
+    /// Values.
+    pub count: u64,
+    /// Sum of values.
+    pub sum: f64,
+    /// Sum of squared values.
+    pub sum_sq: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Timing {
+    /// Adds one value.
+    pub fn add(&mut self, ns: f64) {
+        if self.count == 0 || ns < self.min {
+            self.min = ns;
+        }
+        if ns > self.max {
+            self.max = ns;
+        }
+        self.count += 1;
+        self.sum += ns;
+        self.sum_sq += ns * ns;
+    }
+
+    /// The statistics of both sets together.
+    pub fn combined(&self, other: &Timing) -> Timing {
+        if self.count == 0 {
+            return *other;
+        }
+        if other.count == 0 {
+            return *self;
+        }
+        Timing {
+            count: self.count + other.count,
+            sum: self.sum + other.sum,
+            sum_sq: self.sum_sq + other.sum_sq,
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
+    /// The same statistics with every value multiplied by `factor` (unit conversion).
+    pub fn scaled(&self, factor: f64) -> Timing {
+        Timing {
+            count: self.count,
+            sum: self.sum * factor,
+            sum_sq: self.sum_sq * factor * factor,
+            min: self.min * factor,
+            max: self.max * factor,
+        }
+    }
+
+    /// Mean value.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+
+    /// Population standard deviation.
+    pub fn stddev(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let mean = self.mean();
+        (self.sum_sq / self.count as f64 - mean * mean)
+            .max(0.0)
+            .sqrt()
+    }
+
+    /// Appends the statistics: the count, then mean, standard deviation, min and max,
+    /// log-quantised ([`put_quantised`]) when `compact`, else exact (f64).
+    pub(crate) fn encode(&self, out: &mut Vec<u8>, compact: bool) {
+        put_u64(out, self.count);
+        if self.count == 0 {
+            return;
+        }
+        for v in [self.mean(), self.stddev(), self.min, self.max] {
+            if compact {
+                put_quantised(out, v, FINE_STEPS);
+            } else {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+
+    /// Reads what [`Timing::encode`] wrote.
+    pub(crate) fn decode(r: &mut Reader, compact: bool) -> Option<Timing> {
+        let count = r.u64()?;
+        if count == 0 {
+            return Some(Timing::default());
+        }
+        let mut value = || {
+            if compact {
+                read_quantised(r, FINE_STEPS)
+            } else {
+                r.take(8)
+                    .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+                    .filter(|v| v.is_finite())
+            }
+        };
+        let (mean, stddev, min, max) = (value()?, value()?, value()?, value()?);
+        let n = count as f64;
+        Some(Timing {
+            count,
+            sum: mean * n,
+            sum_sq: (stddev * stddev + mean * mean) * n,
+            min,
+            max,
+        })
+    }
+}
+
+/// A call's timing statistics: how long the calls took, and how long the thread computed
+/// (outside MPI) before each of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CallTiming {
+    /// Durations of the calls.
+    pub duration: Timing,
+    /// Intervals from the end of the thread's previous call to the start of each call (0 for
+    /// a thread's first call).
+    pub interval: Timing,
+}
+
+impl CallTiming {
+    /// Adds one call.
+    pub fn add(&mut self, interval_ns: f64, duration_ns: f64) {
+        self.interval.add(interval_ns);
+        self.duration.add(duration_ns);
+    }
+
+    /// Both sets of calls together.
+    pub fn combined(&self, other: &CallTiming) -> CallTiming {
+        CallTiming {
+            duration: self.duration.combined(&other.duration),
+            interval: self.interval.combined(&other.interval),
+        }
+    }
+
+    /// Every value multiplied by `factor`.
+    pub fn scaled(&self, factor: f64) -> CallTiming {
+        CallTiming {
+            duration: self.duration.scaled(factor),
+            interval: self.interval.scaled(factor),
+        }
+    }
+
+    pub(crate) fn encode(&self, out: &mut Vec<u8>, compact: bool) {
+        self.duration.encode(out, compact);
+        self.interval.encode(out, compact);
+    }
+
+    pub(crate) fn decode(r: &mut Reader, compact: bool) -> Option<CallTiming> {
+        Some(CallTiming {
+            duration: Timing::decode(r, compact)?,
+            interval: Timing::decode(r, compact)?,
+        })
+    }
+}
+
+/// One rank's totals over all its threads: nanoseconds inside MPI calls and between them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RankTime {
+    /// Time inside MPI calls.
+    pub mpi_ns: f64,
+    /// Time between calls (computation).
+    pub compute_ns: f64,
+}
+
+impl RankTime {
+    /// The totals of `timing` (per terminal, over all threads).
+    pub fn of<'a>(timing: impl IntoIterator<Item = &'a CallTiming>) -> RankTime {
+        timing
+            .into_iter()
+            .fold(RankTime::default(), |t, c| RankTime {
+                mpi_ns: t.mpi_ns + c.duration.sum,
+                compute_ns: t.compute_ns + c.interval.sum,
+            })
+    }
+
+    /// The totals as stored in a file: quantised to [`COARSE_STEPS`], so ranks that spent
+    /// about the same time store the same value and the rank column stays small.
+    pub fn quantised(&self) -> (u64, u64) {
+        (
+            quantise(self.mpi_ns, COARSE_STEPS),
+            quantise(self.compute_ns, COARSE_STEPS),
+        )
+    }
+
+    /// The totals a file's quantised codes stand for.
+    pub fn from_quantised(mpi: u64, compute: u64) -> Option<RankTime> {
+        Some(RankTime {
+            mpi_ns: dequantise(mpi, COARSE_STEPS)?,
+            compute_ns: dequantise(compute, COARSE_STEPS)?,
+        })
+    }
+}
+
+/// Quantisation steps per doubling for timing statistics: relative error at most
+/// 2^(1/1024) − 1 ≈ 0.07% each way (a step is 0.14%).
+pub const FINE_STEPS: f64 = 512.0;
+/// Quantisation steps per doubling for per-rank totals: at most ±4.4%.
+pub const COARSE_STEPS: f64 = 8.0;
+
+/// The log-quantised code of a non-negative value: `round(log2(1 + v) · steps)`.
+pub fn quantise(v: f64, steps: f64) -> u64 {
+    ((1.0 + v.max(0.0)).log2() * steps).round() as u64
+}
+
+/// The value a [`quantise`]d code stands for; `None` for codes no finite value has.
+pub fn dequantise(code: u64, steps: f64) -> Option<f64> {
+    let v = (code as f64 / steps).exp2() - 1.0;
+    (code as f64 / steps <= 1024.0).then_some(v.max(0.0))
+}
+
+fn put_quantised(out: &mut Vec<u8>, v: f64, steps: f64) {
+    put_u64(out, quantise(v, steps));
+}
+
+fn read_quantised(r: &mut Reader, steps: f64) -> Option<f64> {
+    dequantise(r.u64()?, steps)
+}
+
+/// The timing family of a parsed signature's values: ints reduced to their magnitude class
+/// (sign and bit length), buffers to their kind, peers, request ids and statuses blanked,
+/// while function, thread, communicators, datatypes, ops and special ranks are kept.
+pub fn family_values(values: &[Value]) -> Vec<Value> {
+    values.iter().map(family_value).collect()
+}
+
+fn magnitude(v: i64) -> i64 {
+    let bits = 64 - i64::from(v.unsigned_abs().leading_zeros());
+    if v < 0 {
+        -bits
+    } else {
+        bits
+    }
+}
+
+fn family_value(v: &Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Int(magnitude(*i)),
+        Value::Rank(r) => Value::Rank(blank_rank(*r)),
+        Value::Buffer(Buffer::Segment { .. }) => {
+            Value::Buffer(Buffer::Segment { id: 0, offset: 0 })
+        }
+        Value::Handle(HandleKind::Request, HandleRef::Id(_)) => {
+            Value::Handle(HandleKind::Request, HandleRef::Id(0))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(family_value).collect()),
+        Value::Status(s) => Value::Status(Status {
+            source: blank_rank(s.source),
+            tag: 0,
+            error: s.error,
+            bytes: magnitude(s.bytes),
+        }),
+        Value::Coords(c) => Value::Coords(vec![0; c.len()]),
+        other => other.clone(),
+    }
+}
+
+/// Special ranks as they are; every numbered peer as one placeholder.
+pub fn blank_rank(r: Rank) -> Rank {
+    if r.is_special() {
+        r
+    } else {
+        Rank::Absolute(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantisation_keeps_the_stated_relative_error() {
+        for &v in &[0.0, 1.0, 37.0, 1_234.5, 9.9e6, 3.3e12] {
+            let back = dequantise(quantise(v, FINE_STEPS), FINE_STEPS).unwrap();
+            // 1 + v is within half a step: 2^(1/1024) - 1 = 0.068%.
+            assert!(
+                ((1.0 + back) / (1.0 + v) - 1.0).abs() <= 0.00068,
+                "{v} -> {back}"
+            );
+            let coarse = dequantise(quantise(v, COARSE_STEPS), COARSE_STEPS).unwrap();
+            assert!(((1.0 + coarse) / (1.0 + v) - 1.0).abs() <= 0.0443);
+        }
+        assert_eq!(dequantise(u64::MAX, FINE_STEPS), None);
+    }
+
+    #[test]
+    fn statistics_round_trip_exactly_in_messages_and_within_bounds_in_files() {
+        let mut t = CallTiming::default();
+        for i in 0..100 {
+            t.add(1000.0 + f64::from(i), 50.0 + f64::from(i % 7));
+        }
+        for compact in [false, true] {
+            let mut out = Vec::new();
+            t.encode(&mut out, compact);
+            let back = CallTiming::decode(&mut Reader::new(&out), compact).unwrap();
+            if compact {
+                assert_eq!(back.duration.count, 100);
+                assert!((back.interval.mean() / t.interval.mean() - 1.0).abs() < 0.001);
+                assert!((back.duration.max - 56.0).abs() < 0.1);
+                assert!(out.len() <= 2 * (1 + 4 * 2), "{} bytes", out.len());
+            } else {
+                assert_eq!(back.duration.count, t.duration.count);
+                assert!((back.duration.sum - t.duration.sum).abs() < 1e-6);
+                assert!((back.interval.stddev() - t.interval.stddev()).abs() < 1e-6);
+            }
+        }
+    }
+
+    #[test]
+    fn families_ignore_sizes_within_a_power_of_two_and_peers() {
+        let send = |count, dest, offset| {
+            vec![
+                Value::Buffer(Buffer::Segment { id: 3, offset }),
+                Value::Int(count),
+                Value::Rank(Rank::Relative(dest)),
+                Value::Rank(Rank::ProcNull),
+            ]
+        };
+        assert_eq!(
+            family_values(&send(4734, 1, 0)),
+            family_values(&send(4656, -3, 800))
+        );
+        assert_ne!(
+            family_values(&send(4734, 1, 0)),
+            family_values(&send(9000, 1, 0))
+        );
+    }
+}
