@@ -113,9 +113,12 @@ fn lossless_timing_keeps_every_call_and_agrees_with_the_aggregates() {
     let calls = decode_all(&trace);
     let stats = stats_json(&trace);
     assert_eq!(calls.len() as u64, stats["calls"].as_u64().unwrap());
-    // Per rank: calls start in order and never overlap; the mean of the per-call durations
-    // of each signature equals the aggregate mean kept alongside (same clock, other path).
-    let mut per_signature: BTreeMap<(u64, String), (f64, f64, u64)> = BTreeMap::new();
+    // Per rank: calls start in order and never overlap. The aggregates kept alongside (same
+    // clock, other path) pool each timing family over all ranks; in ring every function has
+    // one family (one signature per function on every rank), so per function the mean of the
+    // per-call durations, and of the intervals before the calls (0 before a rank's first),
+    // over both ranks equals the aggregate means.
+    let mut per_function: BTreeMap<String, (f64, f64, u64, f64, f64)> = BTreeMap::new();
     let mut previous_end: BTreeMap<u64, u64> = BTreeMap::new();
     for call in &calls {
         let rank = call["rank"].as_u64().unwrap();
@@ -123,23 +126,33 @@ fn lossless_timing_keeps_every_call_and_agrees_with_the_aggregates() {
         let duration = call["duration_ns"]
             .as_u64()
             .expect("every call has its duration");
+        let first = !previous_end.contains_key(&rank);
         let end = previous_end.entry(rank).or_insert(0);
         assert!(
             start >= *end,
             "rank {rank}: call starts before the previous one ended"
         );
+        let interval = if first { 0 } else { start - *end };
         *end = start + duration;
-        let key = (rank, format!("{}{}", call["function"], call["args"]));
-        let entry = per_signature.entry(key).or_insert((0.0, 0.0, 0));
+        let entry = per_function
+            .entry(call["function"].as_str().unwrap().to_string())
+            .or_insert((0.0, 0.0, 0, 0.0, 0.0));
         entry.0 += duration as f64;
-        entry.1 = call["mean_ns"].as_f64().unwrap();
+        entry.1 += interval as f64;
         entry.2 += 1;
+        entry.3 = call["mean_ns"].as_f64().unwrap();
+        entry.4 = call["mean_interval_ns"].as_f64().unwrap();
     }
-    for ((rank, sig), (sum, mean, n)) in per_signature {
-        let own = sum / n as f64;
+    for (function, (durations, intervals, n, mean, mean_interval)) in per_function {
+        let (own, own_interval) = (durations / n as f64, intervals / n as f64);
+        // Quantised to 0.07%, and each call rounded to a nanosecond by the timeline.
         assert!(
             (own - mean).abs() <= 1.0 + mean * 1e-3,
-            "rank {rank} {sig}: mean {own} vs aggregate {mean}"
+            "{function}: mean {own} vs aggregate {mean}"
+        );
+        assert!(
+            (own_interval - mean_interval).abs() <= 1.0 + mean_interval * 1e-3,
+            "{function}: mean interval {own_interval} vs aggregate {mean_interval}"
         );
     }
 }

@@ -57,7 +57,14 @@ fn calls(trace: &Path) -> Vec<serde_json::Value> {
     let mut calls = decoded(trace);
     for call in &mut calls {
         let fields = call.as_object_mut().expect("object");
-        for field in ["duration_ns", "mean_ns", "start_ns", "site", "source"] {
+        for field in [
+            "duration_ns",
+            "mean_ns",
+            "mean_interval_ns",
+            "start_ns",
+            "site",
+            "source",
+        ] {
             fields.remove(field);
         }
     }

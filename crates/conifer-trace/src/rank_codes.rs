@@ -541,7 +541,9 @@ mod tests {
             .iter()
             .map(|(rec, _, _)| {
                 let g = &rec.grammars[0];
-                g.expand().map(|t| rec.signatures[t as usize].clone()).collect()
+                g.expand()
+                    .map(|t| rec.signatures[t as usize].clone())
+                    .collect()
             })
             .collect();
         let mut m = merge(inputs);
@@ -560,7 +562,10 @@ mod tests {
             assert_eq!(&got, expected, "rank {rank}");
         }
         assert_eq!(m.timing.len(), 1, "one timing family: function 1 on WORLD");
-        assert_eq!(m.timing[0].stats.duration.count, 160 * peers(0).len() as u64);
+        assert_eq!(
+            m.timing[0].stats.duration.count,
+            160 * peers(0).len() as u64
+        );
         m.grammars.len()
     }
 
@@ -568,8 +573,14 @@ mod tests {
     fn ranks_agree_after_choosing_and_decode_as_recorded() {
         // Hand-derived: each pattern is one code on every rank, so one grammar.
         assert_eq!(grammars_after_choosing(|_| vec![0]), 1); // everyone to rank 0
-        assert_eq!(grammars_after_choosing(|r| vec![(r + 1) % 16, (r + 15) % 16]), 1);
-        assert_eq!(grammars_after_choosing(|r| vec![r ^ 1, r ^ 2, r ^ 4, r ^ 8]), 1);
+        assert_eq!(
+            grammars_after_choosing(|r| vec![(r + 1) % 16, (r + 15) % 16]),
+            1
+        );
+        assert_eq!(
+            grammars_after_choosing(|r| vec![r ^ 1, r ^ 2, r ^ 4, r ^ 8]),
+            1
+        );
         assert_eq!(grammars_after_choosing(|r| vec![(r % 4) * 4 + r / 4]), 1);
         let torus = |r: i64| {
             let (y, x) = (r / 4, r % 4);

@@ -192,3 +192,23 @@ pub fn traced_counts(stats: &serde_json::Value) -> BTreeMap<(u32, String), u64> 
     }
     counts
 }
+
+/// Asserts a trace of `large.0` ranks (`large.1` bytes) is no larger than one of the same
+/// behaviour on `small.0` ranks: a few percent for varint rank counts and exponents, plus the
+/// per-rank timing column (each rank's quantised time in and out of MPI: at most 2 bytes a
+/// rank once compressed).
+pub fn assert_flat(what: &str, small: (u32, u64), large: (u32, u64)) {
+    let allowed = small.1 as f64 * 1.03 + 2.0 * f64::from(large.0.saturating_sub(small.0));
+    eprintln!(
+        "{what}: {} ranks {} B -> {} ranks {} B (allowed {allowed:.0})",
+        small.0, small.1, large.0, large.1
+    );
+    assert!(
+        large.1 as f64 <= allowed,
+        "{what}: the trace grew from {} B at {} ranks to {} B at {} ranks",
+        small.1,
+        small.0,
+        large.1,
+        large.0
+    );
+}
