@@ -6,7 +6,7 @@
 
 use crate::container::FormatError;
 use crate::model::{FunctionInfo, Language};
-use crate::varint::{put_i64, put_str, put_u64, Reader};
+use crate::varint::{put_str, put_u64, Reader};
 use conifer_spec::{find_function, FUNCTION_NAMES, PARAMETER_NAMES, TABLE_HASH};
 
 /// Appended by the wrapper generator to the slot of an in/out parameter's value after the call.
@@ -17,14 +17,19 @@ const FORTRAN: u64 = 1;
 /// Bit of a function's head: its slots are its table entry's C parameters, in order.
 const PARAMETER_SLOTS: u64 = 2;
 
-/// The `FUNC` payload of `catalog`.
+/// The `FUNC` payload of `catalog`, in id order, the first entry of each id (the catalogs
+/// Conifer makes are sorted and have one entry per id).
 pub(crate) fn encode(catalog: &[FunctionInfo]) -> Vec<u8> {
+    let mut sorted: Vec<&FunctionInfo> = catalog.iter().collect();
+    sorted.sort_by_key(|f| f.id);
+    sorted.dedup_by_key(|f| f.id);
     let mut out = TABLE_HASH.to_le_bytes().to_vec();
-    put_u64(&mut out, catalog.len() as u64);
-    let mut previous = 0i64;
-    for f in catalog {
-        put_i64(&mut out, i64::from(f.id) - previous);
-        previous = f.id.into();
+    put_u64(&mut out, sorted.len() as u64);
+    // Ids ascend: each is written as the gap to the one before, less one.
+    let mut next = 0;
+    for f in sorted {
+        put_u64(&mut out, u64::from(f.id) - next);
+        next = u64::from(f.id) + 1;
         let fortran = match f.language {
             Language::C => 0,
             Language::Fortran => FORTRAN,
@@ -95,11 +100,11 @@ pub(crate) fn decode(payload: &[u8]) -> Result<Vec<FunctionInfo>, FormatError> {
 }
 
 fn read(r: &mut Reader) -> Option<Vec<FunctionInfo>> {
-    let mut previous = 0i64;
+    let mut next = 0u64;
     (0..r.count()?)
         .map(|_| {
-            previous = previous.checked_add(r.i64()?)?;
-            let id = u16::try_from(previous).ok()?;
+            let id = u16::try_from(next.checked_add(r.u64()?)?).ok()?;
+            next = u64::from(id) + 1;
             let head = r.u64()?;
             let language = match head & FORTRAN {
                 0 => Language::C,
@@ -164,35 +169,44 @@ mod tests {
     const ISEND_SLOTS: [&str; 7] = ["buf", "count", "datatype", "dest", "tag", "comm", "request"];
 
     #[test]
-    fn isend_is_three_bytes_and_decodes_to_the_spec_parameters() {
+    fn isend_decodes_to_the_spec_parameters() {
         let isend = function(227, "MPI_Isend", Language::C, &ISEND_SLOTS);
-        // Spec index 355, slots as the table's parameters: head (355 + 1) << 2 | 2 = 1426.
+        // Id 227; spec index 355, slots as the table's parameters: head (355 + 1) << 2 | 2.
         let mut hand = TABLE_HASH.to_le_bytes().to_vec();
-        hand.extend_from_slice(&[1, 0xc6, 0x03, 0x92, 0x0b]);
+        hand.extend_from_slice(&[1, 0xe3, 0x01, 0x92, 0x0b]);
         assert_eq!(encode(std::slice::from_ref(&isend)), hand);
         assert_eq!(decode(&hand).unwrap(), vec![isend]);
     }
 
     #[test]
     fn slots_refer_to_parameters_with_out_suffix_or_are_written_out() {
+        let dims = function(
+            70,
+            "MPI_Dims_create",
+            Language::C,
+            &["nnodes", "ndims", "dims", "dims_out"],
+        );
+        // Spec index 117 (head 118 << 2), 4 slots: nnodes, ndims, dims (1 + index << 1), then
+        // dims with `_out` (1 + (2 << 1 | 1)).
+        let bytes = encode(std::slice::from_ref(&dims));
+        assert_eq!(&bytes[8..], &[1, 70, 0xd8, 0x03, 4, 1, 3, 5, 6]);
         let catalog = vec![
-            function(
-                70,
-                "MPI_Dims_create",
-                Language::C,
-                &["nnodes", "ndims", "dims", "dims_out"],
-            ),
-            function(635, "MPI_Isend", Language::Fortran, &ISEND_SLOTS),
-            function(497, "MPI_F_sync_reg", Language::Fortran, &[]),
-            function(30, "MPI_Comm_dup", Language::C, &["old_comm", "newcomm"]),
-            function(781, "free", Language::C, &["ptr"]),
             function(12, "MPIX_Query_cuda_support", Language::C, &[]),
+            function(30, "MPI_Comm_dup", Language::C, &["old_comm", "newcomm"]),
+            dims,
+            function(497, "MPI_F_sync_reg", Language::Fortran, &[]),
+            function(635, "MPI_Isend", Language::Fortran, &ISEND_SLOTS),
+            function(781, "free", Language::C, &["ptr"]),
         ];
-        let bytes = encode(&catalog);
-        assert_eq!(decode(&bytes).unwrap(), catalog);
-        // Id 70 (zigzag 140), spec index 117 (head 118 << 2 = 472), 4 slots: nnodes, ndims,
-        // dims (1 + index << 1), then dims with `_out` (1 + (2 << 1 | 1)).
-        assert_eq!(&bytes[9..18], &[0x8c, 0x01, 0xd8, 0x03, 4, 1, 3, 5, 6]);
+        assert_eq!(decode(&encode(&catalog)).unwrap(), catalog);
+        let mut shuffled = catalog.clone();
+        shuffled.reverse();
+        shuffled.push(function(30, "MPI_Comm_dup", Language::Fortran, &[]));
+        assert_eq!(
+            decode(&encode(&shuffled)).unwrap(),
+            catalog,
+            "sorted, first of each id"
+        );
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub struct FunctionInfo {
 pub struct Trace {
     /// The run.
     pub meta: Metadata,
-    /// The functions the signatures use.
+    /// The functions the signatures use, one per id (a file holds them in id order).
     pub catalog: Vec<FunctionInfo>,
     /// Signatures, grammars, per-rank entries (grammar ids, communicators, counts, hosts) and
     /// timing.
