@@ -6,7 +6,6 @@
 mod fnv;
 
 use serde::Deserialize;
-use std::fmt::Write;
 
 #[derive(Deserialize)]
 struct Param {
@@ -35,40 +34,24 @@ fn main() {
         names.windows(2).all(|w| w[0] < w[1]),
         "mpi-functions.json must list its functions sorted by name, each once (run `make spec`)"
     );
-    let n = names.len();
-    let mut out = String::new();
-    writeln!(
-        out,
-        "/// FNV-1a (64-bit) hash of [`TABLE_JSON`]'s bytes: names this version of the table."
-    )
-    .unwrap();
-    writeln!(
-        out,
-        "pub const TABLE_HASH: u64 = {:#018x};",
-        fnv::fnv1a(json.as_bytes())
-    )
-    .unwrap();
-    writeln!(
-        out,
-        "/// The C name of each function, in table order (sorted by name)."
-    )
-    .unwrap();
-    writeln!(out, "pub static FUNCTION_NAMES: [&str; {n}] = {names:?};").unwrap();
-    let params: Vec<Vec<&str>> = table
+    let params: String = table
         .functions
         .iter()
-        .map(|f| f.params.iter().map(|p| p.name.as_str()).collect())
+        .map(|f| {
+            let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+            format!("&{names:?},")
+        })
         .collect();
-    writeln!(
-        out,
-        "/// The names of each function's C parameters, in order, indexed like [`FUNCTION_NAMES`]."
-    )
-    .unwrap();
-    write!(out, "pub static PARAMETER_NAMES: [&[&str]; {n}] = [").unwrap();
-    for p in &params {
-        write!(out, "&{p:?},").unwrap();
-    }
-    writeln!(out, "];").unwrap();
+    let (n, hash) = (names.len(), fnv::fnv1a(json.as_bytes()));
+    let out = format!(
+        "/// FNV-1a (64-bit) hash of [`TABLE_JSON`]'s bytes: names this version of the table.
+pub const TABLE_HASH: u64 = {hash:#018x};
+/// The C name of each function, in table order (sorted by name).
+pub static FUNCTION_NAMES: [&str; {n}] = {names:?};
+/// The names of each function's C parameters, in order, indexed like [`FUNCTION_NAMES`].
+pub static PARAMETER_NAMES: [&[&str]; {n}] = [{params}];
+"
+    );
     let dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     std::fs::write(format!("{dir}/compact.rs"), out).expect("write compact.rs");
 }
