@@ -25,7 +25,7 @@ pub fn c_bytes(chars: &[c_char]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(chars.as_ptr().cast(), chars.len()) }
 }
 
-/// `MPI_Get_library_version`, first line.
+/// `MPI_Get_library_version`, first line (Open MPI counts the terminating NUL in the length).
 ///
 /// # Safety
 /// MPI must be initialised.
@@ -37,6 +37,7 @@ pub unsafe fn library_version() -> String {
     }
     let bytes = &c_bytes(&buf)[..(len.max(0) as usize).min(buf.len())];
     String::from_utf8_lossy(bytes)
+        .trim_end_matches('\0')
         .lines()
         .next()
         .unwrap_or("")

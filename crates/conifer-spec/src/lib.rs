@@ -3,12 +3,24 @@
 //! `mpi-functions.json` is derived from the MPI Forum's machine-readable API (PyPI package
 //! `pympistandard`, MPI 5.0) by `tools/gen-mpi-table.py` and committed, so that building Conifer
 //! needs neither Python nor network access; `make spec-check` proves it is current. This crate
-//! parses it for build scripts (wrapper generation) and tools that need parameter semantics.
+//! parses it for build scripts (wrapper generation) and tools that need parameter semantics;
+//! its build script also compiles in the table's hash, names and parameter names
+//! ([`TABLE_HASH`], [`FUNCTION_NAMES`], [`PARAMETER_NAMES`]), which traces refer to.
 
 use serde::Deserialize;
 
+#[cfg(test)]
+mod fnv;
+
 /// The committed table, as text.
 pub const TABLE_JSON: &str = include_str!("../mpi-functions.json");
+
+include!(concat!(env!("OUT_DIR"), "/compact.rs"));
+
+/// The index of the function named `name` (C spelling) in [`FUNCTION_NAMES`].
+pub fn find_function(name: &str) -> Option<usize> {
+    FUNCTION_NAMES.binary_search(&name).ok()
+}
 
 /// One parameter of the C binding.
 #[derive(Debug, Clone, Deserialize)]
@@ -137,6 +149,26 @@ mod tests {
             1,
             "varargs and no ierror in Fortran"
         );
+    }
+
+    #[test]
+    fn the_compact_table_matches_the_json() {
+        assert_eq!(TABLE_HASH, fnv::fnv1a(TABLE_JSON.as_bytes()));
+        let fs = functions();
+        assert_eq!(fs.len(), FUNCTION_NAMES.len());
+        for (i, f) in fs.iter().enumerate() {
+            assert_eq!(find_function(&f.name), Some(i));
+            let params: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(params, PARAMETER_NAMES[i], "{}", f.name);
+        }
+        assert_eq!(find_function("MPIX_Foo"), None);
+    }
+
+    #[test]
+    fn fnv1a_matches_the_reference_vectors() {
+        assert_eq!(fnv::fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv::fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv::fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub enum FormatError {
     Corrupted(String),
     /// A section's content cannot be parsed.
     Malformed(String),
+    /// The function catalog refers to a different MPI function table than this build's
+    /// (the hash of the table it was recorded with).
+    DifferentSpec(u64),
 }
 
 impl fmt::Display for FormatError {
@@ -49,6 +52,11 @@ impl fmt::Display for FormatError {
             }
             FormatError::Corrupted(tag) => write!(f, "trace is corrupted: checksum mismatch in section {tag}"),
             FormatError::Malformed(why) => write!(f, "trace is malformed: {why}"),
+            FormatError::DifferentSpec(hash) => write!(
+                f,
+                "trace was recorded with a different MPI function table (spec {hash:016x}, this conifer has {:016x}); read it with the conifer that wrote it",
+                conifer_spec::TABLE_HASH
+            ),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! rejects foreign, truncated, corrupted or newer files with a [`FormatError`] that says so in
 //! one line.
 
+mod catalog_codec;
 pub mod columns;
 mod container;
 pub mod decode;
@@ -12,6 +13,7 @@ pub mod forest;
 mod forest_codec;
 pub mod grid;
 pub mod merge;
+mod meta_codec;
 mod model;
 pub mod partial;
 pub mod predefined;

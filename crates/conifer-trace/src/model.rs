@@ -3,10 +3,9 @@
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::merge::Merged;
 use crate::record_codec::{decode_record, encode_record};
-use serde::{Deserialize, Serialize};
 
 /// The run a trace was recorded from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Metadata {
     /// Version of the Conifer that wrote the trace.
     pub conifer_version: String,
@@ -25,19 +24,15 @@ pub struct Metadata {
     pub partial: bool,
     /// Ranks that left no record at all (killed before they could write one); their entries
     /// in the trace are empty.
-    #[serde(default)]
     pub missing_ranks: Vec<u32>,
     /// Recording options in effect (`timing=lossless`, `relative-tags`, `raw`).
-    #[serde(default)]
     pub options: Vec<String>,
     /// In a partial trace, why each rank stopped early (`rank 2: SIGSEGV`).
-    #[serde(default)]
     pub partial_reasons: Vec<String>,
 }
 
 /// Which language binding a call came through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     /// The C binding (`MPI_Send`).
     C,
@@ -46,7 +41,7 @@ pub enum Language {
 }
 
 /// How often each rank called one function through one binding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FunctionCounts {
     /// C spelling of the function (`MPI_Isend`).
     pub name: String,
@@ -57,7 +52,7 @@ pub struct FunctionCounts {
 }
 
 /// One wrapped function: what the function ids in signatures stand for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FunctionInfo {
     /// The id signatures use.
     pub id: u16,
@@ -74,30 +69,39 @@ pub struct FunctionInfo {
 pub struct Trace {
     /// The run.
     pub meta: Metadata,
-    /// The functions the signatures use.
+    /// The functions the signatures use, one per id (a file holds them in id order).
     pub catalog: Vec<FunctionInfo>,
     /// Signatures, grammars, per-rank entries (grammar ids, communicators, counts, hosts) and
     /// timing.
     pub record: Merged,
 }
 
-/// Tag of the run's metadata section (JSON).
-pub(crate) const META: [u8; 4] = *b"META";
-/// Tag of the function catalog section (JSON).
-pub(crate) const CATALOG: [u8; 4] = *b"FUNC";
+/// Tag of the run's metadata section.
+const META: [u8; 4] = *b"META";
+/// Tag of the function catalog section.
+const CATALOG: [u8; 4] = *b"FUNC";
 
 /// The `META` and `FUNC` sections every trace and partial file starts with.
 pub(crate) fn run_sections(meta: &Metadata, catalog: &[FunctionInfo]) -> Vec<Section> {
     vec![
         Section {
             tag: META,
-            payload: to_json(meta),
+            payload: crate::meta_codec::encode(meta),
         },
         Section {
             tag: CATALOG,
-            payload: to_json(&catalog),
+            payload: crate::catalog_codec::encode(catalog),
         },
     ]
+}
+
+/// The run and the function catalog, from the sections [`run_sections`] wrote.
+pub(crate) fn read_run_sections(
+    sections: &[Section],
+) -> Result<(Metadata, Vec<FunctionInfo>), FormatError> {
+    let meta = crate::meta_codec::decode(find_section(sections, META)?)?;
+    let catalog = crate::catalog_codec::decode(find_section(sections, CATALOG)?)?;
+    Ok((meta, catalog))
 }
 
 impl Trace {
@@ -111,9 +115,7 @@ impl Trace {
     /// Parses a file image.
     pub fn from_bytes(file: &[u8]) -> Result<Trace, FormatError> {
         let sections = read_sections(file)?;
-        let find = |tag: [u8; 4]| find_section(&sections, tag);
-        let meta: Metadata = from_json(find(META)?, "META")?;
-        let catalog: Vec<FunctionInfo> = from_json(find(CATALOG)?, "FUNC")?;
+        let (meta, catalog) = read_run_sections(&sections)?;
         let record = decode_record(&sections, 0)?;
         if record.ranks.len() != meta.ranks as usize {
             return Err(FormatError::Malformed(
@@ -169,20 +171,6 @@ pub(crate) fn find_section(sections: &[Section], tag: [u8; 4]) -> Result<&[u8], 
         .ok_or_else(|| {
             FormatError::Malformed(format!("no {} section", String::from_utf8_lossy(&tag)))
         })
-}
-
-/// Parses a JSON section, naming it in the error.
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
-    bytes: &[u8],
-    what: &str,
-) -> Result<T, FormatError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| FormatError::Malformed(format!("{what} section: {e}")))
-}
-
-/// The JSON payload of a section.
-pub(crate) fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
-    serde_json::to_vec(value).expect("plain data serialises to JSON")
 }
 
 #[cfg(test)]

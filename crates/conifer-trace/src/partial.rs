@@ -5,7 +5,7 @@
 
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::merge::Merged;
-use crate::model::{find_section, from_json, run_sections, CATALOG, META};
+use crate::model::{find_section, read_run_sections, run_sections};
 use crate::rank_record::RankRecord;
 use crate::{FunctionInfo, Metadata, Trace};
 
@@ -39,10 +39,8 @@ impl PartialRecord {
     /// Parses a file image.
     pub fn from_bytes(file: &[u8]) -> Result<PartialRecord, FormatError> {
         let sections = read_sections(file)?;
-        let find = |tag| find_section(&sections, tag);
-        let meta: Metadata = from_json(find(META)?, "META")?;
-        let catalog: Vec<FunctionInfo> = from_json(find(CATALOG)?, "FUNC")?;
-        let reason = String::from_utf8_lossy(find(REASON)?).into_owned();
+        let (meta, catalog) = read_run_sections(&sections)?;
+        let reason = String::from_utf8_lossy(find_section(&sections, REASON)?).into_owned();
         let record = Merged::from_sections(&sections)?;
         if record.ranks.len() != 1 || record.first_rank >= meta.ranks {
             return Err(FormatError::Malformed(

@@ -16,6 +16,12 @@ pub fn put_i64(out: &mut Vec<u8>, v: i64) {
     put_u64(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 
+/// Appends `s` as a varint byte length and its UTF-8 bytes.
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_u64(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
 /// A cursor over encoded bytes; every read fails cleanly at the end of the input.
 pub struct Reader<'a> {
     bytes: &'a [u8],
@@ -73,6 +79,12 @@ impl<'a> Reader<'a> {
         self.u64().and_then(|v| u32::try_from(v).ok())
     }
 
+    /// A string written by [`put_str`]; `None` when cut short or not UTF-8.
+    pub fn str(&mut self) -> Option<&'a str> {
+        let n = self.count()?;
+        std::str::from_utf8(self.take(n)?).ok()
+    }
+
     /// A count of items each at least one byte long: bounded by what is left, so corrupt
     /// input cannot make a caller allocate more than the input holds.
     pub fn count(&mut self) -> Option<usize> {
@@ -114,5 +126,17 @@ mod tests {
         assert_eq!(Reader::new(&[0xff; 11]).u64(), None);
         assert_eq!(Reader::new(&[0x80]).u64(), None);
         assert_eq!(Reader::new(&[5, 1, 2]).count(), None);
+        assert_eq!(Reader::new(&[2, 0xff, 0xfe]).str(), None);
+    }
+
+    #[test]
+    fn strings_round_trip() {
+        let mut out = Vec::new();
+        put_str(&mut out, "MPI_Isend");
+        put_str(&mut out, "");
+        let mut r = Reader::new(&out);
+        assert_eq!(r.str(), Some("MPI_Isend"));
+        assert_eq!(r.str(), Some(""));
+        assert_eq!(r.remaining(), 0);
     }
 }
