@@ -9,7 +9,7 @@ pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 4;
 const END_TAG: [u8; 4] = *b"END\0";
-const SECTION_HEADER: usize = 4 + 8;
+const TAG: usize = 4;
 const SECTION_TRAILER: usize = 4;
 
 /// One section: a four-byte tag naming its content and the payload.
@@ -81,7 +81,7 @@ pub fn write_sections(sections: &[Section]) -> Vec<u8> {
     for section in sections.iter().chain(std::iter::once(&end)) {
         let start = out.len();
         out.extend_from_slice(&section.tag);
-        out.extend_from_slice(&(section.payload.len() as u64).to_le_bytes());
+        crate::varint::put_u64(&mut out, section.payload.len() as u64);
         out.extend_from_slice(&section.payload);
         let crc = crc32fast::hash(&out[start..]);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -117,9 +117,11 @@ pub fn read_sections(file: &[u8]) -> Result<Vec<Section>, FormatError> {
     let mut sections = Vec::new();
     loop {
         let section_start = rest;
-        let header = take(&mut rest, SECTION_HEADER)?;
-        let tag: [u8; 4] = header[..4].try_into().expect("4 bytes");
-        let len = u64::from_le_bytes(header[4..].try_into().expect("8 bytes"));
+        let tag: [u8; 4] = take(&mut rest, TAG)?.try_into().expect("4 bytes");
+        let mut length = crate::varint::Reader::new(rest);
+        let len = length.u64().ok_or(FormatError::Truncated)?;
+        let header = TAG + (rest.len() - length.remaining());
+        take(&mut rest, header - TAG)?;
         // Checked against what is left before allocating anything: a corrupt length cannot
         // make the reader allocate more than the file holds.
         if len > (rest.len().saturating_sub(SECTION_TRAILER)) as u64 {
@@ -131,7 +133,7 @@ pub fn read_sections(file: &[u8]) -> Result<Vec<Section>, FormatError> {
                 .try_into()
                 .expect("4 bytes"),
         );
-        let covered = &section_start[..SECTION_HEADER + payload.len()];
+        let covered = &section_start[..header + payload.len()];
         if crc32fast::hash(covered) != crc {
             return Err(FormatError::Corrupted(tag_name(&tag)));
         }
