@@ -109,7 +109,8 @@ pub struct Call<'t> {
     pub time: Option<CallTime>,
     /// Nanoseconds from the thread's first call to this call's start, with lossless timing.
     pub start_ns: Option<u64>,
-    /// Structure-tree call site that made the call, when a trace tree holds it.
+    /// Structure-tree call site that made the call (its id in the binary's structure tree),
+    /// when a trace tree holds it.
     pub site: Option<u32>,
     /// That call site's source position (`file:line`), when known.
     pub at_source: Option<&'t str>,
@@ -245,7 +246,7 @@ impl Trace {
             .filter_map(|(s, f)| Some((s.as_slice(), self.record.timing.get(f? as usize)?.stats)))
             .collect();
         let timelines = &entry.timelines;
-        let locs = self.record.forest.as_ref().map(|f| &f.structure.locs);
+        let structure = self.record.forest.as_ref().map(|f| &f.structure);
         (0..entry.threads.len())
             .map(move |thread| self.sited_signatures(entry, thread))
             .enumerate()
@@ -318,8 +319,8 @@ impl Trace {
                         time,
                         start_ns,
                         signature,
-                        site,
-                        at_source: site.and_then(|s| locs?.get(s as usize)?.as_deref()),
+                        site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
+                        at_source: site.and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
                     })
                 })
             })

@@ -19,12 +19,16 @@ pub const NO_TREE: u32 = u32::MAX;
 /// its shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Structure {
-    /// The embedded JSON, verbatim.
+    /// The embedded JSON, verbatim; or, for a structure read from a file, the compact form
+    /// the file stored (see [`crate::structure_codec`]).
     pub json: Vec<u8>,
     /// Kinds and parents of its vertices.
     pub shape: Arc<Shape>,
     /// Source position (`file:line`) of each vertex, when known.
     pub locs: Arc<Vec<Option<String>>>,
+    /// Each vertex's pre-order id in the binary's structure tree (a file keeps only the
+    /// vertices the run visited, so these may skip).
+    pub ids: Arc<Vec<u32>>,
 }
 
 impl Structure {
@@ -49,6 +53,7 @@ impl Structure {
         Ok(Structure {
             json: json.to_vec(),
             shape: Arc::new(Shape::new(&vertices)?),
+            ids: Arc::new((0..vertices.len() as u32).collect()),
             locs: Arc::new(locs),
         })
     }
@@ -421,5 +426,64 @@ mod tests {
         expected.push(2);
         assert_eq!(calls, expected);
         assert_eq!(left.terminal_counts(1)[&1], 12);
+    }
+
+    #[test]
+    fn files_keep_only_the_visited_vertices_with_their_ids_and_positions() {
+        // Vertices 4 and 5 (a branch arm and its Recv) are never reached.
+        let json = r#"{"id":0,"kind":"root","children":[
+            {"id":1,"kind":"mpi","loc":{"file":"a.c","line":3}},
+            {"id":2,"kind":"loop","loc":{"file":"a.c","line":6},
+             "children":[{"id":3,"kind":"mpi","loc":{"file":"b.c","line":7}}]},
+            {"id":4,"kind":"branch","children":[{"id":5,"kind":"mpi","loc":{"file":"a.c","line":9}}]},
+            {"id":6,"kind":"mpi","loc":{"file":"a.c","line":12}}]}"#;
+        let s = Structure::from_json(json.as_bytes()).unwrap();
+        let mut b = TreeBuilder::new(Arc::clone(&s.shape), 4);
+        b.call(Some(1), 0);
+        for _ in 0..5 {
+            b.activate(2);
+            b.call(Some(3), 1);
+        }
+        b.call(Some(6), 2);
+        let record = crate::rank_record::RankRecord {
+            signatures: vec![b"init".to_vec(), b"send".to_vec(), b"fin".to_vec()],
+            timing: vec![Default::default(); 3],
+            grammars: vec![Grammar::new().freeze()],
+            structure: Some(s.clone()),
+            trees: vec![Some(b.record())],
+            ..Default::default()
+        };
+        let merged = crate::merge::merge(vec![(record, vec![(0, 7)], "h".into())]);
+        let sections = crate::record_codec::encode_record(&merged, true);
+        let back = crate::record_codec::decode_record(&sections, 0).unwrap();
+        let forest = back.forest.as_ref().unwrap();
+        assert_eq!(forest.structure.ids.as_slice(), &[0, 1, 2, 3, 6]);
+        let locs: Vec<Option<&str>> = forest.structure.locs.iter().map(|l| l.as_deref()).collect();
+        assert_eq!(
+            locs,
+            [
+                None,
+                Some("a.c:3"),
+                Some("a.c:6"),
+                Some("b.c:7"),
+                Some("a.c:12")
+            ]
+        );
+        let calls = |m: &crate::merge::Merged| -> Vec<(u32, Option<u32>)> {
+            let mut t = m.thread_terminals(&m.ranks[0], 0);
+            std::iter::from_fn(|| {
+                let terminal = t.next()?;
+                let site = t
+                    .site()
+                    .map(|v| m.forest.as_ref().unwrap().structure.ids[v as usize]);
+                Some((terminal, site))
+            })
+            .collect()
+        };
+        let mut expected = vec![(0, Some(1))];
+        expected.extend([(1, Some(3)); 5]);
+        expected.push((2, Some(6)));
+        assert_eq!(calls(&back), expected);
+        assert_eq!(calls(&merged), expected);
     }
 }

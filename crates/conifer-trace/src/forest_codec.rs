@@ -20,6 +20,10 @@ fn malformed(what: &str) -> FormatError {
     FormatError::Malformed(format!("{what} section is inconsistent"))
 }
 
+/// `STRC` content forms: the binary's JSON (merge messages), the compact visited part (files).
+const STRUCTURE_JSON: u8 = 0;
+const STRUCTURE_COMPACT: u8 = 1;
+
 /// Files compress `STRC` and `TREE` above this many bytes (merge messages never do).
 const COMPRESS_ABOVE: usize = 256;
 
@@ -27,18 +31,32 @@ const COMPRESS_ABOVE: usize = 256;
 /// zstd-compresses them (files), else they stay quick to write and read (merge messages).
 pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Section> {
     let above = compress.then_some(COMPRESS_ABOVE);
-    let structure = pack_above(forest.structure.json.clone(), above);
+    let json = forest.structure.json.first() == Some(&b'{');
+    // Files keep the visited vertices only, in the compact form; messages the whole JSON.
+    let kept: Vec<u32> = if compress {
+        crate::structure_codec::visited(forest)
+    } else {
+        (0..forest.vertices.len() as u32).collect()
+    };
+    let mut structure = Vec::new();
+    if compress || !json {
+        structure.push(STRUCTURE_COMPACT);
+        structure.extend(crate::structure_codec::encode(&forest.structure, &kept));
+    } else {
+        structure.push(STRUCTURE_JSON);
+        structure.extend_from_slice(&forest.structure.json);
+    }
     let mut trees = Vec::new();
-    for records in &forest.vertices {
+    for &v in &kept {
+        let records = &forest.vertices[v as usize];
         put_u64(&mut trees, records.len() as u64);
         records.iter().for_each(|r| r.encode(&mut trees));
     }
     put_u64(&mut trees, forest.trees.len() as u64);
     for t in &forest.trees {
         put_u64(&mut trees, t.leading_foreign);
-        t.records
-            .iter()
-            .for_each(|&r| put_u64(&mut trees, r.into()));
+        kept.iter()
+            .for_each(|&v| put_u64(&mut trees, t.records[v as usize].into()));
     }
     let mut map = Vec::new();
     put_column(&mut map, ranks, |o, threads| {
@@ -51,7 +69,7 @@ pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Sectio
     vec![
         Section {
             tag: STRUCTURE,
-            payload: structure,
+            payload: pack_above(structure, above),
         },
         Section {
             tag: TREES,
@@ -73,9 +91,13 @@ pub fn decode(
     let Ok(packed) = find_section(sections, STRUCTURE) else {
         return Ok((None, vec![Vec::new(); ranks]));
     };
-    let json = unpack(packed, "STRC")?;
-    let structure = Structure::from_json(&json)
-        .map_err(|e| FormatError::Malformed(format!("STRC section: {e}")))?;
+    let content = unpack(packed, "STRC")?;
+    let structure = match content.split_first() {
+        Some((&STRUCTURE_JSON, json)) => Structure::from_json(json),
+        Some((&STRUCTURE_COMPACT, compact)) => crate::structure_codec::decode(compact),
+        _ => Err("unknown form".to_string()),
+    }
+    .map_err(|e| FormatError::Malformed(format!("STRC section: {e}")))?;
     let n = structure.shape.len();
     let unpacked = unpack(find_section(sections, TREES)?, "TREE")?;
     let mut bytes: &[u8] = &unpacked;
