@@ -2,11 +2,13 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::merge::RankEntry;
+use crate::streams::Filler;
 use crate::timeline::CallTime;
 use crate::timing::CallTiming;
 use crate::value::{HandleKind, HandleRef, Position, Value};
 use crate::varint::Reader;
 use crate::Trace;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -201,23 +203,38 @@ impl Trace {
             .map(move |thread| {
                 let positions = positions.clone();
                 self.sited_signatures(entry, thread)
-                    .map(move |(bytes, _)| crate::rank_codes::as_recorded(bytes, &positions))
+                    .map(move |(_, bytes, _)| {
+                        match crate::rank_codes::as_recorded(&bytes, &positions) {
+                            Cow::Borrowed(_) => bytes,
+                            Cow::Owned(recorded) => Cow::Owned(recorded),
+                        }
+                    })
             })
             .collect()
     }
 
-    /// The signature bytes of thread `thread` of `entry` in call order, each with the
-    /// structure-tree call site that made the call when a trace tree holds it.
+    /// The calls of thread `thread` of `entry` in order: each one's terminal, its signature
+    /// bytes (skeletons filled from the thread's value streams; empty when a stream ran out,
+    /// which only a malformed trace does) and the structure-tree call site that made it when
+    /// a trace tree holds it.
     fn sited_signatures<'t>(
         &'t self,
         entry: &'t RankEntry,
         thread: usize,
-    ) -> impl Iterator<Item = (&'t [u8], Option<u32>)> + 't {
+    ) -> impl Iterator<Item = (u32, Cow<'t, [u8]>, Option<u32>)> + 't {
         let mut terminals = self.record.thread_terminals(entry, thread);
+        let streams = entry
+            .streams
+            .get(thread)
+            .and_then(|&s| self.record.streams.get(s as usize));
+        let mut filler = Filler::new(streams);
         std::iter::from_fn(move || {
             let t = terminals.next()?;
             let site = terminals.site();
-            Some((self.record.signatures[t as usize].as_slice(), site))
+            let bytes = filler
+                .fill(t, &self.record.signatures[t as usize])
+                .unwrap_or(Cow::Borrowed(&[]));
+            Some((t, bytes, site))
         })
     }
 
@@ -237,13 +254,11 @@ impl Trace {
                 (m.comm.as_slice(), at)
             })
             .collect();
-        let families = self.record.timing_index();
-        let timing: HashMap<&[u8], CallTiming> = self
+        let timing: Vec<Option<CallTiming>> = self
             .record
-            .signatures
-            .iter()
-            .zip(families)
-            .filter_map(|(s, f)| Some((s.as_slice(), self.record.timing.get(f? as usize)?.stats)))
+            .timing_index()
+            .into_iter()
+            .map(|f| Some(self.record.timing.get(f? as usize)?.stats))
             .collect();
         let timelines = &entry.timelines;
         let structure = self.record.forest.as_ref().map(|f| &f.structure);
@@ -260,69 +275,71 @@ impl Trace {
                 let mut times = times.into_iter().flatten();
                 let mut clock = 0u64;
                 let mut request_positions: HashMap<HandleRef, Position> = HashMap::new();
-                seq.enumerate().map(move |(index, (bytes, site))| {
-                    let time = times.next();
-                    let start_ns = time.map(|t| {
-                        clock += t.interval_ns;
-                        let start = clock;
-                        clock += t.duration_ns;
-                        start
-                    });
-                    let signature = Signature::parse(bytes).ok_or_else(|| {
-                        DecodeError(format!(
-                            "rank {rank}: call {index} has a malformed signature"
-                        ))
-                    })?;
-                    let info = self
-                        .catalog
-                        .iter()
-                        .find(|c| c.id == signature.function)
-                        .ok_or_else(|| {
+                seq.enumerate()
+                    .map(move |(index, (terminal, bytes, site))| {
+                        let time = times.next();
+                        let start_ns = time.map(|t| {
+                            clock += t.interval_ns;
+                            let start = clock;
+                            clock += t.duration_ns;
+                            start
+                        });
+                        let signature = Signature::parse(&bytes).ok_or_else(|| {
                             DecodeError(format!(
-                                "rank {rank}: unknown function id {}",
-                                signature.function
+                                "rank {rank}: call {index} has a malformed signature"
                             ))
                         })?;
-                    let lookup = |c: &Value| {
-                        let mut key = Vec::new();
-                        c.encode(&mut key);
-                        memberships.get(key.as_slice()).copied()
-                    };
-                    let comm_position = signature.comm().and_then(lookup);
-                    // With one communicator or group (or none), every value's is `at`'s.
-                    let several = signature.values.iter().filter(|v| is_context(v)).nth(1);
-                    let value_at = if several.is_some() {
-                        let contexts = signature.contexts();
-                        contexts.into_iter().map(|c| c.and_then(lookup)).collect()
-                    } else {
-                        Vec::new()
-                    };
-                    let at = match comm_position {
-                        Some(p) => {
-                            for req in signature.requests() {
-                                request_positions.insert(req, p);
+                        let info = self
+                            .catalog
+                            .iter()
+                            .find(|c| c.id == signature.function)
+                            .ok_or_else(|| {
+                                DecodeError(format!(
+                                    "rank {rank}: unknown function id {}",
+                                    signature.function
+                                ))
+                            })?;
+                        let lookup = |c: &Value| {
+                            let mut key = Vec::new();
+                            c.encode(&mut key);
+                            memberships.get(key.as_slice()).copied()
+                        };
+                        let comm_position = signature.comm().and_then(lookup);
+                        // With one communicator or group (or none), every value's is `at`'s.
+                        let several = signature.values.iter().filter(|v| is_context(v)).nth(1);
+                        let value_at = if several.is_some() {
+                            let contexts = signature.contexts();
+                            contexts.into_iter().map(|c| c.and_then(lookup)).collect()
+                        } else {
+                            Vec::new()
+                        };
+                        let at = match comm_position {
+                            Some(p) => {
+                                for req in signature.requests() {
+                                    request_positions.insert(req, p);
+                                }
+                                Some(p)
                             }
-                            Some(p)
-                        }
-                        None => signature
-                            .requests()
-                            .find_map(|r| request_positions.get(&r).copied()),
-                    };
-                    Ok(Call {
-                        rank,
-                        index: index as u64,
-                        name: &info.name,
-                        slots: &info.slots,
-                        at,
-                        value_at,
-                        timing: timing.get(bytes).copied(),
-                        time,
-                        start_ns,
-                        signature,
-                        site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
-                        at_source: site.and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
+                            None => signature
+                                .requests()
+                                .find_map(|r| request_positions.get(&r).copied()),
+                        };
+                        Ok(Call {
+                            rank,
+                            index: index as u64,
+                            name: &info.name,
+                            slots: &info.slots,
+                            at,
+                            value_at,
+                            timing: timing[terminal as usize],
+                            time,
+                            start_ns,
+                            signature,
+                            site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
+                            at_source: site
+                                .and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
+                        })
                     })
-                })
             })
     }
 }

@@ -20,6 +20,7 @@ pub mod predefined;
 pub mod rank_codes;
 pub mod rank_record;
 mod record_codec;
+pub mod streams;
 pub mod structure_codec;
 pub mod timeline;
 pub mod timing;

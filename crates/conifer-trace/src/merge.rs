@@ -6,6 +6,7 @@
 use crate::decode::Signature;
 use crate::forest::{Forest, NO_TREE};
 use crate::rank_record::{Membership, RankRecord};
+use crate::streams::ThreadStreams;
 use crate::timing::{family_values, CallTiming, RankTime};
 use conifer_compress::{FrozenGrammar, Grammar};
 use std::collections::hash_map::DefaultHasher;
@@ -31,7 +32,13 @@ pub struct RankEntry {
     pub timelines: Vec<Vec<u8>>,
     /// Its total time in MPI and between calls.
     pub time: RankTime,
+    /// Value streams of each of its threads: an index into [`Merged::streams`], or
+    /// [`NO_STREAMS`]; empty when no thread has any.
+    pub streams: Vec<u32>,
 }
+
+/// A thread without value streams.
+pub const NO_STREAMS: u32 = u32::MAX;
 
 /// The timing statistics of one timing family (see [`crate::timing`]), pooled over all ranks.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,11 +78,21 @@ pub struct Merged {
     pub timing: Vec<FamilyTiming>,
     /// Trace trees, when the program carries a structure tree.
     pub forest: Option<Forest>,
+    /// Distinct value streams of threads (see [`crate::streams`]).
+    pub streams: Vec<ThreadStreams>,
 }
 
 impl Merged {
     /// The record of rank `rank` alone.
-    pub fn of_rank(rank: u32, record: RankRecord, counts: Vec<(u16, u64)>, host: String) -> Merged {
+    pub fn of_rank(
+        rank: u32,
+        mut record: RankRecord,
+        counts: Vec<(u16, u64)>,
+        host: String,
+    ) -> Merged {
+        crate::streams::extract(&mut record);
+        let mut streams = Vec::new();
+        let stream_ids = intern(&mut streams, std::mem::take(&mut record.streams));
         let mut grammars: Vec<FrozenGrammar> = Vec::new();
         let threads: Vec<u32> = record
             .grammars
@@ -125,8 +142,10 @@ impl Merged {
                 host,
                 timelines: record.timelines,
                 time,
+                streams: stream_ids,
             }],
             forest,
+            streams,
         }
     }
 
@@ -201,9 +220,20 @@ impl Merged {
                 })
                 .collect()
         };
+        let stream_map = intern(
+            &mut self.streams,
+            next.streams
+                .iter()
+                .map(|s| s.map_terminals(|t| sig_map[t as usize])),
+        );
         for mut entry in next.ranks {
             entry.threads = renumber(&entry.threads);
             entry.trees = retree(&entry.trees);
+            for s in &mut entry.streams {
+                if *s != NO_STREAMS {
+                    *s = stream_map[*s as usize];
+                }
+            }
             self.ranks.push(entry);
         }
         let theirs = next.timing.into_iter().map(|f| FamilyTiming {

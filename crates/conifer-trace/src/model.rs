@@ -197,6 +197,7 @@ mod tests {
             timelines: Vec::new(),
             structure: None,
             trees: Vec::new(),
+            streams: Vec::new(),
         };
         (record, counts, "a".into())
     }

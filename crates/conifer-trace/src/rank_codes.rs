@@ -11,7 +11,7 @@
 
 use crate::decode::Signature;
 use crate::forest::{Forest, TreeRef, NO_TREE};
-use crate::merge::{intern, Merged};
+use crate::merge::{intern, Merged, NO_STREAMS};
 use crate::value::{Rank, Value};
 use crate::varint::put_u64;
 use std::borrow::Cow;
@@ -142,7 +142,7 @@ pub fn as_recorded<'a>(bytes: &'a [u8], positions: &HashMap<&[u8], i64>) -> Cow<
         });
     }
     if changed {
-        Cow::Owned(encode(&signature))
+        Cow::Owned(encode_signature(&signature))
     } else {
         Cow::Borrowed(bytes)
     }
@@ -159,7 +159,7 @@ fn visit_all(value: &mut Value, f: &mut impl FnMut(&mut Rank)) {
 }
 
 /// The bytes of `signature`.
-fn encode(signature: &Signature) -> Vec<u8> {
+pub(crate) fn encode_signature(signature: &Signature) -> Vec<u8> {
     let mut out = Vec::new();
     put_u64(&mut out, signature.function.into());
     put_u64(&mut out, signature.thread.into());
@@ -193,7 +193,7 @@ fn rankful_signatures(m: &Merged) -> HashMap<u32, Rankful> {
         }
         for_each_field(&mut blanked, |_, r| *r = Rank::Absolute(0));
         let next = families.len();
-        let family = *families.entry(encode(&blanked)).or_insert(next);
+        let family = *families.entry(encode_signature(&blanked)).or_insert(next);
         out.insert(
             t as u32,
             Rankful {
@@ -329,7 +329,7 @@ fn recode(sig: &Rankful, rank: usize, choices: &Choices, contexts: &Contexts) ->
         }
         j += 1;
     });
-    encode(&signature)
+    encode_signature(&signature)
 }
 
 /// Stores every relative rank field of `m` under the code that makes the most ranks agree
@@ -394,6 +394,8 @@ fn rename(
     let mut grammar_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
     let mut forest = m.forest.as_ref().map(|f| Forest::new(f.structure.clone()));
     let mut tree_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
+    let mut streams = Vec::new();
+    let mut stream_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
     let mut any_image: Vec<Option<u32>> = same.to_vec();
     for (rank, renamed) in per_rank.iter().enumerate() {
         let lookup: HashMap<u32, u32> = renamed.iter().copied().collect();
@@ -433,9 +435,24 @@ fn rename(
                 .collect(),
             _ => entry.trees.clone(),
         };
+        let stream_ids: Vec<u32> = entry
+            .streams
+            .iter()
+            .map(|&set| {
+                if set == NO_STREAMS {
+                    return NO_STREAMS;
+                }
+                let old = &m.streams[set as usize];
+                let key = (set, restricted(renamed, old.entries.iter().map(|(t, _)| t)));
+                *stream_keys
+                    .entry(key)
+                    .or_insert_with(|| intern(&mut streams, [old.map_terminals(map)])[0])
+            })
+            .collect();
         let entry = &mut m.ranks[rank];
         entry.threads = threads;
         entry.trees = trees;
+        entry.streams = stream_ids;
     }
     m.timing
         .retain_mut(|family| match any_image[family.terminal as usize] {
@@ -448,6 +465,7 @@ fn rename(
     m.signatures = signatures;
     m.grammars = grammars;
     m.forest = forest;
+    m.streams = streams;
 }
 
 /// The entries of `renamed` whose old terminal is among `terminals`, in order.
@@ -501,7 +519,7 @@ mod tests {
         let signatures: Vec<Vec<u8>> = peers
             .iter()
             .map(|&peer| {
-                encode(&Signature {
+                encode_signature(&Signature {
                     function: 1,
                     thread: 0,
                     values: vec![Value::Rank(Rank::Relative(peer - rank)), WORLD],

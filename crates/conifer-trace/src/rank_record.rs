@@ -73,4 +73,7 @@ pub struct RankRecord {
     /// Per thread, its trace tree over local terminals (its grammar then holds only the calls
     /// outside the tree).
     pub trees: Vec<Option<TreeRecord>>,
+    /// Per thread, the value streams of its skeleton signatures (empty when none were made:
+    /// see [`crate::streams`]).
+    pub streams: Vec<crate::streams::ThreadStreams>,
 }

@@ -9,11 +9,13 @@
 use crate::columns::{put_column, read_column};
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
-use crate::merge::{FamilyTiming, Merged, RankEntry};
+use crate::merge::{FamilyTiming, Merged, RankEntry, NO_STREAMS};
 use crate::model::find_section;
 use crate::rank_record::{put_grid, read_grid, Membership};
+use crate::streams::ThreadStreams;
 use crate::timing::{CallTiming, RankTime};
 use crate::varint::{put_i64, put_u64, Reader};
+use conifer_compress::tree::Series;
 use conifer_compress::Symbol;
 
 const SIGNATURES: [u8; 4] = *b"SIGS";
@@ -25,6 +27,8 @@ const HOSTS: [u8; 4] = *b"HOST";
 const TIMING: [u8; 4] = *b"TIME";
 const TIMELINES: [u8; 4] = *b"TMLN";
 const FIRST_RANK: [u8; 4] = *b"FRST";
+const STREAMS: [u8; 4] = *b"STRM";
+const STREAM_MAP: [u8; 4] = *b"SMAP";
 
 /// The most ranks a record may claim: columns compress ranks to a few bytes, so the claim is
 /// bounded explicitly to keep a corrupt file from making the reader allocate without limit.
@@ -148,6 +152,74 @@ fn encode_timing(m: &Merged, compact: bool) -> Vec<u8> {
     out
 }
 
+/// `STRM`: the distinct thread streams (per entry: skeleton terminal, series count, series);
+/// `SMAP`: a rank column of each thread's streams (0 none, else 1 + index).
+fn encode_streams(m: &Merged) -> (Vec<u8>, Vec<u8>) {
+    let mut streams = Vec::new();
+    put_u64(&mut streams, m.streams.len() as u64);
+    for set in &m.streams {
+        put_u64(&mut streams, set.entries.len() as u64);
+        for (t, series) in &set.entries {
+            put_u64(&mut streams, (*t).into());
+            put_u64(&mut streams, series.len() as u64);
+            series.iter().for_each(|s| s.encode(&mut streams));
+        }
+    }
+    let mut map = Vec::new();
+    let per_rank: Vec<&Vec<u32>> = m.ranks.iter().map(|r| &r.streams).collect();
+    put_column(&mut map, &per_rank, |o, threads| {
+        put_u64(o, threads.len() as u64);
+        threads
+            .iter()
+            .for_each(|&s| put_u64(o, u64::from(s.wrapping_add(1))));
+    });
+    (streams, map)
+}
+
+/// Reads what [`encode_streams`] wrote.
+fn decode_streams(
+    streams: &[u8],
+    map: &[u8],
+    ranks: usize,
+) -> Option<(Vec<ThreadStreams>, Vec<Vec<u32>>)> {
+    let mut bytes = streams;
+    let mut r = Reader::new(bytes);
+    let n = r.count()?;
+    bytes = &bytes[bytes.len() - r.remaining()..];
+    let mut sets = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut r = Reader::new(bytes);
+        let entries = r.count()?;
+        bytes = &bytes[bytes.len() - r.remaining()..];
+        let mut set = ThreadStreams::default();
+        for _ in 0..entries {
+            let mut r = Reader::new(bytes);
+            let (t, k) = (r.u32()?, r.count()?);
+            bytes = &bytes[bytes.len() - r.remaining()..];
+            let series = (0..k)
+                .map(|_| Series::decode(&mut bytes).ok())
+                .collect::<Option<Vec<_>>>()?;
+            set.entries.push((t, series));
+        }
+        sets.push(set);
+    }
+    if !bytes.is_empty() {
+        return None;
+    }
+    let mut r = Reader::new(map);
+    let per_rank = read_column(&mut r, ranks, |c| {
+        let n = c.count()?;
+        (0..n)
+            .map(|_| Some(c.u32()?.wrapping_sub(1)))
+            .collect::<Option<Vec<u32>>>()
+    })?;
+    let valid = per_rank
+        .iter()
+        .flatten()
+        .all(|&s| s == NO_STREAMS || (s as usize) < sets.len());
+    (r.remaining() == 0 && valid).then_some((sets, per_rank))
+}
+
 /// Reads what [`encode_timing`] wrote for `ranks` ranks.
 fn decode_timing(bytes: &[u8], ranks: usize) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
     let mut r = Reader::new(bytes);
@@ -248,6 +320,11 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
                 .for_each(|t| put_bytes(&mut timelines, t));
         }
         sections.push(packed(TIMELINES, timelines));
+    }
+    if !m.streams.is_empty() {
+        let (streams, map) = encode_streams(m);
+        sections.push(packed(STREAMS, streams));
+        sections.push(packed(STREAM_MAP, map));
     }
     if let Some(forest) = &m.forest {
         let trees: Vec<Vec<u32>> = m.ranks.iter().map(|r| r.trees.clone()).collect();
@@ -364,6 +441,12 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         }
         Err(_) => vec![Vec::new(); ranks],
     };
+    let (streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
+        (Ok(streams), Ok(map)) => {
+            decode_streams(&streams, &map, ranks).ok_or_else(|| malformed("STRM"))?
+        }
+        _ => (Vec::new(), vec![Vec::new(); ranks]),
+    };
     let (forest, trees) = crate::forest_codec::decode(sections, ranks)?;
     let merged = Merged {
         first_rank,
@@ -375,9 +458,13 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
             .zip(comms)
             .zip(counts.into_iter().zip(hosts))
             .zip(timelines.into_iter().zip(times))
+            .zip(stream_map)
             .enumerate()
             .map(
-                |(i, ((((threads, trees), comms), (counts, host)), (timelines, time)))| {
+                |(
+                    i,
+                    (((((threads, trees), comms), (counts, host)), (timelines, time)), streams),
+                )| {
                     let world = i64::from(first_rank) + i as i64;
                     RankEntry {
                         threads,
@@ -394,12 +481,14 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
                         host,
                         timelines,
                         time,
+                        streams,
                     }
                 },
             )
             .collect(),
         timing,
         forest,
+        streams,
     };
     check_references(&merged)?;
     crate::forest_codec::check(&merged)?;
@@ -415,7 +504,11 @@ fn check_references(m: &Merged) -> Result<(), FormatError> {
             .iter()
             .flatten()
             .any(|i| matches!(i.symbol, Symbol::Terminal(t) if t >= terminals))
-    }) || m.timing.iter().any(|f| f.terminal >= terminals);
+    }) || m.timing.iter().any(|f| f.terminal >= terminals)
+        || m.streams
+            .iter()
+            .flat_map(|s| &s.entries)
+            .any(|(t, _)| *t >= terminals);
     let bad_grammar = m
         .ranks
         .iter()

@@ -275,6 +275,15 @@ pub enum Value {
     /// Coordinates in a Cartesian communicator, as offsets from the caller's own coordinates
     /// (the shortest way round in periodic dimensions).
     Coords(Vec<i64>),
+    /// In a signature skeleton: an integer whose value comes from the thread's value stream
+    /// (see [`crate::streams`]).
+    StreamedInt,
+    /// In a signature skeleton: a buffer in segment `.0` whose offset comes from the thread's
+    /// value stream.
+    StreamedOffset(u32),
+    /// In a signature skeleton: a status with this source and error whose tag and received
+    /// bytes come from the thread's value streams.
+    StreamedStatus(Rank, i64),
 }
 
 mod tag {
@@ -288,6 +297,9 @@ mod tag {
     pub const IGNORED: u8 = 7;
     pub const OPAQUE: u8 = 8;
     pub const COORDS: u8 = 9;
+    pub const STREAMED_INT: u8 = 10;
+    pub const STREAMED_OFFSET: u8 = 11;
+    pub const STREAMED_STATUS: u8 = 12;
 }
 
 impl Rank {
@@ -395,6 +407,16 @@ impl Value {
             }
             Value::Ignored => out.push(tag::IGNORED),
             Value::Opaque => out.push(tag::OPAQUE),
+            Value::StreamedInt => out.push(tag::STREAMED_INT),
+            Value::StreamedOffset(id) => {
+                out.push(tag::STREAMED_OFFSET);
+                put_u64(out, (*id).into())
+            }
+            Value::StreamedStatus(source, error) => {
+                out.push(tag::STREAMED_STATUS);
+                source.encode(out);
+                put_i64(out, *error)
+            }
             Value::Coords(offsets) => encode_coords(out, offsets),
         }
     }
@@ -444,6 +466,9 @@ impl Value {
             }),
             tag::IGNORED => Value::Ignored,
             tag::OPAQUE => Value::Opaque,
+            tag::STREAMED_INT => Value::StreamedInt,
+            tag::STREAMED_OFFSET => Value::StreamedOffset(r.u32()?),
+            tag::STREAMED_STATUS => Value::StreamedStatus(Rank::decode(r)?, r.i64()?),
             tag::COORDS => {
                 let n = r.count()?;
                 Value::Coords((0..n).map(|_| r.i64()).collect::<Option<_>>()?)
@@ -590,6 +615,9 @@ impl fmt::Display for DisplayValue<'_> {
             }
             Value::Ignored => f.write_str("IGNORE"),
             Value::Opaque => f.write_str("?"),
+            Value::StreamedInt => f.write_str("<stream>"),
+            Value::StreamedOffset(id) => write!(f, "seg{id}+<stream>"),
+            Value::StreamedStatus(..) => f.write_str("{<stream>}"),
             Value::Coords(offsets) => {
                 let absolute = self.at.and_then(|me| {
                     let grid = me.grid?;

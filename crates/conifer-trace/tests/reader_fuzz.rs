@@ -24,20 +24,22 @@ fn signature(function: u64, values: &[Value]) -> Vec<u8> {
     out
 }
 
-/// A 6-rank trace with relative ranks, a grid communicator, timing classes and timelines.
+/// A 6-rank trace with relative ranks, a grid communicator, timing, timelines and value
+/// streams (ten signatures differing in one integer).
 fn sample() -> Trace {
     let comm = Value::Handle(HandleKind::Comm, HandleRef::Id(0));
     let records = (0..6i64)
         .map(|rank| {
-            let sigs = vec![
+            let mut sigs = vec![
                 signature(0, &[Value::Rank(Rank::Relative(1)), comm.clone()]),
                 signature(1, &[Value::Rank(Rank::Grid(3)), comm.clone()]),
                 signature(0, &[Value::Coords(vec![0, -1]), comm.clone()]),
             ];
+            sigs.extend((0..10).map(|k| signature(1, &[Value::Int(k * 3), comm.clone()])));
             let mut g = Grammar::new();
-            let mut timing = vec![CallTiming::default(); 3];
+            let mut timing = vec![CallTiming::default(); sigs.len()];
             for i in 0..(50 + rank as u32 % 2) {
-                let t = i % 3;
+                let t = if i % 4 == 3 { 3 + i % 10 } else { i % 3 };
                 g.push(t);
                 timing[t as usize].add(5.0, 100.0 + f64::from(i));
             }
@@ -176,6 +178,20 @@ fn the_sample_is_valid() {
     assert_eq!(back.calls(0).count(), 50);
     assert_eq!(back.calls(1).count(), 51);
     assert_eq!(back.record.ranks[3].host, "node0");
+    // The ten integer variants became one skeleton with a stream, filled back in order:
+    // call i = 3, 7, 11, ... carries 3 · (i mod 10).
+    assert!(!back.record.streams.is_empty());
+    let values: Vec<String> = back
+        .calls(0)
+        .map(|c| c.unwrap())
+        .filter(|c| c.index % 4 == 3)
+        .map(|c| c.signature.values[0].display(None).to_string())
+        .collect();
+    let expected: Vec<String> = (0..50u64)
+        .filter(|i| i % 4 == 3)
+        .map(|i| ((i % 10) * 3).to_string())
+        .collect();
+    assert_eq!(values, expected);
 }
 
 #[test]

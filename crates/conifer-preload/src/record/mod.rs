@@ -161,6 +161,7 @@ pub fn record_of(state: &State) -> RankRecord {
             .flatten()
             .cloned(),
         trees,
+        streams: Vec::new(),
     }
 }
 
