@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// One traced run: its size, distinct grammars and decoded calls.
@@ -41,7 +41,7 @@ fn traced(app: &str, ranks: u32) -> Traced {
 }
 
 /// The peers rank `rank` named in its calls of `function` (argument `slot`), in call order.
-fn peers(trace: &PathBuf, rank: u64, function: &str, slot: &str) -> Vec<i64> {
+fn peers(trace: &Path, rank: u64, function: &str, slot: &str) -> Vec<i64> {
     decode_all(trace)
         .iter()
         .filter(|c| c["rank"] == rank && c["function"] == function)
