@@ -430,13 +430,14 @@ mod tests {
 
     #[test]
     fn files_keep_only_the_visited_vertices_with_their_ids_and_positions() {
-        // Vertices 4 and 5 (a branch arm and its Recv) are never reached.
+        // Vertices 4 and 5 (a branch arm and its Recv) are never reached. The last vertex's
+        // file index is larger than the bytes left after it (read as a value, not a count).
         let json = r#"{"id":0,"kind":"root","children":[
             {"id":1,"kind":"mpi","loc":{"file":"a.c","line":3}},
             {"id":2,"kind":"loop","loc":{"file":"a.c","line":6},
              "children":[{"id":3,"kind":"mpi","loc":{"file":"b.c","line":7}}]},
             {"id":4,"kind":"branch","children":[{"id":5,"kind":"mpi","loc":{"file":"a.c","line":9}}]},
-            {"id":6,"kind":"mpi","loc":{"file":"a.c","line":12}}]}"#;
+            {"id":6,"kind":"mpi","loc":{"file":"b.c","line":12}}]}"#;
         let s = Structure::from_json(json.as_bytes()).unwrap();
         let mut b = TreeBuilder::new(Arc::clone(&s.shape), 4);
         b.call(Some(1), 0);
@@ -466,7 +467,7 @@ mod tests {
                 Some("a.c:3"),
                 Some("a.c:6"),
                 Some("b.c:7"),
-                Some("a.c:12")
+                Some("b.c:12")
             ]
         );
         let calls = |m: &crate::merge::Merged| -> Vec<(u32, Option<u32>)> {

@@ -125,11 +125,12 @@ pub fn decode(bytes: &[u8]) -> Result<Structure, String> {
         let parent = i.checked_sub(distance).filter(|_| i == 0 || distance > 0);
         vertices.push((kind, parent.ok_or_else(bad)? as u32));
         ids.push(id);
-        let loc = match r.count().ok_or_else(bad)? {
+        let loc = match r.u64().ok_or_else(bad)? {
             0 => None,
             f => {
                 line += r.i64().ok_or_else(bad)?;
-                Some(format!("{}:{line}", files.get(f - 1).ok_or_else(bad)?))
+                let file = usize::try_from(f - 1).ok().and_then(|f| files.get(f));
+                Some(format!("{}:{line}", file.ok_or_else(bad)?))
             }
         };
         locs.push(loc);
