@@ -4,7 +4,7 @@
 //! the calls, pooled over all ranks, so the trace does not grow with ranks or behaviour
 //! classes; per rank, its total time in MPI and between calls. Files store the values
 //! log-quantised (0.14% steps for statistics, 4.4% for per-rank totals); merge messages keep
-//! them exact so pooling never compounds rounding.
+//! them exact (f64 bits) so pooling never compounds rounding.
 
 use crate::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use crate::varint::{put_u64, Reader};
@@ -86,35 +86,25 @@ impl Timing {
             .sqrt()
     }
 
-    /// Appends the statistics: the count, then mean, standard deviation, min and max,
-    /// log-quantised ([`put_quantised`]) when `compact`, else exact (f64).
-    pub(crate) fn encode(&self, out: &mut Vec<u8>, compact: bool) {
-        put_u64(out, self.count);
-        if self.count == 0 {
-            return;
-        }
+    /// Appends mean, standard deviation, min and max (not the count), log-quantised
+    /// ([`put_quantised`]) when `compact`, else exact (f64 bits).
+    fn encode_values(&self, out: &mut Vec<u8>, compact: bool) {
         for v in [self.mean(), self.stddev(), self.min, self.max] {
             if compact {
                 put_quantised(out, v, FINE_STEPS);
             } else {
-                out.extend_from_slice(&v.to_le_bytes());
+                put_u64(out, v.to_bits());
             }
         }
     }
 
-    /// Reads what [`Timing::encode`] wrote.
-    pub(crate) fn decode(r: &mut Reader, compact: bool) -> Option<Timing> {
-        let count = r.u64()?;
-        if count == 0 {
-            return Some(Timing::default());
-        }
+    /// Reads what [`Timing::encode_values`] wrote, for `count` values.
+    fn decode_values(r: &mut Reader, count: u64, compact: bool) -> Option<Timing> {
         let mut value = || {
             if compact {
                 read_quantised(r, FINE_STEPS)
             } else {
-                r.take(8)
-                    .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
-                    .filter(|v| v.is_finite())
+                Some(f64::from_bits(r.u64()?)).filter(|v| v.is_finite())
             }
         };
         let (mean, stddev, min, max) = (value()?, value()?, value()?, value()?);
@@ -163,15 +153,26 @@ impl CallTiming {
         }
     }
 
+    /// Appends the calls' count (durations and intervals come in pairs, so one count), then
+    /// the duration and the interval statistics.
     pub(crate) fn encode(&self, out: &mut Vec<u8>, compact: bool) {
-        self.duration.encode(out, compact);
-        self.interval.encode(out, compact);
+        debug_assert_eq!(self.duration.count, self.interval.count);
+        put_u64(out, self.duration.count);
+        if self.duration.count > 0 {
+            self.duration.encode_values(out, compact);
+            self.interval.encode_values(out, compact);
+        }
     }
 
+    /// Reads what [`CallTiming::encode`] wrote.
     pub(crate) fn decode(r: &mut Reader, compact: bool) -> Option<CallTiming> {
+        let count = r.u64()?;
+        if count == 0 {
+            return Some(CallTiming::default());
+        }
         Some(CallTiming {
-            duration: Timing::decode(r, compact)?,
-            interval: Timing::decode(r, compact)?,
+            duration: Timing::decode_values(r, count, compact)?,
+            interval: Timing::decode_values(r, count, compact)?,
         })
     }
 }
@@ -319,7 +320,7 @@ mod tests {
                 assert_eq!(back.duration.count, 100);
                 assert!((back.interval.mean() / t.interval.mean() - 1.0).abs() < 0.001);
                 assert!((back.duration.max - 56.0).abs() < 0.1);
-                assert!(out.len() <= 2 * (1 + 4 * 2), "{} bytes", out.len());
+                assert!(out.len() <= 1 + 8 * 2, "{} bytes", out.len());
             } else {
                 assert_eq!(back.duration.count, t.duration.count);
                 assert!((back.duration.sum - t.duration.sum).abs() < 1e-6);
