@@ -92,9 +92,14 @@ struct Rankful {
     family: usize,
 }
 
-/// Calls `f` on every rank value of `values` (top level, in arrays and in statuses) that is
-/// relative to a communicator or group named in the call, with that context.
-fn for_each_field(signature: &mut Signature, mut f: impl FnMut(&Value, &mut Rank)) {
+/// Calls `f` on every rank value of `signature` (top level, in arrays and in statuses) that
+/// `pick` selects and that is relative to a communicator or group named in the call, with
+/// that context.
+fn for_each_rank(
+    signature: &mut Signature,
+    pick: fn(&Rank) -> bool,
+    mut f: impl FnMut(&Value, &mut Rank),
+) {
     let contexts: Vec<Option<Value>> = signature
         .contexts()
         .into_iter()
@@ -102,17 +107,27 @@ fn for_each_field(signature: &mut Signature, mut f: impl FnMut(&Value, &mut Rank
         .collect();
     for (value, context) in signature.values.iter_mut().zip(contexts) {
         let Some(context) = context else { continue };
-        visit(value, &mut |r| f(&context, r));
+        visit(value, pick, &mut |r| f(&context, r));
     }
 }
 
-fn visit(value: &mut Value, f: &mut impl FnMut(&mut Rank)) {
+fn visit(value: &mut Value, pick: fn(&Rank) -> bool, f: &mut impl FnMut(&mut Rank)) {
     match value {
-        Value::Rank(r @ Rank::Relative(_)) => f(r),
-        Value::Status(s) if matches!(s.source, Rank::Relative(_)) => f(&mut s.source),
-        Value::Array(items) => items.iter_mut().for_each(|v| visit(v, f)),
+        Value::Rank(r) if pick(r) => f(r),
+        Value::Status(s) if pick(&s.source) => f(&mut s.source),
+        Value::Array(items) => items.iter_mut().for_each(|v| visit(v, pick, f)),
         _ => {}
     }
+}
+
+/// The rank fields the merge chooses codes for: those recorded relative to the caller.
+fn is_relative(r: &Rank) -> bool {
+    matches!(r, Rank::Relative(_))
+}
+
+/// Calls `f` on every relative rank field of `signature`, with its context.
+fn for_each_field(signature: &mut Signature, f: impl FnMut(&Value, &mut Rank)) {
+    for_each_rank(signature, is_relative, f);
 }
 
 /// `bytes` as the recorder wrote them, for a caller whose rank in each communicator or group
@@ -122,39 +137,23 @@ pub fn as_recorded<'a>(bytes: &'a [u8], positions: &HashMap<&[u8], i64>) -> Cow<
         return Cow::Borrowed(bytes);
     };
     let mut changed = false;
-    let contexts: Vec<Option<Value>> = signature
-        .contexts()
-        .into_iter()
-        .map(|c| c.cloned())
-        .collect();
-    for (value, context) in signature.values.iter_mut().zip(contexts) {
-        let Some(me) = context.and_then(|c| {
+    for_each_rank(
+        &mut signature,
+        |_| true,
+        |context, r| {
             let mut key = Vec::new();
-            c.encode(&mut key);
-            positions.get(key.as_slice()).copied()
-        }) else {
-            continue;
-        };
-        visit_all(value, &mut |r| {
-            let recorded = r.as_recorded(me);
-            changed |= recorded != *r;
-            *r = recorded;
-        });
-    }
+            context.encode(&mut key);
+            if let Some(&me) = positions.get(key.as_slice()) {
+                let recorded = r.as_recorded(me);
+                changed |= recorded != *r;
+                *r = recorded;
+            }
+        },
+    );
     if changed {
         Cow::Owned(encode_signature(&signature))
     } else {
         Cow::Borrowed(bytes)
-    }
-}
-
-/// Calls `f` on every rank value of `value`, in arrays and statuses too.
-fn visit_all(value: &mut Value, f: &mut impl FnMut(&mut Rank)) {
-    match value {
-        Value::Rank(r) => f(r),
-        Value::Status(s) => f(&mut s.source),
-        Value::Array(items) => items.iter_mut().for_each(|v| visit_all(v, f)),
-        _ => {}
     }
 }
 

@@ -9,13 +9,10 @@
 use crate::columns::{put_column, read_column};
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
-use crate::merge::{FamilyTiming, Merged, RankEntry, NO_STREAMS};
+use crate::merge::{Merged, RankEntry};
 use crate::model::find_section;
 use crate::rank_record::{put_grid, read_grid, Membership};
-use crate::streams::ThreadStreams;
-use crate::timing::{CallTiming, RankTime};
 use crate::varint::{put_i64, put_u64, Reader};
-use conifer_compress::tree::Series;
 use conifer_compress::Symbol;
 
 const SIGNATURES: [u8; 4] = *b"SIGS";
@@ -123,133 +120,6 @@ pub(crate) fn unpack<'a>(
     }
 }
 
-/// `TIME`: a flag (1 when values are quantised, in files; 0 exact, in merge messages), the
-/// family statistics (a terminal of the family, then its [`CallTiming`]), and a rank column of
-/// each rank's totals (quantised codes, or exact f64 values).
-fn encode_timing(m: &Merged, compact: bool) -> Vec<u8> {
-    let mut out = vec![u8::from(compact)];
-    put_u64(&mut out, m.timing.len() as u64);
-    for family in &m.timing {
-        put_u64(&mut out, family.terminal.into());
-        family.stats.encode(&mut out, compact);
-    }
-    if compact {
-        let codes: Vec<(u64, u64)> = m.ranks.iter().map(|r| r.time.quantised()).collect();
-        put_column(&mut out, &codes, |o, &(mpi, compute)| {
-            put_u64(o, mpi);
-            put_u64(o, compute);
-        });
-    } else {
-        let exact: Vec<[u64; 2]> = m
-            .ranks
-            .iter()
-            .map(|r| [r.time.mpi_ns.to_bits(), r.time.compute_ns.to_bits()])
-            .collect();
-        put_column(&mut out, &exact, |o, v| {
-            v.iter().for_each(|&b| put_u64(o, b))
-        });
-    }
-    out
-}
-
-/// `STRM`: the distinct thread streams (per entry: skeleton terminal, series count, series);
-/// `SMAP`: a rank column of each thread's streams (0 none, else 1 + index).
-fn encode_streams(m: &Merged) -> (Vec<u8>, Vec<u8>) {
-    let mut streams = Vec::new();
-    put_u64(&mut streams, m.streams.len() as u64);
-    for set in &m.streams {
-        put_u64(&mut streams, set.entries.len() as u64);
-        for (t, series) in &set.entries {
-            put_u64(&mut streams, (*t).into());
-            put_u64(&mut streams, series.len() as u64);
-            series.iter().for_each(|s| s.encode(&mut streams));
-        }
-    }
-    let mut map = Vec::new();
-    let per_rank: Vec<&Vec<u32>> = m.ranks.iter().map(|r| &r.streams).collect();
-    put_column(&mut map, &per_rank, |o, threads| {
-        put_u64(o, threads.len() as u64);
-        threads
-            .iter()
-            .for_each(|&s| put_u64(o, u64::from(s.wrapping_add(1))));
-    });
-    (streams, map)
-}
-
-/// Reads what [`encode_streams`] wrote.
-fn decode_streams(
-    streams: &[u8],
-    map: &[u8],
-    ranks: usize,
-) -> Option<(Vec<ThreadStreams>, Vec<Vec<u32>>)> {
-    let mut bytes = streams;
-    let mut r = Reader::new(bytes);
-    let n = r.count()?;
-    bytes = &bytes[bytes.len() - r.remaining()..];
-    let mut sets = Vec::with_capacity(n);
-    for _ in 0..n {
-        let mut r = Reader::new(bytes);
-        let entries = r.count()?;
-        bytes = &bytes[bytes.len() - r.remaining()..];
-        let mut set = ThreadStreams::default();
-        for _ in 0..entries {
-            let mut r = Reader::new(bytes);
-            let (t, k) = (r.u32()?, r.count()?);
-            bytes = &bytes[bytes.len() - r.remaining()..];
-            let series = (0..k)
-                .map(|_| Series::decode(&mut bytes).ok())
-                .collect::<Option<Vec<_>>>()?;
-            set.entries.push((t, series));
-        }
-        sets.push(set);
-    }
-    if !bytes.is_empty() {
-        return None;
-    }
-    let mut r = Reader::new(map);
-    let per_rank = read_column(&mut r, ranks, |c| {
-        let n = c.count()?;
-        (0..n)
-            .map(|_| Some(c.u32()?.wrapping_sub(1)))
-            .collect::<Option<Vec<u32>>>()
-    })?;
-    let valid = per_rank
-        .iter()
-        .flatten()
-        .all(|&s| s == NO_STREAMS || (s as usize) < sets.len());
-    (r.remaining() == 0 && valid).then_some((sets, per_rank))
-}
-
-/// Reads what [`encode_timing`] wrote for `ranks` ranks.
-fn decode_timing(bytes: &[u8], ranks: usize) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
-    let mut r = Reader::new(bytes);
-    let compact = match r.byte()? {
-        0 => false,
-        1 => true,
-        _ => return None,
-    };
-    let n = r.count()?;
-    let families = (0..n)
-        .map(|_| {
-            Some(FamilyTiming {
-                terminal: r.u32()?,
-                stats: CallTiming::decode(&mut r, compact)?,
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    let times = read_column(&mut r, ranks, |c| {
-        let (a, b) = (c.u64()?, c.u64()?);
-        if compact {
-            RankTime::from_quantised(a, b)
-        } else {
-            let (mpi_ns, compute_ns) = (f64::from_bits(a), f64::from_bits(b));
-            (mpi_ns.is_finite() && compute_ns.is_finite())
-                .then_some(RankTime { mpi_ns, compute_ns })
-        }
-    })?;
-    (r.remaining() == 0).then_some((families, times))
-}
-
 /// The sections of `m`, in file order; `compact` compresses sections (files) rather than
 /// keeping them quick to write and read (merge messages), and quantises timing.
 pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
@@ -294,7 +164,7 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
     let mut hosts = Vec::new();
     let names: Vec<&str> = m.ranks.iter().map(|r| r.host.as_str()).collect();
     put_column(&mut hosts, &names, |o, h| o.extend_from_slice(h.as_bytes()));
-    let timing = encode_timing(m, compact);
+    let timing = crate::timing::encode_timing(m, compact);
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let sigs = if compact {
         pack_if_smaller(sigs, true)
@@ -322,7 +192,7 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
         sections.push(packed(TIMELINES, timelines));
     }
     if !m.streams.is_empty() {
-        let (streams, map) = encode_streams(m);
+        let (streams, map) = crate::streams::encode_streams(m);
         sections.push(packed(STREAMS, streams));
         sections.push(packed(STREAM_MAP, map));
     }
@@ -418,7 +288,8 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         let rest = r.take(r.remaining())?;
         Some(String::from_utf8_lossy(rest).into_owned())
     })?;
-    let (timing, times) = decode_timing(&find(TIMING)?, ranks).ok_or_else(|| malformed("TIME"))?;
+    let (timing, times) =
+        crate::timing::decode_timing(&find(TIMING)?, ranks).ok_or_else(|| malformed("TIME"))?;
     let timelines = match find(TIMELINES) {
         Ok(bytes) => {
             let mut r = Reader::new(&bytes);
@@ -442,9 +313,8 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         Err(_) => vec![Vec::new(); ranks],
     };
     let (streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
-        (Ok(streams), Ok(map)) => {
-            decode_streams(&streams, &map, ranks).ok_or_else(|| malformed("STRM"))?
-        }
+        (Ok(streams), Ok(map)) => crate::streams::decode_streams(&streams, &map, ranks)
+            .ok_or_else(|| malformed("STRM"))?,
         _ => (Vec::new(), vec![Vec::new(); ranks]),
     };
     let (forest, trees) = crate::forest_codec::decode(sections, ranks)?;
@@ -558,7 +428,7 @@ impl Merged {
 mod tests {
     use super::*;
     use crate::merge::merge;
-    use crate::rank_record::RankRecord;
+    use crate::rank_record::{CallTiming, RankRecord};
     use conifer_compress::Grammar;
 
     fn record(rank: i64, lossless: bool) -> (RankRecord, Vec<(u16, u64)>, String) {

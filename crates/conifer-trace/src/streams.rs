@@ -7,10 +7,13 @@
 //! Sequitur grammar over them). Decoding fills each skeleton with the next values of its
 //! streams, so it stays exact.
 
+use crate::columns::{put_column, read_column};
 use crate::decode::Signature;
+use crate::merge::{Merged, NO_STREAMS};
 use crate::rank_codes::encode_signature;
 use crate::rank_record::{CallTiming, RankRecord};
 use crate::value::{Buffer, Status, Value};
+use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::{Series, SeriesBuilder, SeriesIter};
 use conifer_compress::Grammar;
 use std::borrow::Cow;
@@ -268,6 +271,74 @@ fn fill_leaves(values: &mut [Value], f: &mut impl FnMut(&mut Value)) {
             _ => {}
         }
     }
+}
+
+/// `STRM`: the distinct thread streams (per entry: skeleton terminal, series count, series);
+/// `SMAP`: a rank column of each thread's streams (0 none, else 1 + index).
+pub(crate) fn encode_streams(m: &Merged) -> (Vec<u8>, Vec<u8>) {
+    let mut streams = Vec::new();
+    put_u64(&mut streams, m.streams.len() as u64);
+    for set in &m.streams {
+        put_u64(&mut streams, set.entries.len() as u64);
+        for (t, series) in &set.entries {
+            put_u64(&mut streams, (*t).into());
+            put_u64(&mut streams, series.len() as u64);
+            series.iter().for_each(|s| s.encode(&mut streams));
+        }
+    }
+    let mut map = Vec::new();
+    let per_rank: Vec<&Vec<u32>> = m.ranks.iter().map(|r| &r.streams).collect();
+    put_column(&mut map, &per_rank, |o, threads| {
+        put_u64(o, threads.len() as u64);
+        threads
+            .iter()
+            .for_each(|&s| put_u64(o, u64::from(s.wrapping_add(1))));
+    });
+    (streams, map)
+}
+
+/// Reads what [`encode_streams`] wrote.
+pub(crate) fn decode_streams(
+    streams: &[u8],
+    map: &[u8],
+    ranks: usize,
+) -> Option<(Vec<ThreadStreams>, Vec<Vec<u32>>)> {
+    let mut bytes = streams;
+    let mut r = Reader::new(bytes);
+    let n = r.count()?;
+    bytes = &bytes[bytes.len() - r.remaining()..];
+    let mut sets = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut r = Reader::new(bytes);
+        let entries = r.count()?;
+        bytes = &bytes[bytes.len() - r.remaining()..];
+        let mut set = ThreadStreams::default();
+        for _ in 0..entries {
+            let mut r = Reader::new(bytes);
+            let (t, k) = (r.u32()?, r.count()?);
+            bytes = &bytes[bytes.len() - r.remaining()..];
+            let series = (0..k)
+                .map(|_| Series::decode(&mut bytes).ok())
+                .collect::<Option<Vec<_>>>()?;
+            set.entries.push((t, series));
+        }
+        sets.push(set);
+    }
+    if !bytes.is_empty() {
+        return None;
+    }
+    let mut r = Reader::new(map);
+    let per_rank = read_column(&mut r, ranks, |c| {
+        let n = c.count()?;
+        (0..n)
+            .map(|_| Some(c.u32()?.wrapping_sub(1)))
+            .collect::<Option<Vec<u32>>>()
+    })?;
+    let valid = per_rank
+        .iter()
+        .flatten()
+        .all(|&s| s == NO_STREAMS || (s as usize) < sets.len());
+    (r.remaining() == 0 && valid).then_some((sets, per_rank))
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! log-quantised (0.14% steps for statistics, 4.4% for per-rank totals); merge messages keep
 //! them exact (f64 bits) so pooling never compounds rounding.
 
+use crate::columns::{put_column, read_column};
+use crate::merge::{FamilyTiming, Merged};
 use crate::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use crate::varint::{put_u64, Reader};
 
@@ -285,6 +287,68 @@ pub fn blank_rank(r: Rank) -> Rank {
     } else {
         Rank::Absolute(0)
     }
+}
+
+/// `TIME`: a flag (1 when values are quantised, in files; 0 exact, in merge messages), the
+/// family statistics (a terminal of the family, then its [`CallTiming`]), and a rank column of
+/// each rank's totals (quantised codes, or exact f64 values).
+pub(crate) fn encode_timing(m: &Merged, compact: bool) -> Vec<u8> {
+    let mut out = vec![u8::from(compact)];
+    put_u64(&mut out, m.timing.len() as u64);
+    for family in &m.timing {
+        put_u64(&mut out, family.terminal.into());
+        family.stats.encode(&mut out, compact);
+    }
+    if compact {
+        let codes: Vec<(u64, u64)> = m.ranks.iter().map(|r| r.time.quantised()).collect();
+        put_column(&mut out, &codes, |o, &(mpi, compute)| {
+            put_u64(o, mpi);
+            put_u64(o, compute);
+        });
+    } else {
+        let exact: Vec<[u64; 2]> = m
+            .ranks
+            .iter()
+            .map(|r| [r.time.mpi_ns.to_bits(), r.time.compute_ns.to_bits()])
+            .collect();
+        put_column(&mut out, &exact, |o, v| {
+            v.iter().for_each(|&b| put_u64(o, b))
+        });
+    }
+    out
+}
+
+/// Reads what [`encode_timing`] wrote for `ranks` ranks.
+pub(crate) fn decode_timing(
+    bytes: &[u8],
+    ranks: usize,
+) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
+    let mut r = Reader::new(bytes);
+    let compact = match r.byte()? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let n = r.count()?;
+    let families = (0..n)
+        .map(|_| {
+            Some(FamilyTiming {
+                terminal: r.u32()?,
+                stats: CallTiming::decode(&mut r, compact)?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let times = read_column(&mut r, ranks, |c| {
+        let (a, b) = (c.u64()?, c.u64()?);
+        if compact {
+            RankTime::from_quantised(a, b)
+        } else {
+            let (mpi_ns, compute_ns) = (f64::from_bits(a), f64::from_bits(b));
+            (mpi_ns.is_finite() && compute_ns.is_finite())
+                .then_some(RankTime { mpi_ns, compute_ns })
+        }
+    })?;
+    (r.remaining() == 0).then_some((families, times))
 }
 
 #[cfg(test)]
