@@ -17,6 +17,7 @@ mod meta_codec;
 mod model;
 pub mod partial;
 pub mod predefined;
+mod rank;
 pub mod rank_codes;
 pub mod rank_record;
 mod record_codec;
