@@ -5,6 +5,7 @@
 
 mod report;
 mod runner;
+mod size_suite;
 mod suites;
 mod tree_suite;
 

@@ -157,17 +157,20 @@ impl Setup {
         })
     }
 
-    /// Total MPI calls recorded in the last traced run's trace.
-    pub fn traced_calls(&self) -> Result<u64, String> {
+    /// `conifer stats --json` of the last traced run's trace.
+    pub fn traced_stats(&self) -> Result<serde_json::Value, String> {
         let out = Command::new(self.bin.join("conifer"))
             .arg("stats")
             .arg("--json")
             .arg(self.trace_path())
             .output()
             .map_err(|e| e.to_string())?;
-        let json: serde_json::Value =
-            serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
-        json["calls"]
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("stats --json: {e}"))
+    }
+
+    /// Calls in the last traced run's trace.
+    pub fn traced_calls(&self) -> Result<u64, String> {
+        self.traced_stats()?["calls"]
             .as_u64()
             .ok_or_else(|| "stats without calls".into())
     }
