@@ -8,7 +8,7 @@ use crate::container::{FormatError, Section};
 use crate::forest::{Forest, Structure, TreeRef, NO_TREE};
 use crate::merge::Merged;
 use crate::model::find_section;
-use crate::record_codec::{pack_above, unpack};
+use crate::record_codec::{pack_if_smaller, unpack};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;
 
@@ -24,13 +24,9 @@ fn malformed(what: &str) -> FormatError {
 const STRUCTURE_JSON: u8 = 0;
 const STRUCTURE_COMPACT: u8 = 1;
 
-/// Files compress `STRC` and `TREE` above this many bytes (merge messages never do).
-const COMPRESS_ABOVE: usize = 256;
-
 /// The sections of `forest`, with the tree of each thread of each of `ranks`; `compress`
 /// zstd-compresses them (files), else they stay quick to write and read (merge messages).
 pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Section> {
-    let above = compress.then_some(COMPRESS_ABOVE);
     let json = forest.structure.json.first() == Some(&b'{');
     // Files keep the visited vertices only, in the compact form; messages the whole JSON.
     let kept: Vec<u32> = if compress {
@@ -69,15 +65,15 @@ pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Sectio
     vec![
         Section {
             tag: STRUCTURE,
-            payload: pack_above(structure, above),
+            payload: pack_if_smaller(structure, compress),
         },
         Section {
             tag: TREES,
-            payload: pack_above(trees, above),
+            payload: pack_if_smaller(trees, compress),
         },
         Section {
             tag: TREE_MAP,
-            payload: map,
+            payload: pack_if_smaller(map, compress),
         },
     ]
 }
@@ -133,7 +129,8 @@ pub fn decode(
     if r.remaining() != 0 {
         return Err(malformed("TREE"));
     }
-    let mut map = Reader::new(find_section(sections, TREE_MAP)?);
+    let map_bytes = unpack(find_section(sections, TREE_MAP)?, "TMAP")?;
+    let mut map = Reader::new(&map_bytes);
     let per_rank = read_column(&mut map, ranks, |r| {
         let n = r.count()?;
         (0..n)

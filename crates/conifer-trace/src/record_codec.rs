@@ -86,7 +86,7 @@ pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
 
 /// A record section's payload: a mode byte as in [`pack_above`], compressed (zstd at its
 /// strongest level) when `compact` and that makes it smaller.
-fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
+pub(crate) fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
     if compact && payload.len() > 16 {
         if let Ok(packed) = zstd::bulk::compress(&payload, 19) {
             if packed.len() + 1 < payload.len() {
