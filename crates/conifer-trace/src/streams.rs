@@ -14,10 +14,11 @@ use crate::rank_codes::encode_signature;
 use crate::rank_record::{CallTiming, RankRecord};
 use crate::value::{Buffer, Status, Value};
 use crate::varint::{put_u64, Reader};
-use conifer_compress::tree::{Series, SeriesBuilder, SeriesIter};
+use conifer_compress::tree::{Expand, Series, SeriesBuilder, SeriesIter, VertexRecord};
 use conifer_compress::Grammar;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// One thread's value streams: per skeleton terminal (sorted), one series per streamed field,
 /// in the order the fields occur in the signature.
@@ -42,8 +43,10 @@ impl ThreadStreams {
 
 /// A family is streamed when it has at least this many distinct signatures.
 const MIN_DISTINCT: usize = 8;
-/// Runs a stream compares a new run with (as trace-tree series do).
+/// Runs a stream compares a new run with.
 const WINDOW: usize = 16;
+/// Runs a renamed trace-tree terminal series compares a new run with (the recorder's default).
+const TREE_WINDOW: usize = 64;
 
 /// Calls `f` on every streamable leaf of `values` (integers, segment buffers and statuses, at
 /// the top level and in arrays), in order.
@@ -77,13 +80,10 @@ fn placeholder(v: &Value) -> Value {
     }
 }
 
-/// Moves the varying fields of `record`'s large signature families into value streams
-/// (threads with a trace tree are left as they are). Returns nothing when no family is worth
-/// it, leaving the record unchanged.
+/// Moves the varying fields of `record`'s large signature families into value streams,
+/// renaming the family members to their skeleton in the threads' grammars and trace trees;
+/// leaves the record unchanged when no family is large enough.
 pub fn extract(record: &mut RankRecord) {
-    if record.trees.iter().any(Option::is_some) {
-        return;
-    }
     let parsed: Vec<Option<Signature>> = record
         .signatures
         .iter()
@@ -169,39 +169,56 @@ pub fn extract(record: &mut RankRecord) {
         let n = new_of[t] as usize;
         timing[n] = timing[n].combined(stats);
     }
+    let shape = record.structure.as_ref().map(|s| Arc::clone(&s.shape));
     let mut streams = Vec::new();
-    let grammars = record
-        .grammars
-        .iter()
-        .map(|g| {
-            let mut grammar = Grammar::new();
-            let mut builders: HashMap<u32, Vec<SeriesBuilder>> = HashMap::new();
-            for t in g.expand() {
-                let n = new_of[t as usize];
-                grammar.push(n);
-                if let Some(values) = &streamed[t as usize] {
-                    let series = builders.entry(n).or_insert_with(|| {
-                        values
-                            .iter()
-                            .map(|_| SeriesBuilder::new(true, WINDOW))
-                            .collect()
-                    });
-                    series.iter_mut().zip(values).for_each(|(b, &v)| b.push(v));
-                }
+    for (thread, foreign) in record.grammars.iter_mut().enumerate() {
+        let tree = record.trees.get_mut(thread).and_then(Option::as_mut);
+        // The thread's calls in order: its tree's, with the grammar's in their places.
+        let calls: Vec<u32> = match (&tree, &shape) {
+            (Some(tree), Some(shape)) => {
+                let records: Vec<&VertexRecord> = tree.vertices.iter().collect();
+                Expand::new(shape, &records, tree.leading_foreign, foreign.expand()).collect()
             }
-            let mut entries: Vec<(u32, Vec<Series>)> = builders
-                .into_iter()
-                .map(|(t, b)| (t, b.iter().map(SeriesBuilder::snapshot).collect()))
-                .collect();
-            entries.sort_by_key(|(t, _)| *t);
-            debug_assert!(entries.iter().all(|(t, _)| *t < skeletons));
-            streams.push(ThreadStreams { entries });
-            grammar.freeze()
-        })
-        .collect();
+            _ => foreign.expand().collect(),
+        };
+        let mut builders: HashMap<u32, Vec<SeriesBuilder>> = HashMap::new();
+        for t in calls {
+            if let Some(values) = &streamed[t as usize] {
+                let series = builders.entry(new_of[t as usize]).or_insert_with(|| {
+                    values
+                        .iter()
+                        .map(|_| SeriesBuilder::new(true, WINDOW))
+                        .collect()
+                });
+                series.iter_mut().zip(values).for_each(|(b, &v)| b.push(v));
+            }
+        }
+        let mut entries: Vec<(u32, Vec<Series>)> = builders
+            .into_iter()
+            .map(|(t, b)| (t, b.iter().map(SeriesBuilder::snapshot).collect()))
+            .collect();
+        entries.sort_by_key(|(t, _)| *t);
+        debug_assert!(entries.iter().all(|(t, _)| *t < skeletons));
+        streams.push(ThreadStreams { entries });
+        // Renamed and compressed again: members of a family are now one terminal.
+        let mut grammar = Grammar::new();
+        foreign
+            .expand()
+            .for_each(|t| grammar.push(new_of[t as usize]));
+        *foreign = grammar.freeze();
+        if let Some(tree) = tree {
+            for vertex in &mut tree.vertices {
+                let mut terminals = SeriesBuilder::new(false, TREE_WINDOW);
+                vertex
+                    .terminals
+                    .iter()
+                    .for_each(|t| terminals.push(new_of[t as usize].into()));
+                vertex.terminals = terminals.snapshot();
+            }
+        }
+    }
     record.signatures = new_signatures;
     record.timing = timing;
-    record.grammars = grammars;
     record.streams = streams;
 }
 
