@@ -84,11 +84,20 @@ pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
     out
 }
 
-/// A record section's payload: a mode byte as in [`pack_above`], compressed (zstd at its
-/// strongest level) when `compact` and that makes it smaller.
+/// Sections up to this size are compressed at zstd's strongest level (a few milliseconds);
+/// larger ones at a level that keeps writing a large trace quick.
+const STRONGEST_BELOW: usize = 1 << 16;
+
+/// A record section's payload: a mode byte as in [`pack_above`], compressed when `compact`
+/// and that makes it smaller.
 pub(crate) fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
     if compact && payload.len() > 16 {
-        if let Ok(packed) = zstd::bulk::compress(&payload, 19) {
+        let level = if payload.len() <= STRONGEST_BELOW {
+            19
+        } else {
+            6
+        };
+        if let Ok(packed) = zstd::bulk::compress(&payload, level) {
             if packed.len() + 1 < payload.len() {
                 let mut out = vec![1];
                 out.extend_from_slice(&packed);

@@ -15,7 +15,6 @@ use crate::rank_record::{CallTiming, RankRecord};
 use crate::value::{Buffer, Status, Value};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::{Expand, Series, SeriesBuilder, SeriesIter, VertexRecord};
-use conifer_compress::Grammar;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -200,12 +199,8 @@ pub fn extract(record: &mut RankRecord) {
         entries.sort_by_key(|(t, _)| *t);
         debug_assert!(entries.iter().all(|(t, _)| *t < skeletons));
         streams.push(ThreadStreams { entries });
-        // Renamed and compressed again: members of a family are now one terminal.
-        let mut grammar = Grammar::new();
-        foreign
-            .expand()
-            .for_each(|t| grammar.push(new_of[t as usize]));
-        *foreign = grammar.freeze();
+        // Renamed in place: the final pass over all grammars compresses what merged.
+        *foreign = foreign.map_terminals(|t| new_of[t as usize]);
         if let Some(tree) = tree {
             for vertex in &mut tree.vertices {
                 let mut terminals = SeriesBuilder::new(false, TREE_WINDOW);
