@@ -357,6 +357,7 @@ pub(crate) fn decode_streams(
 mod tests {
     use super::*;
     use crate::value::{HandleKind, HandleRef};
+    use conifer_compress::Grammar;
 
     fn signature(count: i64, offset: i64) -> Vec<u8> {
         encode_signature(&Signature {
