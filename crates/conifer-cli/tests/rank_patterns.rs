@@ -132,3 +132,22 @@ fn random_peers_are_recorded_without_loss() {
         assert!((0..i64::from(n)).contains(&dest) && dest != c["rank"].as_i64().unwrap());
     }
 }
+
+#[test]
+fn addresses_are_recorded_as_buffers_so_pairs_agree() {
+    // datatypes: Send/Recv between pairs (r, r xor 1), the lower one sending first, and
+    // MPI_Get_address of its struct's fields: two behaviours (even and odd ranks), with each
+    // address recorded as the buffer it points into (equal to the call's location).
+    let n = if is_mpich() { 4 } else { 16 };
+    let t = traced("datatypes", n);
+    assert_eq!(t.grammars, 2, "datatypes at {n} ranks");
+    let calls = decode_all(&t.trace);
+    let addresses: Vec<_> = calls
+        .iter()
+        .filter(|c| c["function"] == "MPI_Get_address")
+        .collect();
+    assert!(!addresses.is_empty());
+    for c in addresses {
+        assert_eq!(c["args"]["address"], c["args"]["location"], "{c}");
+    }
+}

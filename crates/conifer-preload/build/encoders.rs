@@ -57,6 +57,12 @@ fn is_rank(p: &Param) -> bool {
     matches!(p.kind.as_str(), "RANK" | "RANK_NNI")
 }
 
+/// The address `MPI_Get_address` (and MPI-1's `MPI_Address`) returns: recorded as the buffer
+/// it points into, like the `location` it came from.
+fn is_address_output(function: &str, p: &Param) -> bool {
+    matches!(function, "MPI_Get_address" | "MPI_Address") && p.name == "address"
+}
+
 /// Rank parameters the standard requires every member to pass with the same value (roots of
 /// collectives, leaders of `MPI_Intercomm_create`): recorded absolute, so all members agree.
 fn is_same_on_every_member(p: &Param) -> bool {
@@ -318,6 +324,9 @@ fn pointer_code(
     let array = spec.length.is_some();
     Some(match (base, array, dir) {
         (Base::Int, false, "out") if ranky => quote! { rec.rank_out(#id, #comm); },
+        (Base::Int, false, "out") if is_address_output(function, spec) => {
+            quote! { rec.address_out(#id); }
+        }
         (Base::Int, false, "out") => quote! { rec.int_out(#id); },
         (Base::Int, true, _) if spec.kind == "COORDINATE" => {
             let len = len?;

@@ -6,6 +6,7 @@
 //! The rank's state is behind one lock, which is never held across the PMPI call itself, so
 //! threads of an `MPI_THREAD_MULTIPLE` program never wait on each other's communication.
 
+mod addresses;
 mod clock;
 mod comms;
 pub mod handles;
