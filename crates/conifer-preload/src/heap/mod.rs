@@ -4,11 +4,12 @@
 //! map themselves; forwarded to the system calls), and kept in an interval map, so a buffer argument is recorded
 //! as (segment id, offset) whatever address the allocator chose. Segment ids are handed out
 //! when MPI first sees a segment, lowest free first, and returned when it is freed, so a
-//! buffer allocated anew every iteration keeps its id. Addresses outside the heap (stack,
-//! static data) become one-byte segments on first use, as in Pilgrim.
+//! buffer allocated anew every iteration keeps its id. Addresses outside the heap and the
+//! calling thread's stack (static data, memory MPI allocated) become one-byte segments on
+//! first use, as in Pilgrim. Stack buffers are named by [`crate::stack`].
 //!
-//! `CONIFER_HEAP=0` turns the interception off (every buffer is then named by its address's
-//! first use).
+//! `CONIFER_HEAP=0` turns the interception off (every buffer not on the stack is then named
+//! by its address's first use).
 
 pub mod emergency;
 
