@@ -26,16 +26,14 @@ pub fn partial_summary(meta: &conifer_trace::Metadata) -> String {
     line
 }
 
-/// Calls per function name and rank, counted from the grammars and trace trees (not
-/// expanded).
-fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
-    let ranks = trace.meta.ranks as usize;
+/// The function name of every signature, in table order.
+fn signature_functions(trace: &Trace) -> Result<Vec<&str>, String> {
     let names: BTreeMap<u16, &str> = trace
         .catalog
         .iter()
         .map(|f| (f.id, f.name.as_str()))
         .collect();
-    let functions: Vec<&str> = trace
+    trace
         .record
         .signatures
         .iter()
@@ -44,7 +42,14 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
                 .and_then(|sig| names.get(&sig.function).copied())
                 .ok_or_else(|| "a signature names no known function".to_string())
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// Calls per function name and rank, counted from the grammars and trace trees (not
+/// expanded).
+fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
+    let ranks = trace.meta.ranks as usize;
+    let functions = signature_functions(trace)?;
     let mut known: HashMap<(u32, Option<u32>), HashMap<u32, u64>> = HashMap::new();
     let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for (rank, entry) in trace.record.ranks.iter().enumerate() {
@@ -151,6 +156,13 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
             "ranks": m.ranks,
             "calls": calls,
             "signatures": trace.record.signatures.len(),
+            "signatures_by_function": signature_functions(&trace)?.into_iter().fold(
+                BTreeMap::new(),
+                |mut by, name| {
+                    *by.entry(name).or_insert(0u64) += 1;
+                    by
+                }
+            ),
             "unique_grammars": trace.record.grammars.len(),
             "trace_tree": trace.record.forest.as_ref().map(|f| tree_json(&trace, f)),
             "grammar_rules": rules,

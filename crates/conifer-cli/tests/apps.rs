@@ -130,6 +130,7 @@ app_tests! {
     threads_multiple_c => "threads",
     heap_buffers_c => "heapbuf",
     in_place_fortran => "inplace_f",
+    sections_fortran => "sections_f",
 }
 
 #[test]

@@ -157,6 +157,7 @@ tree_tests! {
     threads_c => "threads",
     heapbuf_c => "heapbuf",
     in_place_fortran => "inplace_f",
+    sections_fortran => "sections_f",
 }
 
 /// The pool part of a request id (`req3.1` → `3`).

@@ -116,8 +116,9 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
     quote! {
         #[no_mangle]
         pub #sig {
+            static ANCHOR: crate::stack::Anchor = crate::stack::Anchor::new();
             let call = crate::runtime::CallGuard::enter();
-            let rec = if call.is_outermost() { crate::record::Call::start(&call, #id) } else { None };
+            let rec = if call.is_outermost() { crate::record::Call::start(&call, #id, &ANCHOR) } else { None };
             #body
             drop(call);
             ret

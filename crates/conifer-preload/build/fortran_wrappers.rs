@@ -225,7 +225,8 @@ pub fn wrappers(
             quote! {
                 #[no_mangle]
                 pub unsafe extern "C" fn #ident(#(#params: #types),*) #ret {
-                    #inner(#(#params),*)
+                    static ANCHOR: crate::stack::Anchor = crate::stack::Anchor::new();
+                    #inner(#(#params,)* &ANCHOR)
                 }
             }
         })
@@ -236,10 +237,10 @@ pub fn wrappers(
 
         #[inline(always)]
         #[allow(unused_variables, unused_mut)]
-        unsafe fn #inner(#(#params: #types),*) #ret {
+        unsafe fn #inner(#(#params: #types,)* anchor: &crate::stack::Anchor) #ret {
             #locals
             let call = crate::runtime::CallGuard::enter();
-            let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id) } else { None };
+            let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id, anchor) } else { None };
             #early
             #before
             let real: unsafe extern "C" fn(#(#types),*) #ret = ::std::mem::transmute(#entry.get());

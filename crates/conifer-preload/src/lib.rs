@@ -14,6 +14,7 @@ mod partial;
 mod record;
 mod run_info;
 mod runtime;
+mod stack;
 pub mod structure;
 
 /// The generated wrappers (`OUT_DIR/wrappers.rs`).

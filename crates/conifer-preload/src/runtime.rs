@@ -11,6 +11,18 @@ pub struct ThreadState {
     pub ordinal: Cell<u32>,
     /// Reusable buffers of the call being recorded: its signature and saved handles.
     pub scratch: RefCell<(Vec<u8>, Vec<u64>)>,
+    /// The top of this thread's stack (`usize::MAX`: not looked up yet, 0: unknown).
+    stack_top: Cell<usize>,
+}
+
+impl ThreadState {
+    /// The top (highest address, exclusive) of this thread's stack; 0 when unknown.
+    pub fn stack_top(&self) -> usize {
+        if self.stack_top.get() == usize::MAX {
+            self.stack_top.set(crate::stack::thread_stack_top());
+        }
+        self.stack_top.get()
+    }
 }
 
 thread_local! {
@@ -18,6 +30,7 @@ thread_local! {
         ThreadState {
             ordinal: Cell::new(u32::MAX),
             scratch: RefCell::new((Vec::new(), Vec::new())),
+            stack_top: Cell::new(usize::MAX),
         }
     };
     /// How many MPI wrappers this thread is inside. Kept apart from [`ThreadState`]: a type
@@ -30,6 +43,8 @@ thread_local! {
 pub struct CallGuard {
     outermost: bool,
     thread: *const ThreadState,
+    /// A [`crate::stack::marker`] in the wrapper's frame.
+    marker: usize,
 }
 
 impl CallGuard {
@@ -42,7 +57,18 @@ impl CallGuard {
             d.set(depth + 1);
             depth == 0
         });
-        CallGuard { outermost, thread }
+        CallGuard {
+            outermost,
+            thread,
+            marker: crate::stack::marker(),
+        }
+    }
+
+    /// The stack pointer the program had when it called the wrapper, given the wrapper
+    /// symbol's anchor; `None` when it cannot be told.
+    #[inline(always)]
+    pub fn caller_sp(&self, anchor: &crate::stack::Anchor) -> Option<usize> {
+        anchor.caller_sp(self.marker)
     }
 
     /// This thread's runtime state.

@@ -142,12 +142,19 @@ pub enum Buffer {
     InPlace,
     /// `MPI_BOTTOM`.
     Bottom,
-    /// Offset `offset` into memory segment `id` (a heap allocation, or a stack/static address
-    /// given an id on first use).
+    /// Offset `offset` into memory segment `id` (a heap allocation, or a static address given
+    /// an id on first use).
     Segment {
         /// Symbolic segment id.
         id: u32,
         /// Byte offset from the segment's start.
+        offset: i64,
+    },
+    /// The calling thread's stack, `offset` bytes above the stack pointer the program had
+    /// when it made the MPI call: a local of the calling routine has the same offset however
+    /// deep the routine was called.
+    Stack {
+        /// Byte offset from the caller's stack pointer.
         offset: i64,
     },
 }
@@ -286,6 +293,7 @@ impl Value {
                     id: r.u32()?,
                     offset: r.i64()?,
                 },
+                4 => Buffer::Stack { offset: r.i64()? },
                 _ => return None,
             }),
             tag::STR => {
@@ -356,6 +364,10 @@ pub fn encode_buffer(out: &mut Vec<u8>, buffer: Buffer) {
             put_u64(out, id.into());
             put_i64(out, offset)
         }
+        Buffer::Stack { offset } => {
+            out.push(4);
+            put_i64(out, offset)
+        }
     }
 }
 
@@ -416,6 +428,7 @@ impl fmt::Display for DisplayValue<'_> {
             Value::Buffer(Buffer::InPlace) => f.write_str("MPI_IN_PLACE"),
             Value::Buffer(Buffer::Bottom) => f.write_str("MPI_BOTTOM"),
             Value::Buffer(Buffer::Segment { id, offset }) => write!(f, "seg{id}{offset:+}"),
+            Value::Buffer(Buffer::Stack { offset }) => write!(f, "stack{offset:+}"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Array(items) => {
                 f.write_str("[")?;
@@ -499,6 +512,7 @@ mod tests {
                 HandleKind::Comm,
                 HandleRef::Id(derived_comm_id(HandleRef::Named(1), 0).unwrap()),
             ),
+            Value::Buffer(Buffer::Stack { offset: 48 }),
         ]
     }
 
@@ -547,7 +561,8 @@ mod tests {
                 "3",
                 "[0,0]",
                 "comm2.idup1",
-                "MPI_COMM_WORLD.idup0"
+                "MPI_COMM_WORLD.idup0",
+                "stack+48"
             ]
         );
         let unrestored: Vec<String> = sample()[10..14]

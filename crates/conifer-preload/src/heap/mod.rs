@@ -3,16 +3,20 @@
 //! `__libc_*` implementations), as are anonymous `mmap`s and `munmap` (large buffers programs
 //! map themselves; forwarded to the system calls), and kept in an interval map, so a buffer argument is recorded
 //! as (segment id, offset) whatever address the allocator chose. Segment ids are handed out
-//! when MPI first sees a segment, lowest free first, and returned when it is freed, so a
-//! buffer allocated anew every iteration keeps its id. Addresses outside the heap (stack,
-//! static data) become one-byte segments on first use, as in Pilgrim.
+//! when MPI first sees a segment and returned when it is freed: the lowest id that was already
+//! free when the segment was allocated, else a new one. So a buffer allocated anew every
+//! iteration keeps its id, and a segment allocated early but first passed to MPI late (after
+//! some temporary was freed) takes a new id rather than the temporary's, which the
+//! temporary's next incarnation would then miss. Addresses outside the heap and the calling
+//! thread's stack (static data, memory MPI allocated) become one-byte segments on first use,
+//! as in Pilgrim; they count as allocated at the start of the run, so they never take a
+//! recycled id. Stack buffers are named by [`crate::stack`].
 //!
-//! `CONIFER_HEAP=0` turns the interception off (every buffer is then named by its address's
-//! first use).
+//! `CONIFER_HEAP=0` turns the interception off (every buffer not on the stack is then named
+//! by its address's first use).
 
 pub mod emergency;
 
-use crate::record::handles::IdPool;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -27,22 +31,76 @@ extern "C" {
     fn __libc_memalign(alignment: usize, size: usize) -> *mut c_void;
 }
 
-/// One live segment: its length and, once MPI has seen it, its id.
+/// One live segment: its length, when it was allocated ([`SegmentIds::now`]) and, once MPI
+/// has seen it, its id.
 struct Segment {
     len: usize,
+    born: u64,
     id: Option<u32>,
+}
+
+/// Segment ids: each is taken by the segment MPI sees, and free again once that segment is.
+struct SegmentIds {
+    /// The free ids, each with the [`SegmentIds::now`] its segment was freed at.
+    free: BTreeMap<u32, u64>,
+    /// The next id never handed out.
+    next: u32,
+    /// How many segments MPI had seen were freed so far: the clock that tells which ids were
+    /// free when a segment was allocated.
+    frees: u64,
+}
+
+impl SegmentIds {
+    const fn new() -> SegmentIds {
+        SegmentIds {
+            free: BTreeMap::new(),
+            next: 0,
+            frees: 0,
+        }
+    }
+
+    /// The time a segment allocated now is born at.
+    fn now(&self) -> u64 {
+        self.frees
+    }
+
+    /// An id for a segment born at `born`: the lowest one free since before then, else a new
+    /// one.
+    fn take(&mut self, born: u64) -> u32 {
+        let reusable = self
+            .free
+            .iter()
+            .find(|&(_, &freed)| freed <= born)
+            .map(|(&id, _)| id);
+        match reusable {
+            Some(id) => {
+                self.free.remove(&id);
+                id
+            }
+            None => {
+                self.next += 1;
+                self.next - 1
+            }
+        }
+    }
+
+    /// Frees `id`.
+    fn give_back(&mut self, id: u32) {
+        self.frees += 1;
+        self.free.insert(id, self.frees);
+    }
 }
 
 struct Heap {
     segments: BTreeMap<usize, Segment>,
-    ids: IdPool,
+    ids: SegmentIds,
     /// Ids of segments MPI had seen that were freed since the last [`take_freed`].
     freed: Vec<u32>,
 }
 
 static HEAP: Mutex<Heap> = Mutex::new(Heap {
     segments: BTreeMap::new(),
-    ids: IdPool::new(),
+    ids: SegmentIds::new(),
     freed: Vec::new(),
 });
 
@@ -116,6 +174,7 @@ fn added(ptr: *mut c_void, len: usize) -> *mut c_void {
                 ptr as usize,
                 Segment {
                     len: len.max(1),
+                    born: h.ids.now(),
                     id: None,
                 },
             );
@@ -169,18 +228,20 @@ pub fn locate(address: usize) -> Option<(u32, i64)> {
         let (start, id) = match hit {
             Some((start, segment)) => {
                 let start = *start;
-                let id = *segment.id.get_or_insert_with(|| h.ids.take());
+                let id = *segment.id.get_or_insert_with(|| h.ids.take(segment.born));
                 let mut hits = hits;
                 hits[next] = (start, segment.len, id, epoch);
                 LAST_HITS.with(|c| c.set((hits, (next + 1) % HITS)));
                 (start, id)
             }
             None => {
-                let id = h.ids.take();
+                // Static data exists from the start: it never takes an id freed since.
+                let id = h.ids.take(0);
                 h.segments.insert(
                     address,
                     Segment {
                         len: 1,
+                        born: 0,
                         id: Some(id),
                     },
                 );
@@ -322,4 +383,25 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> libc::c_int {
         removed(addr);
     }
     libc::syscall(libc::SYS_munmap, addr, len) as libc::c_int
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_takes_only_ids_free_before_it_was_allocated() {
+        let mut ids = SegmentIds::new();
+        // A long-lived block (and static data) allocated first, a temporary after it.
+        let early = ids.now();
+        let temporary = ids.take(ids.now());
+        assert_eq!(temporary, 0);
+        ids.give_back(temporary);
+        // First passed to MPI only now: the temporary's id was freed after it was allocated.
+        assert_eq!(ids.take(early), 1);
+        assert_eq!(ids.take(0), 2);
+        // The temporary's next incarnation gets its id back.
+        assert_eq!(ids.take(ids.now()), temporary);
+        assert_eq!(ids.take(ids.now()), 3);
+    }
 }

@@ -20,14 +20,6 @@ pub struct IdPool {
 }
 
 impl IdPool {
-    /// An empty pool (usable in statics).
-    pub const fn new() -> IdPool {
-        IdPool {
-            free: BinaryHeap::new(),
-            next: 0,
-        }
-    }
-
     /// The lowest id not in use.
     pub fn take(&mut self) -> u32 {
         match self.free.pop() {

@@ -16,14 +16,14 @@ pub mod state;
 pub mod trees;
 
 use crate::mpi::*;
-use crate::runtime::CallGuard;
+use crate::runtime::{CallGuard, ThreadState};
+use crate::stack::Anchor;
 use conifer_trace::rank_record::{Membership, RankRecord};
 use conifer_trace::timeline::CallTime;
 use conifer_trace::value::{encode_array_header, encode_buffer, encode_handle, encode_int};
 use conifer_trace::value::{Buffer, HandleKind, HandleRef, Status, Value};
 use conifer_trace::varint::put_u64;
 use state::State;
-use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -351,13 +351,18 @@ pub struct Call {
     /// What the PMPI call returned (statuses' errors are read only after
     /// `MPI_ERR_IN_STATUS`).
     returned: i64,
-    /// Where the buffers go back when the call is finished.
-    scratch: *const RefCell<(Vec<u8>, Vec<u64>)>,
+    /// The stack pointer the program had at the call (0: unknown): stack buffers are
+    /// recorded as offsets from it.
+    frame: usize,
+    /// The calling thread's runtime state, where the buffers go back when the call is
+    /// finished.
+    thread_state: *const ThreadState,
 }
 
 impl Call {
-    /// Starts recording a call of function `id`, or `None` when not recording.
-    pub fn start(guard: &CallGuard, id: u16) -> Option<Call> {
+    /// Starts recording a call of function `id` made through the wrapper symbol of `anchor`,
+    /// or `None` when not recording.
+    pub fn start(guard: &CallGuard, id: u16, anchor: &Anchor) -> Option<Call> {
         if !RECORDING.load(Ordering::Relaxed) {
             return None;
         }
@@ -368,6 +373,8 @@ impl Call {
                 .set(NEXT_THREAD.fetch_add(1, Ordering::Relaxed));
         }
         let thread = state.ordinal.get();
+        // Before the lock and the clock: the first call through a wrapper symbol unwinds.
+        let frame = guard.caller_sp(anchor).unwrap_or(0);
         let (mut sig, saved) = std::mem::take(&mut *state.scratch.borrow_mut());
         let mut locked = lock();
         if let Some(n) = locked.calls.get_mut(usize::from(id)) {
@@ -389,7 +396,8 @@ impl Call {
                 .unwrap_or(NO_SITE),
             request_comm: None,
             returned: 0,
-            scratch: &state.scratch,
+            frame,
+            thread_state: state,
         })
     }
 
@@ -425,7 +433,7 @@ impl Call {
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
         // SAFETY: the thread-local outlives the call, and the call runs on its thread.
-        unsafe { *(*self.scratch).borrow_mut() = (sig, saved) };
+        unsafe { *(*self.thread_state).scratch.borrow_mut() = (sig, saved) };
     }
 
     /// Number of peers a v/w collective's per-peer arrays cover: the remote group of an
@@ -501,6 +509,8 @@ impl Call {
             Buffer::InPlace
         } else if ptr == bottom {
             Buffer::Bottom
+        } else if let Some(offset) = self.stack_offset(ptr as usize) {
+            Buffer::Stack { offset }
         } else {
             match crate::heap::locate(ptr as usize) {
                 Some((id, offset)) => Buffer::Segment { id, offset },
@@ -513,6 +523,17 @@ impl Call {
             }
         };
         encode_buffer(&mut self.sig, b);
+    }
+
+    /// The offset of `address` from the program's stack pointer at the call, when the address
+    /// is on the calling thread's stack above it (in a live frame of the program).
+    fn stack_offset(&self, address: usize) -> Option<i64> {
+        if self.frame == 0 || address < self.frame {
+            return None;
+        }
+        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
+        let top = unsafe { (*self.thread_state).stack_top() };
+        (address < top).then(|| (address - self.frame) as i64)
     }
 
     /// A NUL-terminated string (input, or output read after the call).
