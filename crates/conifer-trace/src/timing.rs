@@ -262,7 +262,7 @@ fn family_value(v: &Value) -> Value {
     match v {
         Value::Int(i) => Value::Int(magnitude(*i)),
         Value::Rank(r) => Value::Rank(blank_rank(*r)),
-        Value::Buffer(Buffer::Segment { .. }) => {
+        Value::Buffer(Buffer::Segment { .. } | Buffer::Stack { .. }) => {
             Value::Buffer(Buffer::Segment { id: 0, offset: 0 })
         }
         Value::Handle(HandleKind::Request, HandleRef::Id(_)) => {
