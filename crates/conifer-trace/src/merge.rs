@@ -1,13 +1,13 @@
 //! Combines ranks' records into one: one global signature table, each rank's grammars
 //! renumbered to it, identical grammars stored once, timing statistics pooled per timing
-//! family over all ranks (see [`crate::timing`]). [`Merged::absorb`] joins two adjacent rank ranges; the tracer calls
-//! it in log2 P pairwise rounds over MPI, `conifer merge` folds partial files with [`merge`].
+//! family over all ranks (see [`crate::timing`]). [`Merged::absorb`] joins two adjacent rank
+//! ranges; the tracer calls it in log2 P pairwise rounds over MPI, `conifer merge` folds
+//! partial files with [`merge`].
 
-use crate::decode::Signature;
 use crate::forest::{Forest, NO_TREE};
 use crate::rank_record::{Membership, RankRecord};
 use crate::streams::ThreadStreams;
-use crate::timing::{family_values, CallTiming, RankTime};
+use crate::timing::{timing_family, CallTiming, RankTime};
 use conifer_compress::{FrozenGrammar, Grammar};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -47,20 +47,6 @@ pub struct FamilyTiming {
     pub terminal: u32,
     /// Durations of and intervals before the family's calls.
     pub stats: CallTiming,
-}
-
-/// The timing family of a signature, as bytes: equal for signatures whose calls are pooled.
-pub fn timing_family(signature: &[u8]) -> Vec<u8> {
-    let Some(parsed) = Signature::parse(signature) else {
-        return signature.to_vec();
-    };
-    let mut key = Vec::new();
-    crate::varint::put_u64(&mut key, parsed.function.into());
-    crate::varint::put_u64(&mut key, parsed.thread.into());
-    family_values(&parsed.values)
-        .iter()
-        .for_each(|v| v.encode(&mut key));
-    key
 }
 
 /// The merged record of the ranks `first_rank .. first_rank + ranks.len()`.

@@ -7,6 +7,7 @@
 //! them exact (f64 bits) so pooling never compounds rounding.
 
 use crate::columns::{put_column, read_column};
+use crate::decode::Signature;
 use crate::merge::{FamilyTiming, Merged};
 use crate::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use crate::varint::{put_u64, Reader};
@@ -240,6 +241,20 @@ fn put_quantised(out: &mut Vec<u8>, v: f64, steps: f64) {
 
 fn read_quantised(r: &mut Reader, steps: f64) -> Option<f64> {
     dequantise(r.u64()?, steps)
+}
+
+/// The timing family of a signature, as bytes: equal for signatures whose calls are pooled.
+pub fn timing_family(signature: &[u8]) -> Vec<u8> {
+    let Some(parsed) = Signature::parse(signature) else {
+        return signature.to_vec();
+    };
+    let mut key = Vec::new();
+    crate::varint::put_u64(&mut key, parsed.function.into());
+    crate::varint::put_u64(&mut key, parsed.thread.into());
+    family_values(&parsed.values)
+        .iter()
+        .for_each(|v| v.encode(&mut key));
+    key
 }
 
 /// The timing family of a parsed signature's values: ints reduced to their magnitude class

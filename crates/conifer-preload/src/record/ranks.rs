@@ -69,6 +69,12 @@ impl Call {
         if !*RELATIVE_TAGS || v < 0 {
             return self.int(v); // MPI_ANY_TAG and other negative values stay as they are
         }
+        self.relative_int(v, comm);
+    }
+
+    /// An integer stored relative to the caller's rank in the intra-communicator `comm` (a
+    /// plain integer elsewhere).
+    fn relative_int(&mut self, v: i64, comm: Option<u64>) {
         let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
         match info {
             Some(i) if i.remote_size.is_none() => {
@@ -88,13 +94,7 @@ impl Call {
     /// A `MPI_Comm_split` key: relative to the caller's rank in `comm` (keys are most often
     /// the caller's rank), with no special values.
     pub fn key(&mut self, v: i64, comm: Option<u64>) {
-        let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
-        match info {
-            Some(i) if i.remote_size.is_none() => {
-                encode_rank(&mut self.sig, Rank::Relative(v - i.my_rank))
-            }
-            _ => self.int(v),
-        }
+        self.relative_int(v, comm);
     }
 
     /// A rank of `comm` (relative to the caller's rank in it where meaningful).

@@ -87,7 +87,8 @@ pub struct State {
     /// Terminal → timing (durations, and intervals since the thread's previous call), in
     /// clock ticks until the record is taken.
     pub timing: Vec<CallTiming>,
-    /// Symbolic thread → tick its last call ended (0 before its first call).
+    /// Symbolic thread → tick its last call ended (0 before its first call); grows with
+    /// `grammars` and `trees`.
     pub last_end: Vec<u64>,
     /// Symbolic thread → grammar of its calls.
     pub grammars: Vec<Grammar>,
@@ -138,8 +139,10 @@ impl State {
                 t
             }
         };
-        if self.last_end.len() <= thread as usize {
-            self.last_end.resize(thread as usize + 1, 0);
+        while self.grammars.len() <= thread as usize {
+            self.grammars.push(Grammar::new());
+            self.trees.push(None);
+            self.last_end.push(0);
         }
         let previous = std::mem::replace(&mut self.last_end[thread as usize], end);
         let interval = if previous == 0 {
@@ -153,10 +156,6 @@ impl State {
                 timelines.push(Vec::new());
             }
             timelines[thread as usize].push((start, end));
-        }
-        while self.grammars.len() <= thread as usize {
-            self.grammars.push(Grammar::new());
-            self.trees.push(None);
         }
         let tree = &mut self.trees[thread as usize];
         if tree.is_none() && super::trees::binary_has_tree() {
