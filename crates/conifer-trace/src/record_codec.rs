@@ -69,7 +69,7 @@ const COMPRESS_SIGNATURES_ABOVE: usize = 4096;
 /// bound on what a corrupt frame header can make the reader allocate.
 const MAX_INFLATION: u64 = 4096;
 
-/// A section payload that may be large (`SIGS`, `STRC`, `TREE`): a mode byte (0 stored, 1
+/// A section payload that may be large (`SIGS`, `TREE`): a mode byte (0 stored, 1
 /// zstd) and the contents, compressed when longer than `above` bytes (never without it).
 pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
     if above.is_some_and(|limit| table.len() > limit) {

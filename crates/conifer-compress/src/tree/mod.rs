@@ -19,6 +19,13 @@ use crate::codec::DecodeError;
 /// record can cause.
 pub const MAX_ACTIVATIONS: u64 = 1 << 40;
 
+/// [`VertexRecord`] form: counts only (not a call site, or a site never reached).
+const NO_CALLS: u8 = 0;
+/// [`VertexRecord`] form: counts and terminals; every foreign count is 0.
+const NO_FOREIGN: u8 = 1;
+/// [`VertexRecord`] form: all three series.
+const ALL_SERIES: u8 = 2;
+
 /// What one vertex recorded for one thread.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct VertexRecord {
@@ -41,19 +48,46 @@ pub struct TreeRecord {
 }
 
 impl VertexRecord {
-    /// Appends the binary form.
+    /// Appends the binary form: a form byte ([`NO_CALLS`] for vertices other than call sites,
+    /// [`NO_FOREIGN`] when no call outside the tree followed any of the site's calls, else
+    /// [`ALL_SERIES`]), the counts, then the terminals and foreign counts the form keeps.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        let form = if self.terminals.is_empty() && self.foreign.is_empty() {
+            NO_CALLS
+        } else if self.foreign == Series::constant(0, self.terminals.len()) {
+            NO_FOREIGN
+        } else {
+            ALL_SERIES
+        };
+        out.push(form);
         self.counts.encode(out);
-        self.terminals.encode(out);
-        self.foreign.encode(out);
+        if form != NO_CALLS {
+            self.terminals.encode(out);
+        }
+        if form == ALL_SERIES {
+            self.foreign.encode(out);
+        }
     }
 
     /// Reads what [`VertexRecord::encode`] wrote.
     pub fn decode(bytes: &mut &[u8]) -> Result<VertexRecord, DecodeError> {
+        let (&form, rest) = bytes.split_first().ok_or(DecodeError::Truncated)?;
+        *bytes = rest;
+        let counts = Series::decode(bytes)?;
+        let (terminals, foreign) = match form {
+            NO_CALLS => (Series::default(), Series::default()),
+            NO_FOREIGN => {
+                let terminals = Series::decode(bytes)?;
+                let foreign = Series::constant(0, terminals.len());
+                (terminals, foreign)
+            }
+            ALL_SERIES => (Series::decode(bytes)?, Series::decode(bytes)?),
+            other => return Err(DecodeError::UnsupportedVersion(other)),
+        };
         Ok(VertexRecord {
-            counts: Series::decode(bytes)?,
-            terminals: Series::decode(bytes)?,
-            foreign: Series::decode(bytes)?,
+            counts,
+            terminals,
+            foreign,
         })
     }
 

@@ -226,3 +226,37 @@ fn records_round_trip_and_rename() {
     let renamed = r.vertices[7].clone().map_terminals(|t| t + 10);
     assert!(renamed.terminals.iter().eq([13; 5]));
 }
+
+/// Each record form (counts only; no foreign calls; all three series) and the one-value
+/// series form decode to the record built, and the short forms are what a loop vertex and a
+/// call site without foreign calls get: a loop run once for 5 iterations costs its form byte
+/// and `CONSTANT, 5, 1` (one count per activation of the root); the site in it
+/// `CONSTANT, 1, 5` (one call per iteration) and `CONSTANT, 3, 5` for its terminal.
+#[test]
+fn short_record_forms_round_trip() {
+    let mut b = TreeBuilder::new(figure5(), 4);
+    let mut quiet = TreeBuilder::new(figure5(), 4);
+    for i in 0..5 {
+        b.activate(2);
+        b.call(Some(7), 3);
+        quiet.activate(2);
+        quiet.call(Some(7), 3);
+        if i == 4 {
+            // A call without a site goes to the grammar, after the site's fifth call.
+            assert!(!b.call(None, 9));
+        }
+    }
+    let (r, q) = (b.record(), quiet.record());
+    let encoded = |v: &VertexRecord| {
+        let mut out = Vec::new();
+        v.encode(&mut out);
+        let mut bytes = out.as_slice();
+        assert_eq!(&VertexRecord::decode(&mut bytes).expect("decodes"), v);
+        assert!(bytes.is_empty());
+        out
+    };
+    assert_eq!(encoded(&q.vertices[2]), [NO_CALLS, 0, 5, 1]);
+    assert_eq!(encoded(&q.vertices[7]), [NO_FOREIGN, 0, 1, 5, 0, 3, 5]);
+    assert_eq!(encoded(&r.vertices[7])[0], ALL_SERIES);
+    assert!(r.vertices[7].foreign.iter().eq([0, 0, 0, 0, 1]));
+}

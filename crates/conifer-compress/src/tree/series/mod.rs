@@ -231,11 +231,45 @@ impl Series {
         }
     }
 
-    /// Appends the binary form: the pieces (tag 0 run, 1 cycle), then the grammar.
+    /// `len` copies of `value` (empty when `len` is 0), as [`SeriesBuilder`] builds them.
+    pub fn constant(value: u64, len: u64) -> Series {
+        if len == 0 {
+            return Series::default();
+        }
+        Series {
+            pieces: vec![Segment::Run(Run {
+                start: value,
+                stride: 0,
+                len,
+            })],
+            order: in_order(1),
+        }
+    }
+
+    /// The value and length of a series that is one repeated value.
+    fn as_constant(&self) -> Option<(u64, u64)> {
+        match self.pieces.as_slice() {
+            [Segment::Run(r)] if r.stride == 0 && self.in_order() => Some((r.start, r.len)),
+            _ => None,
+        }
+    }
+
+    /// Appends the binary form: [`CONSTANT`], the value and the length for one repeated
+    /// value; else the number of pieces plus [`PIECES`], the pieces (tag 0 run, 1 cycle), then
+    /// the grammar.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        put_varint(out, self.pieces.len() as u64);
+        if let Some((value, len)) = self.as_constant() {
+            put_varint(out, CONSTANT);
+            put_varint(out, value);
+            put_varint(out, len);
+            return;
+        }
+        put_varint(out, self.pieces.len() as u64 + PIECES);
+        // Run starts as differences from the previous run's start: neighbouring terminals and
+        // counts are close, so the differences are small and repeat across records.
+        let previous = std::cell::Cell::new(0u64);
         let put_run = |out: &mut Vec<u8>, r: &Run| {
-            put_varint(out, r.start);
+            put_varint(out, zigzag(r.start.wrapping_sub(previous.replace(r.start))));
             put_varint(out, r.stride);
             put_varint(out, r.len);
         };
@@ -277,11 +311,24 @@ impl Series {
     /// Reads what [`Series::encode`] wrote.
     pub fn decode(bytes: &mut &[u8]) -> Result<Series, DecodeError> {
         let mut r = Reader { bytes };
-        let n = r.count()?;
+        if r.varint()? == CONSTANT {
+            let (value, len) = (r.varint()?, r.varint()?);
+            if len == 0 {
+                return Err(DecodeError::CountTooLarge(0));
+            }
+            *bytes = r.bytes;
+            return Ok(Series::constant(value, len));
+        }
+        r = Reader { bytes };
+        let n = (r.count()?)
+            .checked_sub(PIECES as usize)
+            .ok_or(DecodeError::CountTooLarge(0))?;
         let mut pieces = Vec::with_capacity(n);
-        let run = |r: &mut Reader| -> Result<Run, DecodeError> {
+        let mut previous = 0u64;
+        let mut run = |r: &mut Reader| -> Result<Run, DecodeError> {
+            previous = previous.wrapping_add(unzigzag(r.varint()?));
             let run = Run {
-                start: r.varint()?,
+                start: previous,
                 stride: r.varint()?,
                 len: r.varint()?,
             };
@@ -323,6 +370,21 @@ impl Series {
         *bytes = r.bytes;
         Ok(Series { pieces, order })
     }
+}
+
+/// First varint of a [`Series`] that is one repeated value.
+const CONSTANT: u64 = 0;
+/// Added to the number of pieces in the first varint of any other series.
+const PIECES: u64 = 1;
+
+/// A wrapping difference as a small unsigned number (0, -1, 1, -2, … → 0, 1, 2, 3, …).
+fn zigzag(d: u64) -> u64 {
+    (d << 1) ^ ((d as i64 >> 63) as u64)
+}
+
+/// The difference [`zigzag`] encoded.
+fn unzigzag(z: u64) -> u64 {
+    (z >> 1) ^ (z & 1).wrapping_neg()
 }
 
 /// The grammar of `n` distinct pieces, each once in order: what Sequitur makes of such input
