@@ -167,14 +167,22 @@ pub fn bucket(size: u64) -> u32 {
     64 - size.leading_zeros()
 }
 
-/// The sizes bucket `k` holds, as text (`0 B`, `1 B`, `2-3 B`, `1-2 KiB`).
+/// The sizes bucket `k` holds, as text: `0 B`, `1 B`, `64-127 B`, and from 1 KiB on the
+/// half-open range in the larger unit (`1-2 KiB` is [1 KiB, 2 KiB)).
 pub fn bucket_label(k: u32) -> String {
     match k {
         0 => "0 B".into(),
         1 => "1 B".into(),
-        k => {
+        k if k <= 10 => {
             let lo = 1u64 << (k - 1);
-            format!("{}-{}", human_bytes(lo), human_bytes((lo << 1) - 1))
+            format!("{lo}-{} B", (lo << 1) - 1)
+        }
+        k => {
+            const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+            let e = k - 1; // lo = 2^e, e >= 10
+            let u = ((e - 10) / 10) as usize;
+            let lo = 1u64 << (e - 10 * (u as u32 + 1));
+            format!("{lo}-{} {}", lo * 2, UNITS[u.min(5)])
         }
     }
 }
@@ -514,4 +522,20 @@ pub fn analyze_expanded(
         progress(u64::from(rank) + 1, u64::from(ranks));
     }
     Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_powers_of_two() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(1), 1);
+        assert_eq!((bucket(64), bucket(127), bucket(128)), (7, 7, 8));
+        assert_eq!(bucket_label(7), "64-127 B");
+        assert_eq!(bucket_label(bucket(1024)), "1-2 KiB");
+        assert_eq!(bucket_label(bucket(3 << 20)), "2-4 MiB");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+    }
 }
