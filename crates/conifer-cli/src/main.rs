@@ -201,6 +201,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `diff` exits 1 for "the traces differ", so its errors exit 2.
+    let error_code = match cli.command {
+        Command::Diff { .. } => ExitCode::from(2),
+        _ => ExitCode::FAILURE,
+    };
     let result = match cli.command {
         Command::Exec { options, program } => launch::exec(&options, &program),
         Command::Run {
@@ -260,7 +265,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(message) => {
             eprintln!("conifer: {message}");
-            ExitCode::FAILURE
+            error_code
         }
     }
 }

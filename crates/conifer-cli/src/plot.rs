@@ -341,8 +341,14 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     v.truncate(15);
     let max = v.first().map_or(1.0, |x| x.1).max(1.0);
+    let min = v
+        .iter()
+        .map(|x| x.1)
+        .filter(|&t| t > 0.0)
+        .fold(max, f64::min);
     let (div, unit) = time_unit(max);
     let n = v.len().max(1) as u32;
+    let lo = (min / div / 2.0).max(1e-9);
     let mut chart = ChartBuilder::on(area)
         .caption(
             format!(
@@ -359,19 +365,26 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
         .margin(10)
         .x_label_area_size(45)
         .y_label_area_size(190)
-        .build_cartesian_2d(0f64..max / div * 1.05, 0u32..n)
+        .build_cartesian_2d(
+            (lo..max / div * 2.0).log_scale(),
+            (0u32..n - 1).into_segmented(),
+        )
         .map_err(err)?;
     let names: Vec<String> = v.iter().map(|x| x.0.clone()).collect();
-    let label = |y: &u32| {
-        names
+    let label = |y: &SegmentValue<u32>| match y {
+        SegmentValue::CenterOf(y) if *y < n => names
             .get((n - 1 - *y) as usize)
             .cloned()
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        _ => String::new(),
     };
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .x_desc(format!("time ({unit})"))
+        .x_desc(format!(
+            "total time in the function ({unit} axis, log scale)"
+        ))
+        .x_label_formatter(&|v: &f64| conifer_trace::decode::human_time(v * div))
         .y_desc("function")
         .y_labels(n as usize + 1)
         .y_label_formatter(&label)
@@ -382,7 +395,26 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
     chart
         .draw_series(v.iter().enumerate().map(|(i, (_, t))| {
             let y = n - 1 - i as u32;
-            Rectangle::new([(0.0, y), (t / div, y + 1)], palette(0).filled())
+            Rectangle::new(
+                [
+                    (lo, SegmentValue::Exact(y)),
+                    ((t / div).max(lo), SegmentValue::Exact(y + 1)),
+                ],
+                palette(0).filled(),
+            )
+        }))
+        .map_err(err)?;
+    // White outlines keep neighbouring bars apart.
+    chart
+        .draw_series(v.iter().enumerate().map(|(i, (_, t))| {
+            let y = n - 1 - i as u32;
+            Rectangle::new(
+                [
+                    (lo, SegmentValue::Exact(y)),
+                    ((t / div).max(lo), SegmentValue::Exact(y + 1)),
+                ],
+                WHITE.stroke_width(6),
+            )
         }))
         .map_err(err)?;
     Ok(())
