@@ -331,3 +331,280 @@ fn persistent_sends_count_at_each_start() {
         }
     }
 }
+
+/// Decodes a PNG and says whether it shows more than one colour (a blank page is one colour).
+fn png_is_not_blank(png: &Path) -> bool {
+    let img = image::open(png).expect("a PNG").to_rgb8();
+    let first = *img.get_pixel(0, 0);
+    let differing = img.pixels().filter(|p| **p != first).count();
+    differing > (img.width() * img.height() / 100) as usize
+}
+
+/// Every picture, as SVG and PNG, has its title and axis labels; the PNGs are not blank.
+#[test]
+fn pictures_have_titles_and_axes() {
+    let trace = {
+        let scratch = scratch("analysis-pictures");
+        let trace = scratch.join("stencil.cft");
+        let _guard = mpi_lock();
+        let mut cmd = Command::new("timeout");
+        cmd.arg("300")
+            .arg(conifer())
+            .args(["run", "-n", "4", "--timing", "lossless", "-o"])
+            .arg(&trace)
+            .current_dir(&scratch);
+        if !is_mpich() {
+            cmd.arg("--launcher-arg=--oversubscribe");
+        }
+        run_ok(cmd.arg(apps_dir().join("stencil2d")).arg("3"));
+        trace
+    };
+    let dir = trace.parent().unwrap().to_path_buf();
+    for (kind, title, axis) in [
+        ("matrix", "rank matrix", "receiver rank"),
+        ("sizes", "Message sizes", "message size"),
+        ("functions", "Time in MPI per function", "total time"),
+        ("ranks", "Time per rank", "time ("),
+        ("timeline", "Timeline", "time since"),
+    ] {
+        let svg = dir.join(format!("{kind}.svg"));
+        let png = dir.join(format!("{kind}.png"));
+        run_ok(
+            Command::new(conifer())
+                .args(["plot", kind])
+                .arg(&trace)
+                .arg("-o")
+                .arg(&svg),
+        );
+        run_ok(
+            Command::new(conifer())
+                .args(["plot", kind])
+                .arg(&trace)
+                .arg("-o")
+                .arg(&png),
+        );
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains(title), "{kind}: title {title:?}");
+        assert!(text.contains(axis), "{kind}: axis label {axis:?}");
+        assert!(png_is_not_blank(&png), "{kind}: the PNG is blank");
+    }
+    // Without lossless timing there is no timeline: one line, non-zero exit.
+    let plain = trace_app(&apps_dir(), "ring", 2, &["3"], false, "pictures");
+    let out = Command::new(conifer())
+        .args(["plot", "timeline"])
+        .arg(&plain)
+        .arg("-o")
+        .arg(dir.join("t.png"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--timing lossless"), "{err}");
+}
+
+/// The report is one self-contained HTML file: no script, no external resource; headless
+/// Chromium renders it (non-blank screenshot), its title is the trace's, and the console
+/// shows no error.
+#[test]
+fn report_renders_in_headless_chromium() {
+    let trace = trace_app(&apps_dir(), "stencil2d", 4, &["3"], false, "report");
+    let dir = trace.parent().unwrap();
+    let html = dir.join("report.html");
+    run_ok(
+        Command::new(conifer())
+            .arg("report")
+            .arg(&trace)
+            .arg("-o")
+            .arg(&html),
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<title>Conifer report: stencil2d.cft</title>"));
+    for external in ["<script", "http://", "https://", "<link", "@import", "url("] {
+        assert!(
+            !page.contains(external),
+            "the report refers to {external:?}"
+        );
+    }
+    for section in [
+        "Run",
+        "Time and data per function",
+        "Top call sites by time",
+        "Communication matrix",
+        "Message sizes",
+        "The trace itself",
+    ] {
+        assert!(
+            page.contains(&format!("<h2>{section}</h2>")),
+            "section {section}"
+        );
+    }
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("chromium is installed by scripts/setup.sh");
+    let url = format!("file://{}", html.display());
+    let shot = dir.join("report.png");
+    let profile = dir.join("chromium-profile");
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args([
+            "--window-size=1200,1800",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(png_is_not_blank(&shot), "the screenshot is blank");
+    // Console messages (errors and uncaught exceptions included) are logged as
+    // `INFO:CONSOLE` lines: a page without scripts logs none, and no resource may fail to
+    // load.
+    let log = String::from_utf8_lossy(&out.stderr);
+    for line in log.lines() {
+        assert!(
+            !line.contains(":CONSOLE") && !line.contains("net::ERR_"),
+            "browser console: {line}"
+        );
+    }
+    // The title as the browser sees it.
+    let dom = Command::new("timeout")
+        .arg("120")
+        .arg(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("<title>Conifer report: stencil2d.cft</title>"),
+        "{dom:.300}"
+    );
+    assert!(dom.matches("<img").count() >= 4, "pictures in the page");
+}
+
+/// `conifer diff`: a trace equals a rerun of the same program up to timing (exit 0); a run
+/// with one more iteration differs in calls, bytes and matrix, and every rank diverges at
+/// the call after its last common one (exit 1); errors exit 2.
+#[test]
+fn diff_finds_where_runs_diverge() {
+    let a = trace_app(&apps_dir(), "ring", 3, &["4"], false, "diff-a");
+    let a2 = trace_app(&apps_dir(), "ring", 3, &["4"], false, "diff-a2");
+    let b = trace_app(&apps_dir(), "ring", 3, &["5"], false, "diff-b");
+    let status = |x: &Path, y: &Path| {
+        Command::new(conifer())
+            .arg("diff")
+            .arg(x)
+            .arg(y)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(status(&a, &a2), Some(0));
+    assert_eq!(status(&a, &b), Some(1));
+    assert_eq!(status(&a, Path::new("/nonexistent.cft")), Some(2));
+    let out = Command::new(conifer())
+        .args(["diff", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["equal_up_to_timing"], false);
+    // ring.c: Init, Comm_rank, Comm_size, then one Sendrecv per iteration: with 4 iterations
+    // call #7 is Finalize in A and the fifth Sendrecv in B.
+    let first = j["first_divergence"].as_array().unwrap();
+    assert_eq!(first.len(), 3);
+    for d in first {
+        assert_eq!(d["call"], 7);
+        assert!(d["a"].as_str().unwrap().starts_with("MPI_Finalize("));
+        assert!(d["b"].as_str().unwrap().starts_with("MPI_Sendrecv("));
+    }
+    // The matrix difference is the ring's one extra long long per rank.
+    let m = j["matrix_bytes_b_minus_a"].as_array().unwrap();
+    assert_eq!(m.len(), 3);
+    for e in m {
+        assert_eq!(e["delta"], "8");
+        assert_eq!(e["to"], (e["from"].as_u64().unwrap() + 1) % 3);
+    }
+}
+
+/// A closed output pipe ends a read command quietly with status 0; bad input gives one line
+/// and a non-zero status.
+#[test]
+fn closed_pipes_and_bad_input() {
+    let trace = trace_app(&apps_dir(), "ring", 2, &["3"], false, "pipes");
+    for args in [
+        vec!["profile"],
+        vec!["matrix", "--csv"],
+        vec!["profile", "--json"],
+    ] {
+        let mut child = Command::new(conifer())
+            .args(&args)
+            .arg(&trace)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes away at once
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {:?}", out);
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let dir = trace.parent().unwrap();
+    let bad = dir.join("bad.cft");
+    std::fs::write(&bad, b"not a trace").unwrap();
+    for cmd in [
+        vec!["profile"],
+        vec!["matrix"],
+        vec!["report", "-o", "/tmp/x.html"],
+        vec!["plot", "matrix", "-o", "/tmp/x.svg"],
+    ] {
+        let out = Command::new(conifer())
+            .args(&cmd[..1])
+            .args(if cmd[0] == "plot" {
+                &cmd[1..2]
+            } else {
+                &[][..]
+            })
+            .arg(&bad)
+            .args(if cmd[0] == "plot" {
+                &cmd[2..]
+            } else {
+                &cmd[1..]
+            })
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{cmd:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{cmd:?}: {err}");
+        assert!(err.contains("not a Conifer trace"), "{cmd:?}: {err}");
+        assert!(!err.contains("panicked"), "{cmd:?}: {err}");
+    }
+}
