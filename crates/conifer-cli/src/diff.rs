@@ -71,12 +71,11 @@ fn call_text(c: &Call) -> String {
     s
 }
 
-/// Where rank `rank`'s calls first differ: (index, call in A, call in B), `None` if equal.
-fn divergence(
-    a: &Trace,
-    b: &Trace,
-    rank: u32,
-) -> Result<Option<(u64, Option<String>, Option<String>)>, String> {
+/// The first call that differs: its index, the call in A and in B (`None`: no more calls).
+type Divergence = (u64, Option<String>, Option<String>);
+
+/// Where rank `rank`'s calls first differ, `None` if they do not.
+fn divergence(a: &Trace, b: &Trace, rank: u32) -> Result<Option<Divergence>, String> {
     let mut ia = a.calls(rank);
     let mut ib = b.calls(rank);
     let mut index = 0u64;

@@ -259,11 +259,7 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     let (app, mpi): (f64, f64) = trace.record.ranks.iter().fold((0.0, 0.0), |(a, m), e| {
         (a + e.time.mpi_ns + e.time.compute_ns, m + e.time.mpi_ns)
     });
-    let _ = writeln!(
-        s,
-        "\n@--- time per rank ({}) ---",
-        "app = in MPI + between calls"
-    );
+    let _ = writeln!(s, "\n@--- time per rank (app = in MPI + between calls) ---");
     let _ = writeln!(s, "{:>6} {:>12} {:>12} {:>7}", "rank", "app", "MPI", "MPI%");
     for (r, e) in trace.record.ranks.iter().enumerate() {
         let app_r = e.time.mpi_ns + e.time.compute_ns;
