@@ -11,11 +11,11 @@
 pub mod call;
 mod context;
 pub mod effect;
+mod skeleton;
 pub mod types;
 
 use call::Args;
 use conifer_trace::decode::Signature;
-use conifer_trace::streams::Filler;
 use conifer_trace::Trace;
 use context::RankContext;
 use effect::{Effect, Kind};
@@ -301,7 +301,7 @@ fn function_of<'t>(trace: &'t Trace, sig: &Signature) -> Option<(&'t str, &'t [S
 }
 
 /// A thread's calls as (terminal, call site, filled signature for skeletons, multiplicity).
-type Weighted = Vec<(u32, Option<u32>, Option<Vec<u8>>, u64)>;
+type Weighted = Vec<(u32, Option<u32>, Option<Signature>, u64)>;
 
 /// The weighted calls of one thread, from its grammar's and trace tree's counts.
 fn weighted_calls(
@@ -333,31 +333,50 @@ fn weighted_calls(
         .streams
         .get(thread)
         .and_then(|&s| record.streams.get(s as usize));
-    let skeletons: HashMap<u32, ()> = streams
-        .map(|s| s.entries.iter().map(|(t, _)| (*t, ())).collect())
+    let skeletons: HashMap<u32, &[conifer_compress::tree::Series]> = streams
+        .map(|s| {
+            s.entries
+                .iter()
+                .map(|(t, series)| (*t, series.as_slice()))
+                .collect()
+        })
         .unwrap_or_default();
-    let mut filler = Filler::new(streams);
     let mut keys: Vec<_> = counts.into_iter().collect();
     keys.sort_unstable();
-    for ((t, site), n) in keys {
-        if !skeletons.contains_key(&t) {
-            out.push((t, site, None, n));
+    let mut i = 0;
+    while i < keys.len() {
+        let t = keys[i].0 .0;
+        let Some(series) = skeletons.get(&t) else {
+            out.push((t, keys[i].0 .1, None, keys[i].1));
+            i += 1;
             continue;
+        };
+        // A skeleton: all its (site, calls) groups at once.
+        let mut j = i;
+        while j < keys.len() && keys[j].0 .0 == t {
+            j += 1;
         }
-        // A skeleton: its calls' values come from its streams, in order; equal filled
-        // signatures are counted together.
-        let mut filled: HashMap<Vec<u8>, u64> = HashMap::new();
-        for _ in 0..n {
-            match filler.fill(t, &record.signatures[t as usize]) {
-                Some(bytes) => *filled.entry(bytes.into_owned()).or_default() += 1,
-                None => break,
+        let group = &keys[i..j];
+        let parsed = Signature::parse(&record.signatures[t as usize]);
+        let slots = parsed
+            .as_ref()
+            .and_then(|sig| function_of(trace, sig))
+            .map_or(&[][..], |(_, slots)| slots);
+        match parsed {
+            Some(sig) => {
+                let calls: Vec<u64> = group.iter().map(|k| k.1).collect();
+                let fills = skeleton::fills(&sig, slots, series, &calls);
+                for (((_, site), _), fills) in group.iter().zip(fills) {
+                    for (filled, k) in fills {
+                        out.push((t, *site, Some(filled), k));
+                    }
+                }
             }
+            None => group
+                .iter()
+                .for_each(|((t, site), n)| out.push((*t, *site, None, *n))),
         }
-        let mut filled: Vec<_> = filled.into_iter().collect();
-        filled.sort_unstable();
-        for (bytes, k) in filled {
-            out.push((t, site, Some(bytes), k));
-        }
+        i = j;
     }
     out
 }
@@ -434,7 +453,7 @@ pub fn analyze_with(
         for w in &threads {
             for (t, site, filled, n) in w.iter() {
                 let sig = match filled {
-                    Some(bytes) => Signature::parse(bytes).map(Cow::Owned),
+                    Some(sig) => Some(Cow::Borrowed(sig)),
                     None => parsed
                         .entry(*t)
                         .or_insert_with(|| Signature::parse(&trace.record.signatures[*t as usize]))

@@ -610,3 +610,64 @@ fn closed_pipes_and_bad_input() {
         assert!(!err.contains("panicked"), "{cmd:?}: {err}");
     }
 }
+
+/// NetPIPE (Debian's, `scripts/setup.sh --real-apps`) varies its message size on every
+/// repetition block, so its sends and receives become skeleton signatures with value streams:
+/// the compressed form reads the sizes from the streams' value counts, and still agrees with
+/// full expansion; every message size it sent is in the histogram.
+#[test]
+fn value_streams_are_counted_without_expansion() {
+    let binary = if is_mpich() { "NPmpich2" } else { "NPopenmpi" };
+    if !Command::new("which")
+        .arg(binary)
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        panic!("{binary} is not installed: run scripts/setup.sh --real-apps");
+    }
+    let scratch = scratch("analysis-netpipe");
+    let trace = scratch.join("np.cft");
+    {
+        let _guard = mpi_lock();
+        let mut cmd = Command::new("timeout");
+        cmd.arg("300")
+            .arg(conifer())
+            .args(["run", "-n", "2", "-o"])
+            .arg(&trace)
+            .current_dir(&scratch)
+            .args([binary, "-u", "512", "-o", "np.out"]);
+        run_ok(&mut cmd);
+    }
+    let a = assert_same("NetPIPE", &trace);
+    let t = load(&trace);
+    assert!(
+        !t.record.streams.is_empty(),
+        "NetPIPE's trace has value streams"
+    );
+    // Ranks 0 and 1 only talk to each other: each send of rank r is one message to 1 - r,
+    // received by one receive there (the wrappers' own counters).
+    let m = &a.matrix;
+    let per_rank = |name: &str| {
+        t.function_counts()
+            .iter()
+            .filter(|c| c.name == name)
+            .fold(vec![0u64; 2], |mut acc, c| {
+                acc.iter_mut().zip(&c.per_rank).for_each(|(x, y)| *x += y);
+                acc
+            })
+    };
+    let (sends, recvs) = (per_rank("MPI_Send"), per_rank("MPI_Recv"));
+    assert_eq!((m.p2p_messages[1], m.p2p_messages[2]), (sends[0], sends[1]));
+    assert_eq!((sends[0], sends[1]), (recvs[1], recvs[0]));
+    assert_eq!(m.p2p_messages[0] + m.p2p_messages[3], 0);
+    assert!(sends[0] > 1000);
+    // NetPIPE's output lists each message size it measured: each is a send size.
+    let sizes: std::collections::BTreeSet<u32> = std::fs::read_to_string(scratch.join("np.out"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+        .map(conifer_analyze::bucket)
+        .collect();
+    let sent: std::collections::BTreeSet<u32> = a.histograms["MPI_Send"].keys().copied().collect();
+    assert!(sizes.is_subset(&sent), "{sizes:?} not in {sent:?}");
+}
