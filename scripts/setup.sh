@@ -11,6 +11,7 @@ apt_packages=(
   libmpich-dev mpich
   gfortran
   time
+  chromium fonts-dejavu-core
   clang-19 llvm-19-dev flang-19 libpolly-19-dev libzstd-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--real-apps" ]]; then

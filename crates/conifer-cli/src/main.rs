@@ -1,9 +1,15 @@
 //! `conifer`: launch traced MPI runs and read the traces they leave.
 
 mod decode;
+mod diff;
 mod info;
 mod launch;
+mod matrix;
 mod merge;
+mod output;
+mod plot;
+mod profile;
+mod report;
 mod static_pass;
 mod stats;
 mod verify;
@@ -49,6 +55,80 @@ enum Command {
         /// The trace file (`.cft`).
         file: PathBuf,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// mpiP-style profile: time per rank, per function and per call site, bytes, top sites.
+    Profile {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// Call sites to list in the text output.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// Compute by expanding every call instead of on the compressed form (slow; a check).
+        #[arg(long, hide = true)]
+        expand: bool,
+    },
+    /// Rank x rank communication matrix (row = sender, column = receiver, world ranks).
+    #[command(after_help = matrix::RULE)]
+    Matrix {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// What each entry counts: bytes or messages.
+        #[arg(long, default_value = "bytes")]
+        metric: String,
+        /// Which calls: p2p (sends, one-sided), coll (collectives, by the rule below) or all.
+        #[arg(long, default_value = "all")]
+        kind: String,
+        /// Only calls on this communicator, as `decode` names it (MPI_COMM_WORLD, comm3, ...).
+        #[arg(long)]
+        comm: Option<String>,
+        /// Print the whole matrix as CSV.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Compute by expanding every call instead of on the compressed form (slow; a check).
+        #[arg(long, hide = true)]
+        expand: bool,
+    },
+    /// Draw a picture of the run as SVG or PNG (by the output's extension).
+    Plot {
+        /// What to draw: matrix, sizes (message-size histogram per function), functions (time
+        /// per function), ranks (MPI time per rank), timeline (needs --timing lossless).
+        kind: String,
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// The picture to write (`.svg` or `.png`).
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+        /// For `matrix`: bytes or messages.
+        #[arg(long, default_value = "bytes")]
+        metric: String,
+        /// For `matrix`: p2p, coll or all.
+        #[arg(long, default_value = "all")]
+        kind_of_calls: String,
+    },
+    /// One self-contained HTML page: run, profile, matrix, pictures, compression facts.
+    Report {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// The HTML file to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
+    /// Compare two traces: calls, bytes, matrix, time, first diverging call per rank; exits
+    /// 0 when they are equal up to timing, 1 when not.
+    Diff {
+        /// The first trace.
+        a: PathBuf,
+        /// The second trace.
+        b: PathBuf,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },
@@ -121,6 +201,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `diff` exits 1 for "the traces differ", so its errors exit 2.
+    let error_code = match cli.command {
+        Command::Diff { .. } => ExitCode::from(2),
+        _ => ExitCode::FAILURE,
+    };
     let result = match cli.command {
         Command::Exec { options, program } => launch::exec(&options, &program),
         Command::Run {
@@ -130,6 +215,32 @@ fn main() -> ExitCode {
             program,
         } => launch::run(ranks, &launcher_args, &options, &program),
         Command::Stats { file, json } => stats::print(&file, json),
+        Command::Profile {
+            file,
+            json,
+            top,
+            expand,
+        } => profile::run(&file, json, top, expand),
+        Command::Matrix {
+            file,
+            metric,
+            kind,
+            comm,
+            csv,
+            json,
+            expand,
+        } => matrix::Select::parse(&metric, &kind)
+            .and_then(|sel| matrix::run(&file, sel, comm.as_deref(), csv, json, expand)),
+        Command::Plot {
+            kind,
+            file,
+            output,
+            metric,
+            kind_of_calls,
+        } => matrix::Select::parse(&metric, &kind_of_calls)
+            .and_then(|sel| plot::run(&kind, &file, &output, sel)),
+        Command::Report { file, output } => report::run(&file, &output),
+        Command::Diff { a, b, json } => diff::run(&a, &b, json),
         Command::Decode {
             file,
             rank,
@@ -154,7 +265,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(message) => {
             eprintln!("conifer: {message}");
-            ExitCode::FAILURE
+            error_code
         }
     }
 }

@@ -1,0 +1,243 @@
+//! What a rank's calls are evaluated against: its positions in its communicators, the world
+//! ranks of each communicator's members, its datatypes, windows and persistent requests.
+
+use crate::call::Args;
+use crate::effect::{self, Caller, Effect};
+use crate::types::TypeSizes;
+use conifer_trace::grid::Grid;
+use conifer_trace::value::{HandleKind, HandleRef, Position, Value};
+use conifer_trace::Trace;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The members of every communicator, in world ranks. Communicator ids are agreed among a
+/// communicator's members, so disjoint communicators made by one `MPI_Comm_split` share an id:
+/// the ranks holding an id are split into groups, each world rank (ascending) joining the
+/// first group that lacks its local rank. This is exact when the split keeps the parent's
+/// order within each part (a key equal to the parent rank, as almost every code uses).
+pub struct CommTable {
+    groups: HashMap<Vec<u8>, Vec<Vec<Option<u32>>>>,
+    of_rank: HashMap<(Vec<u8>, u32), usize>,
+}
+
+fn key(v: &Value) -> Vec<u8> {
+    let mut k = Vec::new();
+    v.encode(&mut k);
+    k
+}
+
+fn world_key() -> Vec<u8> {
+    key(&Value::Handle(HandleKind::Comm, HandleRef::Named(1)))
+}
+
+fn self_key() -> Vec<u8> {
+    key(&Value::Handle(HandleKind::Comm, HandleRef::Named(2)))
+}
+
+impl CommTable {
+    /// From the trace's `COMM` column.
+    pub fn new(trace: &Trace) -> CommTable {
+        let mut held: BTreeMap<Vec<u8>, Vec<(u32, i64)>> = BTreeMap::new();
+        for (rank, entry) in trace.record.ranks.iter().enumerate() {
+            let mut seen = HashSet::new();
+            for m in &entry.comms {
+                if seen.insert(m.comm.clone()) {
+                    held.entry(m.comm.clone())
+                        .or_default()
+                        .push((rank as u32, m.my_rank));
+                }
+            }
+        }
+        // MPI_COMM_WORLD when the column does not list it.
+        held.entry(world_key())
+            .or_insert_with(|| (0..trace.meta.ranks).map(|r| (r, i64::from(r))).collect());
+        let mut groups = HashMap::new();
+        let mut of_rank = HashMap::new();
+        for (k, mut members) in held {
+            members.sort_unstable();
+            let mut gs: Vec<Vec<Option<u32>>> = Vec::new();
+            for (world, local) in members {
+                let Ok(l) = usize::try_from(local) else {
+                    continue;
+                };
+                if l > trace.meta.ranks as usize {
+                    continue;
+                }
+                let g = match gs.iter().position(|g| g.get(l).is_none_or(Option::is_none)) {
+                    Some(g) => g,
+                    None => {
+                        gs.push(Vec::new());
+                        gs.len() - 1
+                    }
+                };
+                if gs[g].len() <= l {
+                    gs[g].resize(l + 1, None);
+                }
+                gs[g][l] = Some(world);
+                of_rank.insert((k.clone(), world), g);
+            }
+            groups.insert(k, gs);
+        }
+        CommTable { groups, of_rank }
+    }
+
+    /// The members of the communicator `k` world rank `rank` belongs to.
+    fn members(&self, k: &[u8], rank: u32) -> Option<&[Option<u32>]> {
+        let g = *self.of_rank.get(&(k.to_vec(), rank))?;
+        Some(&self.groups.get(k)?[g])
+    }
+}
+
+/// True for the calls that set up state other calls refer to: datatype constructors, window
+/// creations, persistent point-to-point requests, inter-communicators.
+pub fn is_setup(name: &str) -> bool {
+    let n = name.strip_prefix("MPI_").unwrap_or(name);
+    n.starts_with("Type_")
+        || n.starts_with("Win_allocate")
+        || n.starts_with("Win_create")
+        || matches!(
+            n,
+            "Send_init"
+                | "Bsend_init"
+                | "Ssend_init"
+                | "Rsend_init"
+                | "Recv_init"
+                | "Send_init_c"
+                | "Recv_init_c"
+        )
+        || is_intercomm_maker(n)
+}
+
+fn is_intercomm_maker(n: &str) -> bool {
+    matches!(
+        n,
+        "Intercomm_create"
+            | "Intercomm_create_from_groups"
+            | "Comm_spawn"
+            | "Comm_spawn_multiple"
+            | "Comm_accept"
+            | "Comm_connect"
+            | "Comm_join"
+            | "Comm_get_parent"
+    )
+}
+
+/// One rank's context.
+pub struct RankContext<'t> {
+    world: u32,
+    table: &'t CommTable,
+    positions: HashMap<Vec<u8>, (i64, Option<&'t Grid>, u32)>,
+    types: TypeSizes,
+    windows: HashMap<HandleRef, Value>,
+    persistent: HashMap<HandleRef, Effect>,
+}
+
+impl<'t> RankContext<'t> {
+    /// The context of world rank `rank`, given (at least) its setup calls.
+    pub fn new<'a>(
+        trace: &'t Trace,
+        table: &'t CommTable,
+        rank: u32,
+        calls: impl Iterator<Item = Args<'a>> + Clone,
+    ) -> RankContext<'t> {
+        let setup: Vec<Args> = calls.filter(|a| is_setup(a.name)).collect();
+        let inter: HashSet<Vec<u8>> = setup
+            .iter()
+            .filter(|a| is_intercomm_maker(a.name.strip_prefix("MPI_").unwrap_or(a.name)))
+            .flat_map(|a| {
+                ["newintercomm", "intercomm", "newcomm", "parent"]
+                    .into_iter()
+                    .filter_map(|slot| a.get(slot))
+            })
+            .filter(|v| matches!(v, Value::Handle(HandleKind::Comm, HandleRef::Id(_))))
+            .map(key)
+            .collect();
+        let entry = &trace.record.ranks[rank as usize];
+        let mut positions = HashMap::new();
+        for m in &entry.comms {
+            if inter.contains(&m.comm) || positions.contains_key(&m.comm) {
+                continue;
+            }
+            let size = table.members(&m.comm, rank).map_or(0, |g| g.len() as u32);
+            positions.insert(m.comm.clone(), (m.my_rank, m.grid.as_ref(), size));
+        }
+        positions
+            .entry(world_key())
+            .or_insert((i64::from(rank), None, trace.meta.ranks));
+        positions.insert(self_key(), (0, None, 1));
+        let types = TypeSizes::from_calls(setup.iter().copied());
+        let windows = setup
+            .iter()
+            .filter(|a| a.name.starts_with("MPI_Win_"))
+            .filter_map(|a| {
+                let win = match a.get("win")? {
+                    Value::Handle(HandleKind::Win, h) => *h,
+                    _ => return None,
+                };
+                Some((win, a.get("comm")?.clone()))
+            })
+            .collect();
+        let mut ctx = RankContext {
+            world: rank,
+            table,
+            positions,
+            types,
+            windows,
+            persistent: HashMap::new(),
+        };
+        let mut persistent = HashMap::new();
+        for a in &setup {
+            let Some(base) = a.name.strip_suffix("_init") else {
+                continue;
+            };
+            let Some(Value::Handle(HandleKind::Request, req)) = a.get("request") else {
+                continue;
+            };
+            let as_op = Args {
+                name: base,
+                slots: a.slots,
+                values: a.values,
+            };
+            persistent.insert(*req, effect::evaluate(&as_op, &ctx));
+        }
+        ctx.persistent = persistent;
+        ctx
+    }
+}
+
+impl Caller for RankContext<'_> {
+    fn world(&self) -> u32 {
+        self.world
+    }
+
+    fn position(&self, comm: &Value) -> Option<(Position<'_>, u32)> {
+        let &(rank, grid, size) = self.positions.get(&key(comm))?;
+        (size > 0).then_some((Position { rank, grid }, size))
+    }
+
+    fn member(&self, comm: &Value, local: i64) -> Option<u32> {
+        let k = key(comm);
+        if k == self_key() {
+            return (local == 0).then_some(self.world);
+        }
+        let g = self.table.members(&k, self.world)?;
+        *g.get(usize::try_from(local).ok()?)?
+    }
+
+    fn types(&self) -> &TypeSizes {
+        &self.types
+    }
+
+    fn window_comm(&self, win: &Value) -> Option<&Value> {
+        match win {
+            Value::Handle(HandleKind::Win, h) => self.windows.get(h),
+            _ => None,
+        }
+    }
+
+    fn persistent(&self, req: &Value) -> Option<&Effect> {
+        match req {
+            Value::Handle(HandleKind::Request, h) => self.persistent.get(h),
+            _ => None,
+        }
+    }
+}

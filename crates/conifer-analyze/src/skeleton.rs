@@ -1,0 +1,156 @@
+//! Skeleton signatures (value streams): a skeleton's calls differ only in the values of its
+//! streams. Only the streamed values the statistics depend on — counts, block lengths, sizes —
+//! matter; the others (tags, buffer offsets, statuses) are filled with placeholders. With one
+//! such stream, its value counts come from the series' compressed form (runs, repeats and
+//! grammar multiplicities, never expanded); with several, the streams are read in step.
+
+use conifer_compress::tree::Series;
+use conifer_trace::decode::Signature;
+use conifer_trace::value::{Buffer, Status, Value};
+use std::collections::HashMap;
+
+/// Where a placeholder is: top-level value index, and index inside an array value.
+#[derive(Clone, Copy)]
+struct Spot {
+    top: usize,
+    inner: Option<usize>,
+    /// Index of its (first) series.
+    series: usize,
+    /// True when the statistics depend on its value.
+    relevant: bool,
+}
+
+/// True for the integer parameters whose values the statistics read.
+fn matters(slot: &str) -> bool {
+    slot.contains("count") || slot.contains("length") || slot.contains("size")
+}
+
+fn spots(sig: &Signature, slots: &[String]) -> Vec<Spot> {
+    let mut out = Vec::new();
+    let mut series = 0;
+    let mut visit = |v: &Value, top: usize, inner: Option<usize>, out: &mut Vec<Spot>| {
+        let (width, int) = match v {
+            Value::StreamedInt => (1, true),
+            Value::StreamedOffset(_) => (1, false),
+            Value::StreamedStatus(..) => (2, false),
+            _ => return,
+        };
+        let slot = slots.get(top).map_or("", String::as_str);
+        out.push(Spot {
+            top,
+            inner,
+            series,
+            relevant: int && matters(slot),
+        });
+        series += width;
+    };
+    for (i, v) in sig.values.iter().enumerate() {
+        match v {
+            Value::Array(items) => {
+                for (k, item) in items.iter().enumerate() {
+                    visit(item, i, Some(k), &mut out);
+                }
+            }
+            v => visit(v, i, None, &mut out),
+        }
+    }
+    out
+}
+
+/// The skeleton with its relevant placeholders set to `values` (in order) and the others to
+/// neutral values.
+fn fill(sig: &Signature, spots: &[Spot], values: &[u64]) -> Signature {
+    let mut s = sig.clone();
+    let mut next = values.iter();
+    for spot in spots {
+        let v = match spot.inner {
+            None => &mut s.values[spot.top],
+            Some(k) => match &mut s.values[spot.top] {
+                Value::Array(items) => &mut items[k],
+                _ => continue,
+            },
+        };
+        *v = match v.clone() {
+            Value::StreamedInt if spot.relevant => {
+                Value::Int(next.next().copied().unwrap_or(0) as i64)
+            }
+            Value::StreamedInt => Value::Int(0),
+            Value::StreamedOffset(id) => Value::Buffer(Buffer::Segment { id, offset: 0 }),
+            Value::StreamedStatus(source, error) => Value::Status(Status {
+                source,
+                tag: 0,
+                error,
+                bytes: 0,
+            }),
+            other => other,
+        };
+    }
+    s
+}
+
+/// The distinct filled forms of skeleton `sig` over its calls, with their counts: `calls`
+/// gives, in call order, how many calls each group (a call site) made; the result has one
+/// list per group.
+pub fn fills(
+    sig: &Signature,
+    slots: &[String],
+    series: &[Series],
+    calls: &[u64],
+) -> Vec<Vec<(Signature, u64)>> {
+    let spots = spots(sig, slots);
+    let relevant: Vec<usize> = spots
+        .iter()
+        .filter(|s| s.relevant)
+        .map(|s| s.series)
+        .collect();
+    let relevant_spots: Vec<Spot> = spots.iter().copied().filter(|s| s.relevant).collect();
+    let _ = relevant_spots;
+    if relevant.is_empty() {
+        return calls
+            .iter()
+            .map(|&n| vec![(fill(sig, &spots, &[]), n)])
+            .collect();
+    }
+    if relevant.len() == 1 && calls.len() == 1 {
+        if let Some(s) = series.get(relevant[0]) {
+            let counts = s.value_counts();
+            if counts.iter().map(|c| c.1).sum::<u64>() == calls[0] {
+                return vec![counts
+                    .into_iter()
+                    .map(|(v, k)| (fill(sig, &spots, &[v]), k))
+                    .collect()];
+            }
+        }
+    }
+    // Several relevant streams, or several call sites: read the streams in step.
+    let mut iters: Vec<_> = relevant
+        .iter()
+        .map(|&i| series.get(i).map(Series::iter))
+        .collect();
+    let mut out = Vec::new();
+    for &n in calls {
+        let mut tuples: HashMap<Vec<u64>, u64> = HashMap::new();
+        let mut key = Vec::with_capacity(iters.len());
+        for _ in 0..n {
+            key.clear();
+            for it in iters.iter_mut() {
+                key.push(it.as_mut().and_then(Iterator::next).unwrap_or(0));
+            }
+            match tuples.get_mut(&key) {
+                Some(c) => *c += 1,
+                None => {
+                    tuples.insert(key.clone(), 1);
+                }
+            }
+        }
+        let mut tuples: Vec<_> = tuples.into_iter().collect();
+        tuples.sort_unstable();
+        out.push(
+            tuples
+                .into_iter()
+                .map(|(values, k)| (fill(sig, &spots, &values), k))
+                .collect(),
+        );
+    }
+    out
+}

@@ -1,0 +1,296 @@
+//! `conifer diff A.cft B.cft`: two runs compared — calls and bytes per function and per call
+//! site, the matrix difference, time per function, and per rank the first call where the
+//! two call sequences differ. Exit status 0 when the traces are equal up to timing, 1 when
+//! not (2 for errors, as elsewhere).
+
+use crate::output::{emit, emit_json};
+use crate::profile::{self, Times};
+use conifer_analyze::{human_bytes, Analysis, Site, Totals};
+use conifer_trace::decode::{human_time, Call};
+use conifer_trace::timing::timing_family;
+use conifer_trace::Trace;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// A call site as both traces can name it: a structure-tree site by its source position
+/// and id, a timing family by its (blanked) signature.
+fn site_key(trace: &Trace, site: &Site, st: &conifer_analyze::SiteStats) -> String {
+    match site {
+        Site::Tree(id) => format!("{} [v{id}]", st.source.as_deref().unwrap_or("?")),
+        Site::Family(f) => {
+            let bytes = trace
+                .record
+                .timing
+                .get(*f as usize)
+                .and_then(|f| trace.record.signatures.get(f.terminal as usize))
+                .map(|s| timing_family(s))
+                .unwrap_or_default();
+            format!("{} family {}", st.function, fnv(&bytes))
+        }
+        Site::Signature(t) => {
+            let bytes = trace
+                .record
+                .signatures
+                .get(*t as usize)
+                .cloned()
+                .unwrap_or_default();
+            format!("{} signature {}", st.function, fnv(&bytes))
+        }
+    }
+}
+
+/// A short stable hash of bytes (FNV-1a, 32 bits of it, hex).
+fn fnv(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    format!("{:08x}", h >> 32)
+}
+
+/// A call as compared: function, every argument with ranks restored, return value.
+fn call_text(c: &Call) -> String {
+    let mut s = format!("{}(", c.name);
+    for (i, v) in c.signature.values.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        match c.slots.get(i) {
+            Some(slot) => {
+                let _ = write!(s, "{slot}={}", v.display(c.position(i)));
+            }
+            None => {
+                let _ = write!(s, "{}", v.display(c.position(i)));
+            }
+        }
+    }
+    let _ = write!(s, ") = {}", c.signature.ret);
+    s
+}
+
+/// The first call that differs: its index, the call in A and in B (`None`: no more calls).
+type Divergence = (u64, Option<String>, Option<String>);
+
+/// Where rank `rank`'s calls first differ, `None` if they do not.
+fn divergence(a: &Trace, b: &Trace, rank: u32) -> Result<Option<Divergence>, String> {
+    let mut ia = a.calls(rank);
+    let mut ib = b.calls(rank);
+    let mut index = 0u64;
+    loop {
+        let ca = ia.next().transpose().map_err(|e| e.0)?;
+        let cb = ib.next().transpose().map_err(|e| e.0)?;
+        match (ca, cb) {
+            (None, None) => return Ok(None),
+            (ca, cb) => {
+                let ta = ca.as_ref().map(call_text);
+                let tb = cb.as_ref().map(call_text);
+                if ta != tb {
+                    return Ok(Some((index, ta, tb)));
+                }
+            }
+        }
+        index += 1;
+    }
+}
+
+struct Side {
+    trace: Trace,
+    analysis: Analysis,
+    times: Times,
+}
+
+fn side(path: &Path) -> Result<Side, String> {
+    let trace = crate::stats::load(path)?;
+    let analysis = crate::output::analyze(&trace, &Default::default())?;
+    let times = profile::times(&trace, &analysis);
+    Ok(Side {
+        trace,
+        analysis,
+        times,
+    })
+}
+
+fn sites(s: &Side) -> BTreeMap<String, Totals> {
+    let mut m: BTreeMap<String, Totals> = BTreeMap::new();
+    for (site, st) in &s.analysis.sites {
+        let t = m.entry(site_key(&s.trace, site, st)).or_default();
+        t.calls += st.totals.calls;
+        t.bytes_sent += st.totals.bytes_sent;
+        t.bytes_received += st.totals.bytes_received;
+    }
+    m
+}
+
+/// Rows of a per-key comparison where the totals differ.
+fn compare(
+    a: &BTreeMap<String, Totals>,
+    b: &BTreeMap<String, Totals>,
+) -> Vec<(String, Totals, Totals)> {
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter_map(|k| {
+            let (x, y) = (
+                a.get(k).copied().unwrap_or_default(),
+                b.get(k).copied().unwrap_or_default(),
+            );
+            (x != y).then(|| (k.clone(), x, y))
+        })
+        .collect()
+}
+
+/// Runs `conifer diff`.
+pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
+    let a = side(pa)?;
+    let b = side(pb)?;
+    let fa = &a.analysis.functions;
+    let fb = &b.analysis.functions;
+    let functions = compare(fa, fb);
+    let site_diffs = compare(&sites(&a), &sites(&b));
+    let same_ranks = a.trace.meta.ranks == b.trace.meta.ranks;
+    // Matrix difference (bytes, all kinds), B − A.
+    let mut matrix: Vec<(u32, u32, i128)> = Vec::new();
+    if same_ranks {
+        let n = a.trace.meta.ranks;
+        for i in 0..n {
+            for j in 0..n {
+                let x = a.analysis.matrix.get(i, j, false, true, true);
+                let y = b.analysis.matrix.get(i, j, false, true, true);
+                if x != y {
+                    matrix.push((i, j, i128::from(y) - i128::from(x)));
+                }
+            }
+        }
+    }
+    let mut diverging = Vec::new();
+    if same_ranks {
+        for r in 0..a.trace.meta.ranks {
+            if let Some(d) = divergence(&a.trace, &b.trace, r)? {
+                diverging.push((r, d));
+            }
+        }
+    }
+    let equal = same_ranks && diverging.is_empty();
+    let fn_times: BTreeSet<&String> = a
+        .times
+        .functions
+        .keys()
+        .chain(b.times.functions.keys())
+        .collect();
+    let time_rows: Vec<(&String, f64, f64)> = fn_times
+        .into_iter()
+        .map(|f| {
+            (
+                f,
+                a.times.functions.get(f).map_or(0.0, |t| t.total_ns),
+                b.times.functions.get(f).map_or(0.0, |t| t.total_ns),
+            )
+        })
+        .collect();
+    if json {
+        let tot = |t: &Totals| serde_json::json!({"calls": t.calls, "bytes_sent": t.bytes_sent, "bytes_received": t.bytes_received});
+        emit_json(&serde_json::json!({
+            "a": pa.display().to_string(),
+            "b": pb.display().to_string(),
+            "equal_up_to_timing": equal,
+            "ranks": [a.trace.meta.ranks, b.trace.meta.ranks],
+            "functions": functions.iter().map(|(k, x, y)| serde_json::json!({"function": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
+            "call_sites": site_diffs.iter().map(|(k, x, y)| serde_json::json!({"site": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
+            "matrix_bytes_b_minus_a": matrix.iter().map(|(i, j, d)| serde_json::json!({"from": i, "to": j, "delta": d.to_string()})).collect::<Vec<_>>(),
+            "time_per_function_ns": time_rows.iter().map(|(f, x, y)| serde_json::json!({"function": f, "a": x, "b": y})).collect::<Vec<_>>(),
+            "first_divergence": diverging.iter().map(|(r, (i, x, y))| serde_json::json!({"rank": r, "call": i, "a": x, "b": y})).collect::<Vec<_>>(),
+        }))?;
+    } else {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "A {} ({} ranks)\nB {} ({} ranks)",
+            pa.display(),
+            a.trace.meta.ranks,
+            pb.display(),
+            b.trace.meta.ranks
+        );
+        if !same_ranks {
+            let _ = writeln!(s, "the runs have different rank counts");
+        }
+        if functions.is_empty() {
+            let _ = writeln!(s, "\ncalls and bytes per function: equal");
+        } else {
+            let _ = writeln!(
+                s,
+                "\n{:<26} {:>10} {:>10} {:>11} {:>11}",
+                "function", "calls A", "calls B", "sent A", "sent B"
+            );
+            for (k, x, y) in &functions {
+                let _ = writeln!(
+                    s,
+                    "{k:<26} {:>10} {:>10} {:>11} {:>11}",
+                    x.calls,
+                    y.calls,
+                    human_bytes(x.bytes_sent),
+                    human_bytes(y.bytes_sent)
+                );
+            }
+        }
+        if site_diffs.is_empty() {
+            let _ = writeln!(s, "calls and bytes per call site: equal");
+        } else {
+            let _ = writeln!(s, "\n{} call sites differ:", site_diffs.len());
+            for (k, x, y) in site_diffs.iter().take(20) {
+                let _ = writeln!(
+                    s,
+                    "  {k:<44} calls {} -> {}, sent {} -> {}",
+                    x.calls,
+                    y.calls,
+                    human_bytes(x.bytes_sent),
+                    human_bytes(y.bytes_sent)
+                );
+            }
+        }
+        if same_ranks {
+            if matrix.is_empty() {
+                let _ = writeln!(s, "matrix: equal");
+            } else {
+                let _ = writeln!(
+                    s,
+                    "\nmatrix: {} entries differ (bytes, B - A):",
+                    matrix.len()
+                );
+                let mut m = matrix.clone();
+                m.sort_by_key(|e| std::cmp::Reverse(e.2.abs()));
+                for (i, j, d) in m.iter().take(20) {
+                    let _ = writeln!(s, "  {i:>6} -> {j:<6} {d:+}");
+                }
+            }
+        }
+        let _ = writeln!(s, "\n{:<26} {:>12} {:>12}", "time per function", "A", "B");
+        for (f, x, y) in &time_rows {
+            let _ = writeln!(s, "{f:<26} {:>12} {:>12}", human_time(*x), human_time(*y));
+        }
+        if diverging.is_empty() && same_ranks {
+            let _ = writeln!(s, "\nevery rank makes the same calls: equal up to timing");
+        } else {
+            let _ = writeln!(
+                s,
+                "\n{} ranks diverge; first call that differs:",
+                diverging.len()
+            );
+            for (r, (i, x, y)) in diverging.iter().take(32) {
+                let _ = writeln!(
+                    s,
+                    "  rank {r} call #{i}\n    A: {}\n    B: {}",
+                    x.as_deref().unwrap_or("(no more calls)"),
+                    y.as_deref().unwrap_or("(no more calls)")
+                );
+            }
+        }
+        emit(&s)?;
+    }
+    Ok(if equal {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,226 @@
+//! `conifer matrix`: the rank × rank communication matrix (row = sender, column = receiver,
+//! world ranks), computed on the compressed form.
+
+use crate::output::{emit, emit_json};
+use conifer_analyze::Analysis;
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The rule, as `--help` and the README state it.
+pub const RULE: &str = "\
+Rows are senders, columns receivers, in MPI_COMM_WORLD ranks. Point-to-point: each send \
+(Send, Isend, Ssend, Bsend, Rsend, the send half of Sendrecv, each Start of a persistent send) \
+adds count x type size to (caller, destination); one-sided Put/Accumulate add to (origin, \
+target), Get to (target, origin). Collectives add, for each pair of distinct members (i, j), \
+the data i contributes to j under the collective's standard definition, whatever algorithm \
+the MPI library uses: Bcast root->each, Reduce each->root, Allreduce each->each (count), \
+Gather(v) each->root (sendcount), Scatter(v) root->each (recvcount), Allgather(v) each->each \
+(sendcount), Alltoall(v/w) i->j (sendcount(s)[j]), Reduce_scatter(_block) i->j \
+(recvcounts[j]), Scan/Exscan i->j for j>i; Barrier and neighbourhood collectives add nothing. \
+A message is one entry of a call (a collective's entry of 0 bytes is not one).";
+
+/// Which entries to show.
+#[derive(Clone, Copy)]
+pub struct Select {
+    /// Messages instead of bytes.
+    pub messages: bool,
+    /// Include point-to-point.
+    pub p2p: bool,
+    /// Include collectives.
+    pub coll: bool,
+}
+
+impl Select {
+    /// From `--metric` and `--kind`.
+    pub fn parse(metric: &str, kind: &str) -> Result<Select, String> {
+        let messages = match metric {
+            "bytes" => false,
+            "messages" => true,
+            m => return Err(format!("unknown --metric {m:?}: use bytes or messages")),
+        };
+        let (p2p, coll) = match kind {
+            "p2p" => (true, false),
+            "coll" => (false, true),
+            "all" => (true, true),
+            k => return Err(format!("unknown --kind {k:?}: use p2p, coll or all")),
+        };
+        Ok(Select {
+            messages,
+            p2p,
+            coll,
+        })
+    }
+
+    /// The rows of the selected matrix.
+    pub fn rows(&self, a: &Analysis) -> Vec<Vec<u64>> {
+        let n = a.matrix.n;
+        (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| a.matrix.get(i, j, self.messages, self.p2p, self.coll))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `bytes` or `messages`.
+    pub fn metric(&self) -> &'static str {
+        if self.messages {
+            "messages"
+        } else {
+            "bytes"
+        }
+    }
+
+    /// `p2p`, `coll` or `all`.
+    pub fn kind(&self) -> &'static str {
+        match (self.p2p, self.coll) {
+            (true, false) => "p2p",
+            (false, true) => "coll",
+            _ => "all",
+        }
+    }
+}
+
+/// Runs `conifer matrix`.
+pub fn run(
+    path: &Path,
+    select: Select,
+    comm: Option<&str>,
+    csv: bool,
+    json: bool,
+    expand: bool,
+) -> Result<ExitCode, String> {
+    let trace = crate::stats::load(path)?;
+    if let Some(c) = comm {
+        check_comm(&trace, c)?;
+    }
+    let options = conifer_analyze::Options {
+        matrix_comm: comm.map(str::to_string),
+    };
+    let a = if expand {
+        crate::output::analyze_expanded(&trace, &options)?
+    } else {
+        crate::output::analyze(&trace, &options)?
+    };
+    let rows = select.rows(&a);
+    if json {
+        emit_json(&serde_json::json!({
+            "ranks": a.ranks,
+            "metric": select.metric(),
+            "kind": select.kind(),
+            "communicator": comm,
+            "rule": RULE,
+            "rows": rows,
+            "total": rows.iter().flatten().sum::<u64>(),
+            "unresolved_calls": a.unresolved_calls,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut s = String::new();
+    if csv {
+        let _ = write!(s, "sender\\receiver");
+        for j in 0..a.ranks {
+            let _ = write!(s, ",{j}");
+        }
+        s.push('\n');
+        for (i, row) in rows.iter().enumerate() {
+            let _ = write!(s, "{i}");
+            for v in row {
+                let _ = write!(s, ",{v}");
+            }
+            s.push('\n');
+        }
+        emit(&s)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let total: u64 = rows.iter().flatten().sum();
+    let _ = writeln!(
+        s,
+        "{} matrix ({}), {} ranks, row = sender, column = receiver{}; total {}",
+        select.metric(),
+        select.kind(),
+        a.ranks,
+        comm.map(|c| format!(", calls on {c}")).unwrap_or_default(),
+        total
+    );
+    if a.ranks <= 32 {
+        let width = rows
+            .iter()
+            .flatten()
+            .map(|v| v.to_string().len())
+            .max()
+            .unwrap_or(1)
+            .max(3);
+        let _ = write!(s, "{:>5}", "");
+        for j in 0..a.ranks {
+            let _ = write!(s, " {j:>width$}");
+        }
+        s.push('\n');
+        for (i, row) in rows.iter().enumerate() {
+            let _ = write!(s, "{i:>5}");
+            for v in row {
+                if *v == 0 {
+                    let _ = write!(s, " {:>width$}", ".");
+                } else {
+                    let _ = write!(s, " {v:>width$}");
+                }
+            }
+            s.push('\n');
+        }
+    } else {
+        let mut entries: Vec<(u64, usize, usize)> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| r.iter().enumerate().map(move |(j, v)| (*v, i, j)))
+            .filter(|e| e.0 > 0)
+            .collect();
+        entries.sort_by(|x, y| y.cmp(x));
+        let _ = writeln!(
+            s,
+            "{} non-zero entries (too many ranks to print the matrix: use --csv, --json or \
+             `conifer plot matrix`); the largest:",
+            entries.len()
+        );
+        for (v, i, j) in entries.iter().take(20) {
+            let _ = writeln!(s, "  {i:>6} -> {j:<6} {v}");
+        }
+    }
+    if a.unresolved_calls > 0 {
+        let _ = writeln!(
+            s,
+            "{} calls name peers the analysis cannot resolve (inter-communicators, unknown \
+             datatypes) and are not in the matrix",
+            a.unresolved_calls
+        );
+    }
+    emit(&s)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Fails unless some call names communicator `comm` (as the decoder prints it:
+/// `MPI_COMM_WORLD`, `comm3`).
+fn check_comm(trace: &conifer_trace::Trace, comm: &str) -> Result<(), String> {
+    let known: std::collections::BTreeSet<String> = trace
+        .record
+        .signatures
+        .iter()
+        .filter_map(|s| conifer_trace::decode::Signature::parse(s))
+        .flat_map(|s| s.values)
+        .filter_map(|v| match v {
+            conifer_trace::value::Value::Handle(conifer_trace::value::HandleKind::Comm, _) => {
+                Some(v.display(None).to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    if !known.contains(comm) {
+        let list: Vec<&str> = known.iter().map(String::as_str).collect();
+        return Err(format!(
+            "no call names communicator {comm:?}; the trace's communicators: {}",
+            list.join(", ")
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! Output helpers of the read commands: printing that exits quietly (status 0) when the
+//! reader of a pipe went away, progress bars on a terminal only, and the analysis of a trace
+//! with progress.
+
+use conifer_analyze::{Analysis, Options};
+use conifer_trace::Trace;
+use std::io::{IsTerminal, Write};
+
+/// Writes `text` to stdout; a closed pipe (`conifer profile x.cft | head`) ends the process
+/// with status 0, silently.
+pub fn emit(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
+    }
+}
+
+/// Prints a JSON value.
+pub fn emit_json(v: &serde_json::Value) -> Result<(), String> {
+    let mut text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    text.push('\n');
+    emit(&text)
+}
+
+/// A progress bar on stderr when it is a terminal; hidden otherwise.
+pub fn progress(what: &str, total: u64) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() || std::env::var_os("CONIFER_NO_PROGRESS").is_some() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ranks {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// The trace's statistics (compressed form), with a progress bar over ranks on a terminal.
+pub fn analyze(trace: &Trace, options: &Options) -> Result<Analysis, String> {
+    let bar = progress("analysing", u64::from(trace.meta.ranks));
+    let result = conifer_analyze::analyze_with(trace, options, &mut |done, _| {
+        if done % 64 == 0 || done == u64::from(trace.meta.ranks) {
+            bar.set_position(done)
+        }
+    });
+    bar.finish_and_clear();
+    result.map_err(|e| e.to_string())
+}
+
+/// The trace's statistics by full expansion (`--expand`, for checking and measuring).
+pub fn analyze_expanded(trace: &Trace, options: &Options) -> Result<Analysis, String> {
+    let bar = progress("expanding", u64::from(trace.meta.ranks));
+    let result =
+        conifer_analyze::analyze_expanded(trace, options, &mut |done, _| bar.set_position(done));
+    bar.finish_and_clear();
+    result.map_err(|e| e.to_string())
+}

@@ -1,0 +1,382 @@
+//! `conifer profile`: an mpiP-style profile. Per rank: application time, time in MPI, MPI%;
+//! per function and per call site: calls, total/mean/min/max time, bytes sent and received;
+//! the call sites that took the most time. Counts and bytes come from the compressed form
+//! (`conifer-analyze`); times from the trace's timing: each timing family's pooled statistics
+//! weighted by the calls the site or function made in it (default `--timing aggregate`), or
+//! every call's own duration when the run was recorded with `--timing lossless`.
+
+use crate::output::{emit, emit_json};
+use conifer_analyze::{human_bytes, Analysis, Site};
+use conifer_trace::decode::human_time;
+use conifer_trace::Trace;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Time statistics of a set of calls, nanoseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Time {
+    /// Calls timed.
+    pub calls: u64,
+    /// Total.
+    pub total_ns: f64,
+    /// Shortest call.
+    pub min_ns: f64,
+    /// Longest call.
+    pub max_ns: f64,
+}
+
+impl Time {
+    fn add(&mut self, calls: u64, total: f64, min: f64, max: f64) {
+        if calls == 0 {
+            return;
+        }
+        if self.calls == 0 || min < self.min_ns {
+            self.min_ns = min;
+        }
+        if max > self.max_ns {
+            self.max_ns = max;
+        }
+        self.calls += calls;
+        self.total_ns += total;
+    }
+
+    /// Mean per call.
+    pub fn mean_ns(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.total_ns / self.calls as f64
+        }
+    }
+}
+
+/// Times per function and per call site.
+#[derive(Debug, Default)]
+pub struct Times {
+    /// Per function.
+    pub functions: BTreeMap<String, Time>,
+    /// Per call site.
+    pub sites: HashMap<Site, Time>,
+    /// True when the times are the calls' own (lossless timing).
+    pub exact: bool,
+}
+
+/// True when the trace carries every call's time.
+pub fn lossless(trace: &Trace) -> bool {
+    trace.meta.options.iter().any(|o| o == "timing=lossless")
+}
+
+/// The times of `analysis`'s functions and sites: from the pooled timing families, or per
+/// call with lossless timing.
+pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
+    if lossless(trace) {
+        if let Some(t) = exact_times(trace) {
+            return t;
+        }
+    }
+    let fam = &trace.record.timing;
+    let of = |families: &BTreeMap<u32, u64>| {
+        let mut t = Time::default();
+        for (&f, &n) in families {
+            if let Some(s) = fam.get(f as usize).map(|f| &f.stats.duration) {
+                t.add(n, n as f64 * s.mean(), s.min, s.max);
+            }
+        }
+        t
+    };
+    Times {
+        functions: analysis
+            .function_families
+            .iter()
+            .map(|(name, f)| (name.clone(), of(f)))
+            .collect(),
+        sites: analysis
+            .sites
+            .iter()
+            .map(|(s, st)| (*s, of(&st.families)))
+            .collect(),
+        exact: false,
+    }
+}
+
+/// Every call's own time (lossless timing): expands the calls, as the per-call times are
+/// stored per call.
+fn exact_times(trace: &Trace) -> Option<Times> {
+    let families = trace.record.timing_index();
+    let mut t = Times {
+        exact: true,
+        ..Times::default()
+    };
+    for rank in 0..trace.meta.ranks {
+        let entry = &trace.record.ranks[rank as usize];
+        let terminals =
+            (0..entry.threads.len()).flat_map(|th| trace.record.thread_terminals(entry, th));
+        for (call, term) in trace.calls(rank).zip(terminals) {
+            let call = call.ok()?;
+            let d = call.time?.duration_ns as f64;
+            t.functions
+                .entry(call.name.to_string())
+                .or_default()
+                .add(1, d, d, d);
+            let site = match call.site {
+                Some(s) => Site::Tree(s),
+                None => match families.get(term as usize).copied().flatten() {
+                    Some(f) => Site::Family(f),
+                    None => Site::Signature(term),
+                },
+            };
+            t.sites.entry(site).or_default().add(1, d, d, d);
+        }
+    }
+    Some(t)
+}
+
+/// A call site's name: `file:line` in tree mode, else its function and timing family.
+pub fn site_label(site: &Site, function: &str, source: Option<&str>) -> String {
+    match site {
+        Site::Tree(id) => format!("{} [v{id}]", source.unwrap_or("?")),
+        Site::Family(f) => format!("{function} family {f}"),
+        Site::Signature(t) => format!("{function} signature {t}"),
+    }
+}
+
+/// The whole profile as JSON.
+pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
+    let ranks: Vec<_> = trace
+        .record
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(r, e)| {
+            let app = e.time.mpi_ns + e.time.compute_ns;
+            serde_json::json!({
+                "rank": r,
+                "app_ns": app,
+                "mpi_ns": e.time.mpi_ns,
+                "mpi_percent": if app > 0.0 { 100.0 * e.time.mpi_ns / app } else { 0.0 },
+                "calls": a.per_rank[r].calls,
+                "bytes_sent": a.per_rank[r].bytes_sent,
+                "bytes_received": a.per_rank[r].bytes_received,
+            })
+        })
+        .collect();
+    let functions: Vec<_> = a
+        .functions
+        .iter()
+        .map(|(name, tot)| {
+            let time = t.functions.get(name).copied().unwrap_or_default();
+            serde_json::json!({
+                "function": name,
+                "calls": tot.calls,
+                "bytes_sent": tot.bytes_sent,
+                "bytes_received": tot.bytes_received,
+                "time_ns": time.total_ns,
+                "mean_ns": time.mean_ns(),
+                "min_ns": time.min_ns,
+                "max_ns": time.max_ns,
+            })
+        })
+        .collect();
+    let sites: Vec<_> = sorted_sites(a, t)
+        .into_iter()
+        .map(|(site, st, time)| {
+            serde_json::json!({
+                "site": site,
+                "label": site_label(site, &st.function, st.source.as_deref()),
+                "function": st.function,
+                "source": st.source,
+                "calls": st.totals.calls,
+                "bytes_sent": st.totals.bytes_sent,
+                "bytes_received": st.totals.bytes_received,
+                "time_ns": time.total_ns,
+                "mean_ns": time.mean_ns(),
+                "min_ns": time.min_ns,
+                "max_ns": time.max_ns,
+                "calls_per_rank": st.per_rank,
+            })
+        })
+        .collect();
+    let comms: BTreeMap<_, _> = a.comms.iter().collect();
+    serde_json::json!({
+        "ranks": trace.meta.ranks,
+        "command_line": trace.meta.command_line,
+        "timing": if t.exact { "lossless" } else { "aggregate" },
+        "calls": a.functions.values().map(|f| f.calls).sum::<u64>(),
+        "per_rank": ranks,
+        "functions": functions,
+        "call_sites": sites,
+        "communicators": comms,
+        "unresolved_calls": a.unresolved_calls,
+    })
+}
+
+/// Call sites by time, longest first (then by calls).
+pub fn sorted_sites<'a>(
+    a: &'a Analysis,
+    t: &Times,
+) -> Vec<(&'a Site, &'a conifer_analyze::SiteStats, Time)> {
+    let mut v: Vec<_> = a
+        .sites
+        .iter()
+        .map(|(s, st)| (s, st, t.sites.get(s).copied().unwrap_or_default()))
+        .collect();
+    v.sort_by(|x, y| {
+        y.2.total_ns
+            .total_cmp(&x.2.total_ns)
+            .then(y.1.totals.calls.cmp(&x.1.totals.calls))
+            .then(x.0.cmp(y.0))
+    });
+    v
+}
+
+fn pct(part: f64, whole: f64) -> String {
+    if whole > 0.0 {
+        format!("{:.1}", 100.0 * part / whole)
+    } else {
+        "-".into()
+    }
+}
+
+/// The profile as text.
+pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let m = &trace.meta;
+    let calls: u64 = a.functions.values().map(|f| f.calls).sum();
+    let _ = writeln!(s, "command     {}", m.command_line.join(" "));
+    let _ = writeln!(
+        s,
+        "ranks       {}   calls {calls}   timing {}",
+        m.ranks,
+        if t.exact {
+            "lossless (every call's own time)"
+        } else {
+            "aggregate (pooled per timing family: time = calls x family mean)"
+        }
+    );
+    let (app, mpi): (f64, f64) = trace.record.ranks.iter().fold((0.0, 0.0), |(a, m), e| {
+        (a + e.time.mpi_ns + e.time.compute_ns, m + e.time.mpi_ns)
+    });
+    let _ = writeln!(s, "\n@--- time per rank (app = in MPI + between calls) ---");
+    let _ = writeln!(s, "{:>6} {:>12} {:>12} {:>7}", "rank", "app", "MPI", "MPI%");
+    for (r, e) in trace.record.ranks.iter().enumerate() {
+        let app_r = e.time.mpi_ns + e.time.compute_ns;
+        let _ = writeln!(
+            s,
+            "{r:>6} {:>12} {:>12} {:>7}",
+            human_time(app_r),
+            human_time(e.time.mpi_ns),
+            pct(e.time.mpi_ns, app_r)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:>6} {:>12} {:>12} {:>7}",
+        "*",
+        human_time(app),
+        human_time(mpi),
+        pct(mpi, app)
+    );
+    let total_time: f64 = t.functions.values().map(|x| x.total_ns).sum();
+    let _ = writeln!(s, "\n@--- functions ---");
+    let _ = writeln!(
+        s,
+        "{:<24} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
+        "function", "calls", "time", "MPI%", "mean", "min", "max", "sent", "received"
+    );
+    let mut fns: Vec<_> = a.functions.iter().collect();
+    fns.sort_by(|x, y| {
+        let tx = t.functions.get(x.0).map_or(0.0, |t| t.total_ns);
+        let ty = t.functions.get(y.0).map_or(0.0, |t| t.total_ns);
+        ty.total_cmp(&tx).then(x.0.cmp(y.0))
+    });
+    for (name, tot) in fns {
+        let time = t.functions.get(name).copied().unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "{:<24} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
+            name,
+            tot.calls,
+            human_time(time.total_ns),
+            pct(time.total_ns, total_time),
+            human_time(time.mean_ns()),
+            human_time(time.min_ns),
+            human_time(time.max_ns),
+            human_bytes(tot.bytes_sent),
+            human_bytes(tot.bytes_received)
+        );
+    }
+    let sites = sorted_sites(a, t);
+    let _ = writeln!(
+        s,
+        "\n@--- top {} call sites by time (of {}) ---",
+        top.min(sites.len()),
+        sites.len()
+    );
+    let _ = writeln!(
+        s,
+        "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
+        "site", "function", "calls", "time", "MPI%", "mean", "min", "max", "sent", "received"
+    );
+    for (site, st, time) in sites.iter().take(top) {
+        let _ = writeln!(
+            s,
+            "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
+            site_label(site, &st.function, st.source.as_deref()),
+            st.function,
+            st.totals.calls,
+            human_time(time.total_ns),
+            pct(time.total_ns, total_time),
+            human_time(time.mean_ns()),
+            human_time(time.min_ns),
+            human_time(time.max_ns),
+            human_bytes(st.totals.bytes_sent),
+            human_bytes(st.totals.bytes_received)
+        );
+    }
+    if !a.comms.is_empty() {
+        let _ = writeln!(s, "\n@--- communicators ---");
+        let _ = writeln!(
+            s,
+            "{:<24} {:>10} {:>11} {:>11}",
+            "communicator", "calls", "sent", "received"
+        );
+        for (c, tot) in &a.comms {
+            let _ = writeln!(
+                s,
+                "{c:<24} {:>10} {:>11} {:>11}",
+                tot.calls,
+                human_bytes(tot.bytes_sent),
+                human_bytes(tot.bytes_received)
+            );
+        }
+    }
+    if a.unresolved_calls > 0 {
+        let _ = writeln!(
+            s,
+            "\n{} calls move data to or from peers the analysis cannot name \
+             (inter-communicators, unknown datatypes): counted above, not in the matrix",
+            a.unresolved_calls
+        );
+    }
+    s
+}
+
+/// Runs `conifer profile`.
+pub fn run(path: &Path, json_out: bool, top: usize, expand: bool) -> Result<ExitCode, String> {
+    let trace = crate::stats::load(path)?;
+    let a = if expand {
+        crate::output::analyze_expanded(&trace, &Default::default())?
+    } else {
+        crate::output::analyze(&trace, &Default::default())?
+    };
+    let t = times(&trace, &a);
+    if json_out {
+        emit_json(&json(&trace, &a, &t))?;
+    } else {
+        emit(&text(&trace, &a, &t, top))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

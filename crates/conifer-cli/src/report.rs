@@ -1,0 +1,346 @@
+//! `conifer report`: one self-contained HTML page (no script, no external resource; pictures
+//! inlined as SVG data URIs): the run, the profile, the matrix, the pictures and the trace's
+//! own compression facts.
+
+use crate::matrix::Select;
+use crate::plot::{self, Inputs};
+use crate::profile::{self, site_label, sorted_sites};
+use base64::Engine;
+use conifer_analyze::human_bytes;
+use conifer_trace::decode::human_time;
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// HTML-escapes text.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = "
+body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222;background:#fff}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #3b518b;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+th{background:#eef}td.l,th.l{text-align:left}
+.facts td:first-child{text-align:left;font-weight:bold}
+img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+.note{color:#555;font-size:.9em}
+.matrix td{padding:.1em .3em;font-size:.8em}
+";
+
+/// The report's HTML.
+pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
+    let trace = conifer_trace::Trace::from_bytes(file_bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let sections =
+        conifer_trace::section_sizes(file_bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let a = crate::output::analyze(&trace, &Default::default())?;
+    let t = profile::times(&trace, &a);
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let inp = Inputs {
+        trace: &trace,
+        analysis: &a,
+        times: &t,
+        name: name.clone(),
+    };
+    let m = &trace.meta;
+    let calls: u64 = a.functions.values().map(|f| f.calls).sum();
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Conifer report: {}</title><style>{STYLE}</style></head><body>\n",
+        esc(&name)
+    );
+    let _ = writeln!(h, "<h1>Conifer report: {}</h1>", esc(&name));
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">{} ranks, {calls} MPI calls, {} file. Counts, bytes and the \
+         matrix are computed on the compressed trace; times from its {} timing.</p>",
+        m.ranks,
+        human_bytes(file_bytes.len() as u64),
+        if t.exact { "lossless" } else { "aggregate" }
+    );
+    // Run.
+    h.push_str("<h2>Run</h2><table class=\"facts\">");
+    let hosts: std::collections::BTreeSet<&str> =
+        trace.record.ranks.iter().map(|r| r.host.as_str()).collect();
+    let start = m.start_unix_seconds;
+    for (k, v) in [
+        ("command", m.command_line.join(" ")),
+        ("ranks", m.ranks.to_string()),
+        ("MPI", format!("{} ({})", m.mpi, m.mpi_library_version)),
+        ("started", utc(start)),
+        ("hosts", hosts.into_iter().collect::<Vec<_>>().join(", ")),
+        ("recording options", m.options.join(", ")),
+        ("Conifer", m.conifer_version.clone()),
+        (
+            "partial",
+            if m.partial {
+                crate::stats::partial_summary(m)
+            } else {
+                "no".into()
+            },
+        ),
+    ] {
+        let _ = write!(h, "<tr><td>{k}</td><td class=\"l\">{}</td></tr>", esc(&v));
+    }
+    h.push_str("</table>\n");
+    // Profile: functions.
+    h.push_str("<h2>Time and data per function</h2>");
+    h.push_str(&img(&plot::svg("functions", &inp, sel_all())?));
+    h.push_str(
+        "<table><tr><th class=\"l\">function</th><th>calls</th><th>time</th><th>mean</th>\
+         <th>min</th><th>max</th><th>sent</th><th>received</th></tr>",
+    );
+    let mut fns: Vec<_> = a.functions.iter().collect();
+    fns.sort_by(|x, y| {
+        let tx = t.functions.get(x.0).map_or(0.0, |t| t.total_ns);
+        let ty = t.functions.get(y.0).map_or(0.0, |t| t.total_ns);
+        ty.total_cmp(&tx).then(x.0.cmp(y.0))
+    });
+    for (f, tot) in fns {
+        let time = t.functions.get(f).copied().unwrap_or_default();
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td></tr>",
+            esc(f),
+            tot.calls,
+            human_time(time.total_ns),
+            human_time(time.mean_ns()),
+            human_time(time.min_ns),
+            human_time(time.max_ns),
+            human_bytes(tot.bytes_sent),
+            human_bytes(tot.bytes_received)
+        );
+    }
+    h.push_str("</table>\n");
+    // Call sites.
+    let sites = sorted_sites(&a, &t);
+    let _ = write!(
+        h,
+        "<h2>Top call sites by time</h2><p class=\"note\">{} call sites; {}.</p>",
+        sites.len(),
+        if trace.record.forest.is_some() {
+            "sites are the structure tree's file:line (program built with conifer cc)"
+        } else {
+            "the program was not built with conifer cc, so sites are timing families \
+             (signatures equal up to sizes, offsets, peers: about one per call site)"
+        }
+    );
+    h.push_str(
+        "<table><tr><th class=\"l\">site</th><th class=\"l\">function</th><th>calls</th>\
+         <th>time</th><th>mean</th><th>min</th><th>max</th><th>sent</th><th>received</th></tr>",
+    );
+    for (site, st, time) in sites.iter().take(25) {
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&site_label(site, &st.function, st.source.as_deref())),
+            esc(&st.function),
+            st.totals.calls,
+            human_time(time.total_ns),
+            human_time(time.mean_ns()),
+            human_time(time.min_ns),
+            human_time(time.max_ns),
+            human_bytes(st.totals.bytes_sent),
+            human_bytes(st.totals.bytes_received)
+        );
+    }
+    h.push_str("</table>\n");
+    // Ranks.
+    h.push_str("<h2>Time per rank</h2>");
+    h.push_str(&img(&plot::svg("ranks", &inp, sel_all())?));
+    let app_mpi: Vec<(f64, f64)> = trace
+        .record
+        .ranks
+        .iter()
+        .map(|e| (e.time.mpi_ns + e.time.compute_ns, e.time.mpi_ns))
+        .collect();
+    let pct = |(app, mpi): (f64, f64)| if app > 0.0 { 100.0 * mpi / app } else { 0.0 };
+    h.push_str(
+        "<table><tr><th>rank</th><th>app time</th><th>MPI time</th><th>MPI%</th>\
+         <th>calls</th><th>sent</th><th>received</th></tr>",
+    );
+    let shown: Vec<usize> = if app_mpi.len() <= 64 {
+        (0..app_mpi.len()).collect()
+    } else {
+        // The 16 ranks with the most and the 16 with the least MPI time.
+        let mut order: Vec<usize> = (0..app_mpi.len()).collect();
+        order.sort_by(|&x, &y| app_mpi[y].1.total_cmp(&app_mpi[x].1));
+        let mut v: Vec<usize> = order[..16].to_vec();
+        v.extend_from_slice(&order[order.len() - 16..]);
+        v
+    };
+    for r in shown {
+        let _ = write!(
+            h,
+            "<tr><td>{r}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            human_time(app_mpi[r].0),
+            human_time(app_mpi[r].1),
+            pct(app_mpi[r]),
+            a.per_rank[r].calls,
+            human_bytes(a.per_rank[r].bytes_sent),
+            human_bytes(a.per_rank[r].bytes_received)
+        );
+    }
+    h.push_str("</table>\n");
+    // Matrix.
+    h.push_str("<h2>Communication matrix</h2>");
+    let _ = write!(h, "<p class=\"note\">{}</p>", esc(crate::matrix::RULE));
+    h.push_str(&img(&plot::svg("matrix", &inp, sel_all())?));
+    if a.ranks <= 16 {
+        let rows = sel_all().rows(&a);
+        h.push_str("<table class=\"matrix\"><tr><th>bytes: sender \\ receiver</th>");
+        for j in 0..a.ranks {
+            let _ = write!(h, "<th>{j}</th>");
+        }
+        h.push_str("</tr>");
+        for (i, row) in rows.iter().enumerate() {
+            let _ = write!(h, "<tr><th>{i}</th>");
+            for v in row {
+                let _ = write!(h, "<td>{v}</td>");
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>\n");
+    }
+    // Sizes.
+    h.push_str("<h2>Message sizes</h2>");
+    h.push_str(&img(&plot::svg("sizes", &inp, sel_all())?));
+    if profile::lossless(&trace) {
+        h.push_str("<h2>Timeline</h2>");
+        h.push_str(&img(&plot::svg("timeline", &inp, sel_all())?));
+    }
+    // Communicators.
+    if !a.comms.is_empty() {
+        h.push_str(
+            "<h2>Communicators</h2><table><tr><th class=\"l\">communicator</th><th>calls</th>\
+             <th>sent</th><th>received</th></tr>",
+        );
+        for (c, tot) in &a.comms {
+            let _ = write!(
+                h,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(c),
+                tot.calls,
+                human_bytes(tot.bytes_sent),
+                human_bytes(tot.bytes_received)
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    // Compression facts.
+    h.push_str("<h2>The trace itself</h2><table class=\"facts\">");
+    let rules: usize = trace.record.grammars.iter().map(|g| g.rule_count()).sum();
+    let mut facts = vec![
+        ("file size", human_bytes(file_bytes.len() as u64)),
+        ("calls", calls.to_string()),
+        (
+            "bytes per call",
+            format!("{:.3}", file_bytes.len() as f64 / calls.max(1) as f64),
+        ),
+        (
+            "distinct signatures",
+            trace.record.signatures.len().to_string(),
+        ),
+        (
+            "distinct grammars",
+            format!(
+                "{} ({} rules) for {} ranks",
+                trace.record.grammars.len(),
+                rules,
+                m.ranks
+            ),
+        ),
+        ("timing families", trace.record.timing.len().to_string()),
+    ];
+    if let Some(f) = &trace.record.forest {
+        facts.push((
+            "trace trees",
+            format!(
+                "{} structure-tree vertices, {} distinct thread trees",
+                f.structure.shape.len(),
+                f.trees.len()
+            ),
+        ));
+    }
+    for (k, v) in facts {
+        let _ = write!(h, "<tr><td>{k}</td><td class=\"l\">{}</td></tr>", esc(&v));
+    }
+    h.push_str("</table><table><tr><th class=\"l\">section</th><th>bytes</th><th>share</th></tr>");
+    for (tag, n) in &sections {
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{n}</td><td>{:.1}%</td></tr>",
+            esc(tag),
+            100.0 * *n as f64 / file_bytes.len().max(1) as f64
+        );
+    }
+    h.push_str("</table>\n");
+    if a.unresolved_calls > 0 {
+        let _ = write!(
+            h,
+            "<p class=\"note\">{} calls move data to or from peers the analysis cannot name \
+             (inter-communicators, unknown datatypes): counted in the tables, not in the \
+             matrix.</p>",
+            a.unresolved_calls
+        );
+    }
+    h.push_str("<p class=\"note\">Made by <code>conifer report</code>.</p></body></html>\n");
+    Ok(h)
+}
+
+/// Seconds since the Unix epoch as a UTC date and time.
+fn utc(seconds: f64) -> String {
+    let s = seconds.max(0.0) as i64;
+    let (days, rest) = (s.div_euclid(86400), s.rem_euclid(86400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+fn sel_all() -> Select {
+    Select {
+        messages: false,
+        p2p: true,
+        coll: true,
+    }
+}
+
+/// An SVG picture as an inline image.
+fn img(svg: &str) -> String {
+    format!(
+        "<img alt=\"\" src=\"data:image/svg+xml;base64,{}\">\n",
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    )
+}
+
+/// Runs `conifer report`.
+pub fn run(file: &Path, output: &Path) -> Result<ExitCode, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let page = html(file, &bytes)?;
+    std::fs::write(output, page).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
