@@ -13,7 +13,8 @@ use crate::record_codec::{pack_if_smaller, unpack};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;
 
-const TREES: [u8; 4] = *b"TREE";
+/// Tag of the trace-tree section.
+pub(crate) const TREES: [u8; 4] = *b"TREE";
 
 fn malformed(what: &str) -> FormatError {
     FormatError::Malformed(format!("{what} section is inconsistent"))
