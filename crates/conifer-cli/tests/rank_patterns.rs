@@ -1,5 +1,5 @@
 //! Rank fields stored so ranks agree: the pattern apps (`reduce0`, `ep`, `ft`, `cg`,
-//! `butterfly`, `torus`, `randpeers`) traced at several rank counts, each trace verified
+//! `butterfly`, `torus`, `randpeers`, and `onesided` for window targets) traced at several rank counts, each trace verified
 //! identical to the raw record, with the number of distinct behaviours and the trace's growth
 //! compared with what each program's code implies (derived by hand in each test).
 
@@ -149,5 +149,31 @@ fn addresses_are_recorded_as_buffers_so_pairs_agree() {
     assert!(!addresses.is_empty());
     for c in addresses {
         assert_eq!(c["args"]["address"], c["args"]["location"], "{c}");
+    }
+}
+
+#[test]
+fn one_sided_targets_are_relative_to_the_window() {
+    // onesided: every rank puts to (r + 1) mod P and gets from (r − 1) mod P through a window
+    // on MPI_COMM_WORLD, so every rank behaves alike once targets are relative to the
+    // window's group.
+    let runs: Vec<(u32, Traced)> = sizes()
+        .iter()
+        .map(|&n| (n, traced("onesided", n)))
+        .collect();
+    for (n, t) in &runs {
+        assert_eq!(t.grammars, 1, "onesided at {n} ranks");
+        let p = i64::from(*n);
+        for rank in [0, p / 2, p - 1] {
+            let r = rank as u64;
+            let puts = peers(&t.trace, r, "MPI_Put", "target_rank");
+            let gets = peers(&t.trace, r, "MPI_Get", "target_rank");
+            assert!(!puts.is_empty() && !gets.is_empty());
+            assert!(puts.iter().all(|&t| t == (rank + 1) % p), "{puts:?}");
+            assert!(gets.iter().all(|&t| t == (rank + p - 1) % p), "{gets:?}");
+        }
+    }
+    if let [_, mid, large] = runs.as_slice() {
+        assert_flat("onesided", (mid.0, mid.1.bytes), (large.0, large.1.bytes));
     }
 }

@@ -83,9 +83,13 @@ impl Signature {
     }
 }
 
-/// True for the values ranks can be relative to: communicators and groups.
+/// True for the values ranks can be relative to: communicators, groups and windows (the
+/// target ranks of one-sided calls are ranks in the window's group).
 fn is_context(v: &Value) -> bool {
-    matches!(v, Value::Handle(HandleKind::Comm | HandleKind::Group, _))
+    matches!(
+        v,
+        Value::Handle(HandleKind::Comm | HandleKind::Group | HandleKind::Win, _)
+    )
 }
 
 /// One decoded call.
