@@ -1,5 +1,5 @@
 //! Rank fields stored so ranks agree: the pattern apps (`reduce0`, `ep`, `ft`, `cg`,
-//! `butterfly`, `torus`, `randpeers`, and `onesided` for window targets) traced at several rank counts, each trace verified
+//! `butterfly`, `torus`, `randpeers`, `onesided` for window targets, `mpiio` for rank-sized file offsets) traced at several rank counts, each trace verified
 //! identical to the raw record, with the number of distinct behaviours and the trace's growth
 //! compared with what each program's code implies (derived by hand in each test).
 
@@ -175,5 +175,24 @@ fn one_sided_targets_are_relative_to_the_window() {
     }
     if let [_, mid, large] = runs.as_slice() {
         assert_flat("onesided", (mid.0, mid.1.bytes), (large.0, large.1.bytes));
+    }
+}
+
+#[test]
+fn file_views_at_rank_sized_offsets_agree_across_ranks() {
+    // mpiio: MPI_File_set_view(disp = rank · BLK · sizeof(int)), BLK = 32, on every rank;
+    // rank 0 also deletes the file, so two behaviours whatever the size.
+    let runs: Vec<(u32, Traced)> = sizes().iter().map(|&n| (n, traced("mpiio", n))).collect();
+    for (n, t) in &runs {
+        assert_eq!(t.grammars, 2, "mpiio at {n} ranks: rank 0 and the others");
+        let calls = decode_all(&t.trace);
+        for rank in 0..u64::from(*n) {
+            let disp: Vec<&str> = calls
+                .iter()
+                .filter(|c| c["rank"] == rank && c["function"] == "MPI_File_set_view")
+                .map(|c| c["args"]["disp"].as_str().unwrap())
+                .collect();
+            assert_eq!(disp, [(rank * 32 * 4).to_string()], "rank {rank}");
+        }
     }
 }
