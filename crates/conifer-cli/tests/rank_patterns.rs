@@ -196,3 +196,30 @@ fn file_views_at_rank_sized_offsets_agree_across_ranks() {
         }
     }
 }
+
+#[test]
+fn inter_communicator_partners_are_relative_to_the_local_rank() {
+    // comms: split by parity with key = rank (half rank = rank div 2), then per iteration a
+    // Sendrecv across the inter-communicator with the remote rank of the same index; the last
+    // Sendrecv is the ring on a world duplicate. Even sizes: every rank has its partner.
+    let n = if is_mpich() { 4 } else { 16 };
+    let t = traced("comms", n);
+    let calls = decode_all(&t.trace);
+    for rank in 0..u64::from(n) {
+        let mut exchanges: Vec<(&str, &str)> = calls
+            .iter()
+            .filter(|c| c["rank"] == rank && c["function"] == "MPI_Sendrecv")
+            .map(|c| {
+                let a = &c["args"];
+                (a["dest"].as_str().unwrap(), a["source"].as_str().unwrap())
+            })
+            .collect();
+        exchanges.pop();
+        assert_eq!(exchanges.len(), 20, "rank {rank}");
+        let half = (rank / 2).to_string();
+        assert!(
+            exchanges.iter().all(|&(d, s)| d == half && s == half),
+            "rank {rank}: {exchanges:?}"
+        );
+    }
+}

@@ -231,7 +231,7 @@ impl Comms {
         info.cartesian = grid.is_some();
         self.known.insert(comm_bits(comm), info);
         let membership = (info.handle, info.my_rank, grid.clone());
-        if info.remote_size.is_none() && !self.history.contains(&membership) {
+        if !self.history.contains(&membership) {
             self.history.push(membership);
         }
         match grid {
@@ -260,9 +260,7 @@ impl Comms {
         let grid = self.grids.get(&parent).cloned();
         self.known
             .insert(comm_bits(comm), CommInfo { handle, ..info });
-        if info.remote_size.is_none() {
-            self.history.push((handle, info.my_rank, grid.clone()));
-        }
+        self.history.push((handle, info.my_rank, grid.clone()));
         if let Some(g) = grid {
             self.grids.insert(comm_bits(comm), g);
         }
