@@ -73,7 +73,10 @@ fn is_same_on_every_member(p: &Param) -> bool {
 /// the first one (`Intercomm_create`'s `remote_leader` is a rank in `peer_comm`). For ranks
 /// (`groups`), groups and windows count as well: `MPI_Group_translate_ranks` gives ranks of
 /// its groups, `MPI_Put`'s `target_rank` is a rank in its window's group.
-fn comm_for(args: &[Arg], index: usize, groups: bool) -> TokenStream {
+///
+/// Without one, `fallback`: `None`, or for file I/O `crate::record::FILE_IO`, so its statuses
+/// and requests are known to carry no message source.
+fn comm_for(args: &[Arg], index: usize, groups: bool, fallback: &TokenStream) -> TokenStream {
     let is_comm = |a: &Arg| match shape(&a.ty) {
         Shape::Value(Base::Handle("Comm")) => true,
         Shape::Value(Base::Handle("Group" | "Win")) => groups,
@@ -89,7 +92,7 @@ fn comm_for(args: &[Arg], index: usize, groups: bool) -> TokenStream {
             let id = &a.ident;
             quote! { Some(crate::record::bits(#id)) }
         }
-        None => quote! { None },
+        None => fallback.clone(),
     }
 }
 
@@ -186,6 +189,11 @@ pub fn encoding(
     let has_flag = args
         .iter()
         .any(|a| a.ident == "flag" && a.spec.as_ref().is_some_and(|s| s.dir == "out"));
+    let no_comm = if name.to_ascii_lowercase().starts_with("mpi_file_") {
+        quote! { Some(crate::record::FILE_IO) }
+    } else {
+        quote! { None }
+    };
     for (i, arg) in args.iter().enumerate() {
         let id = &arg.ident;
         let pname = arg
@@ -199,7 +207,7 @@ pub fn encoding(
             .map(|s| s.dir.as_str())
             .unwrap_or("unknown");
         let ranky = arg.spec.as_ref().is_some_and(is_rank);
-        let comm = comm_for(&args, i, ranky);
+        let comm = comm_for(&args, i, ranky, &no_comm);
         let root_only = arg.spec.as_ref().is_some_and(|s| s.root_only);
         let same_on_every_member = arg.spec.as_ref().is_some_and(is_same_on_every_member);
         let (code, after) = match (shape(&arg.ty), dir) {

@@ -21,7 +21,7 @@ use crate::stack::Anchor;
 use conifer_trace::rank_record::{Membership, RankRecord};
 use conifer_trace::timeline::CallTime;
 use conifer_trace::value::{encode_array_header, encode_buffer, encode_handle, encode_int};
-use conifer_trace::value::{Buffer, HandleKind, HandleRef, Status, Value};
+use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_trace::varint::put_u64;
 use state::State;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -331,6 +331,10 @@ impl ReturnValue for () {
         0
     }
 }
+
+/// The communicator the generated code names for the statuses and requests of file I/O,
+/// which have none: their statuses carry no message source or tag.
+pub const FILE_IO: u64 = u64::MAX;
 
 /// [`Call::site`] of a call without a known call site.
 const NO_SITE: u32 = u32::MAX;
@@ -878,10 +882,19 @@ impl Call {
         } else {
             -1
         };
-        let source = self.rank_value(s.MPI_SOURCE.into(), comm.or(self.request_comm));
+        let context = comm.or(self.request_comm);
+        // A file operation's status has no message: its source and tag are undefined (and
+        // differ between ranks and runs), so they are recorded as UNDEFINED and 0.
+        let (source, tag) = match context {
+            Some(FILE_IO) => (Rank::Undefined, 0),
+            _ => (
+                self.rank_value(s.MPI_SOURCE.into(), context),
+                s.MPI_TAG.into(),
+            ),
+        };
         Value::Status(Status {
             source,
-            tag: s.MPI_TAG.into(),
+            tag,
             // MPI sets a status's MPI_ERROR only when the call returns MPI_ERR_IN_STATUS;
             // elsewhere it is undefined (often stack garbage) and recorded as 0.
             error: if self.returned == *ERR_IN_STATUS {
