@@ -432,7 +432,6 @@ pub fn analyze_with(
     a.matrix_comm.clone_from(&options.matrix_comm);
     // Threads with the same grammar, tree and streams have the same weighted calls.
     let mut shared: HashMap<(u32, u32, u32), std::rc::Rc<Weighted>> = HashMap::new();
-    let mut parsed: HashMap<u32, Option<Signature>> = HashMap::new();
     for (rank, entry) in trace.record.ranks.iter().enumerate() {
         let rank = rank as u32;
         let mut threads = Vec::new();
@@ -454,11 +453,9 @@ pub fn analyze_with(
             for (t, site, filled, n) in w.iter() {
                 let sig = match filled {
                     Some(sig) => Some(Cow::Borrowed(sig)),
-                    None => parsed
-                        .entry(*t)
-                        .or_insert_with(|| Signature::parse(&trace.record.signatures[*t as usize]))
-                        .clone()
-                        .map(Cow::Owned),
+                    // Parsed per rank, not kept: signatures with long arrays (a Waitany over
+                    // every peer) would otherwise hold memory for all ranks at once.
+                    None => Signature::parse(&trace.record.signatures[*t as usize]).map(Cow::Owned),
                 };
                 let sig = sig.ok_or_else(|| {
                     AnalyzeError(format!("rank {rank}: signature {t} is malformed"))
