@@ -86,6 +86,10 @@ pub trait Caller {
     fn window_comm(&self, win: &Value) -> Option<&Value>;
     /// The effects of the persistent operations request `req` starts.
     fn persistent(&self, req: &Value) -> Option<&Effect>;
+    /// World ranks of the remote group of inter-communicator `comm`, by rank, when known.
+    fn remote(&self, _comm: &Value) -> Option<&[Option<u32>]> {
+        None
+    }
 }
 
 /// The peer a rank value names, as a rank of the communicator the caller stands in at `at`.
@@ -135,9 +139,17 @@ pub fn evaluate(a: &Args, caller: &dyn Caller) -> Effect {
         if r.is_special() {
             return;
         }
-        let to = comm
-            .zip(at)
-            .and_then(|(c, (p, _))| caller.member(c, local_peer(r, p)?));
+        let to = match (comm, at) {
+            (Some(c), Some((p, _))) => local_peer(r, p).and_then(|l| caller.member(c, l)),
+            // An inter-communicator: peers are ranks of the remote group.
+            (Some(c), None) => match (r, caller.remote(c)) {
+                (Rank::Absolute(a), Some(g)) => usize::try_from(*a)
+                    .ok()
+                    .and_then(|a| g.get(a).copied().flatten()),
+                _ => None,
+            },
+            _ => None,
+        };
         match (to, b) {
             (Some(to), Some(bytes)) => e.edges.push(Edge {
                 from: me,
@@ -293,6 +305,27 @@ fn collective(
         Nothing,
     }
     let Some((pos, n)) = at else {
+        // Allreduce on an inter-communicator: each rank's data goes to every member of the
+        // remote group (and each receives the remote group's reduction).
+        if let (Some(g), "Allreduce") = (comm.and_then(|c| caller.remote(c)), name) {
+            if let Some(b) = bytes("count", "datatype") {
+                e.size = Some(b);
+                e.received += b;
+                for to in g.iter().flatten() {
+                    e.sent += b;
+                    e.edges.push(Edge {
+                        from: me,
+                        to: *to,
+                        bytes: b,
+                        kind: Kind::Coll,
+                    });
+                }
+                if g.iter().any(Option::is_none) {
+                    e.unresolved = true;
+                }
+                return;
+            }
+        }
         if is_collective(name) {
             // An inter-communicator or a communicator the trace does not describe.
             let b = bytes("count", "datatype")

@@ -671,3 +671,41 @@ fn value_streams_are_counted_without_expansion() {
     let sent: std::collections::BTreeSet<u32> = a.histograms["MPI_Send"].keys().copied().collect();
     assert!(sizes.is_subset(&sent), "{sizes:?} not in {sent:?}");
 }
+
+/// comms.c on 4 ranks: halves by parity (`MPI_Comm_split`, comm0), joined by
+/// `MPI_Intercomm_create` (comm2); per iteration each rank `MPI_Sendrecv`s one long long
+/// with the rank of the same half-rank in the other half, and `MPI_Allreduce`s one long long
+/// over the inter-communicator (its data goes to every rank of the remote half).
+#[test]
+fn inter_communicator_traffic_goes_to_the_remote_group() {
+    let iters = 3u64;
+    let trace = trace_app(
+        &apps_dir(),
+        "comms",
+        4,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let inter = rows(&json(&["matrix", "--comm", "comm2"], &trace));
+    for i in 0..4usize {
+        for j in 0..4usize {
+            let remote = i % 2 != j % 2;
+            let partner = remote && i / 2 == j / 2;
+            let expected = match (remote, partner) {
+                (true, true) => iters * 16,
+                (true, false) => iters * 8,
+                _ => 0,
+            };
+            assert_eq!(inter[i][j], expected, "{i}->{j}");
+        }
+    }
+    // comm0 (the halves): one Allreduce of a long long per iteration within each half.
+    let half = rows(&json(&["matrix", "--comm", "comm0"], &trace));
+    for i in 0..4usize {
+        for j in 0..4usize {
+            let same = i != j && i % 2 == j % 2;
+            assert_eq!(half[i][j], if same { iters * 8 } else { 0 }, "{i}->{j}");
+        }
+    }
+}
