@@ -21,8 +21,8 @@
 //! | Barrier, others | nothing |
 //!
 //! Non-blocking (`I…`) and persistent (`…_init`) collectives count like the blocking ones,
-//! at the call that starts them. One *message* is one entry with at least one byte... except
-//! that a point-to-point message of 0 bytes is still a message.
+//! at the call that starts them. A *message* is one matrix entry of one call; a
+//! point-to-point message of 0 bytes is still one, a collective's entry of 0 bytes is not.
 
 use crate::call::Args;
 use crate::types::TypeSizes;
