@@ -709,3 +709,31 @@ fn inter_communicator_traffic_goes_to_the_remote_group() {
         }
     }
 }
+
+/// onesided.c: per iteration each rank `MPI_Put`s one long long into its right neighbour's
+/// window and `MPI_Get`s one from its left neighbour's: data flows r -> r+1 twice (the put
+/// from r, the get by r+1), 16 B and two messages per iteration.
+#[test]
+fn one_sided_data_flows_from_origin_to_target_and_back() {
+    let (p, iters) = (4usize, 3u64);
+    let trace = trace_app(
+        &apps_dir(),
+        "onesided",
+        p as u32,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let bytes = rows(&json(&["matrix", "--kind", "p2p"], &trace));
+    let msgs = rows(&json(
+        &["matrix", "--kind", "p2p", "--metric", "messages"],
+        &trace,
+    ));
+    for i in 0..p {
+        for j in 0..p {
+            let right = j == (i + 1) % p;
+            assert_eq!(bytes[i][j], if right { iters * 16 } else { 0 }, "{i}->{j}");
+            assert_eq!(msgs[i][j], if right { iters * 2 } else { 0 }, "{i}->{j}");
+        }
+    }
+}
