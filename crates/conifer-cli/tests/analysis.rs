@@ -737,3 +737,36 @@ fn one_sided_data_flows_from_origin_to_target_and_back() {
         }
     }
 }
+
+/// ep.c: `MPI_Bcast` of one long long from 0, per iteration an `MPI_Allreduce` of 2 long
+/// longs, then `MPI_Reduce` (1 long long) and `MPI_Gather` (1 unsigned long long) to 0 and an
+/// `MPI_Scatter` of 2 long longs from 0. Under the collective rule: 0 -> j gets 8 + 16·iters
+/// + 16, i -> 0 gets 16·iters + 8 + 8, any other pair 16·iters.
+#[test]
+fn rooted_collectives_follow_the_rule() {
+    let (p, iters) = (4usize, 5u64);
+    let trace = trace_app(
+        &apps_dir(),
+        "ep",
+        p as u32,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let coll = rows(&json(&["matrix", "--kind", "coll"], &trace));
+    let msgs = rows(&json(
+        &["matrix", "--kind", "coll", "--metric", "messages"],
+        &trace,
+    ));
+    for i in 0..p {
+        for j in 0..p {
+            let (b, m) = match (i, j) {
+                _ if i == j => (0, 0),
+                (0, _) => (8 + 16 * iters + 16, iters + 2),
+                (_, 0) => (16 * iters + 16, iters + 2),
+                _ => (16 * iters, iters),
+            };
+            assert_eq!((coll[i][j], msgs[i][j]), (b, m), "{i}->{j}");
+        }
+    }
+}
