@@ -770,3 +770,28 @@ fn rooted_collectives_follow_the_rule() {
         }
     }
 }
+
+/// butterfly.c on 8 ranks (peers stored as xor codes): per iteration a `MPI_Sendrecv` of one
+/// long long with r xor k for k = 1, 2, 4, then a binomial reduction where rank r > 0 sends
+/// one long long to r - (its lowest set bit).
+#[test]
+fn butterfly_matrix_is_xor_plus_binomial_tree() {
+    let (p, iters) = if is_mpich() { (4usize, 3u64) } else { (8, 3) };
+    let trace = trace_app(
+        &apps_dir(),
+        "butterfly",
+        p as u32,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let bytes = rows(&json(&["matrix", "--kind", "p2p"], &trace));
+    for i in 0..p {
+        for j in 0..p {
+            let xor = (i ^ j).is_power_of_two();
+            let tree = i > 0 && j == i - (i & i.wrapping_neg());
+            let expected = iters * 8 * (u64::from(xor) + u64::from(tree));
+            assert_eq!(bytes[i][j], expected, "{i}->{j}");
+        }
+    }
+}
