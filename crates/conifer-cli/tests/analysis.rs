@@ -795,3 +795,41 @@ fn butterfly_matrix_is_xor_plus_binomial_tree() {
         }
     }
 }
+
+/// In tree mode (stencil2d built with `conifer cc`), call sites are the source lines of
+/// stencil2d.c: the `MPI(Isend, ...)` line makes 4 calls per rank and iteration, and sends
+/// 64 B for each neighbour that exists (on a 2 × 2 grid: 2 per rank).
+#[test]
+fn tree_mode_profile_names_source_lines() {
+    let (p, iters) = (4u64, 3u64);
+    let trace = trace_app(
+        &tree_apps_dir(),
+        "stencil2d",
+        4,
+        &[&iters.to_string()],
+        true,
+        "sites",
+    );
+    let source = std::fs::read_to_string(repo_root().join("tests/apps/stencil2d.c")).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.trim_start().starts_with("MPI(Isend,"))
+        .unwrap()
+        + 1;
+    let profile = json(&["profile"], &trace);
+    let site = profile["call_sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["source"]
+                .as_str()
+                .is_some_and(|src| src.ends_with(&format!("stencil2d.c:{line}")))
+        })
+        .unwrap_or_else(|| panic!("no site at stencil2d.c:{line}: {profile:#}"));
+    assert_eq!(site["function"], "MPI_Isend");
+    assert_eq!(site["calls"], p * 4 * iters);
+    assert_eq!(site["bytes_sent"], p * 2 * 64 * iters);
+    assert_eq!(site["site"]["kind"], "tree");
+    assert!(site["time_ns"].as_f64().unwrap() > 0.0);
+}
