@@ -243,7 +243,8 @@ impl Analysis {
         e: &Effect,
         n: u64,
     ) {
-        if n == 0 {
+        // `free` events (a buffer MPI had used, freed by the program) are not MPI calls.
+        if n == 0 || function == "free" {
             return;
         }
         self.functions

@@ -70,8 +70,7 @@ fn assert_same(what: &str, trace: &Path) -> conifer_analyze::Analysis {
         .function_counts()
         .iter()
         .flat_map(|c| c.per_rank.iter())
-        .sum::<u64>()
-        + compressed.functions.get("free").map_or(0, |f| f.calls);
+        .sum::<u64>();
     assert_eq!(
         calls, counted,
         "{what}: calls against the wrappers' counters"
