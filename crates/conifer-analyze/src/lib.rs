@@ -366,7 +366,27 @@ fn weighted_calls(
         match parsed {
             Some(sig) => {
                 let calls: Vec<u64> = group.iter().map(|k| k.1).collect();
-                let fills = skeleton::fills(&sig, slots, series, &calls);
+                // At several call sites, which call was made where takes the thread's order.
+                let order = (group.len() > 1).then(|| {
+                    let index: HashMap<Option<u32>, usize> = group
+                        .iter()
+                        .enumerate()
+                        .map(|(g, ((_, site), _))| (*site, g))
+                        .collect();
+                    let ids = record.forest.as_ref().map(|f| &f.structure.ids);
+                    let mut terminals = record.thread_terminals(entry, thread);
+                    let mut order = Vec::new();
+                    while let Some(x) = terminals.next() {
+                        if x == t {
+                            let site = terminals
+                                .site()
+                                .and_then(|v| ids.and_then(|ids| ids.get(v as usize).copied()));
+                            order.push(index.get(&site).copied().unwrap_or(usize::MAX));
+                        }
+                    }
+                    order
+                });
+                let fills = skeleton::fills(&sig, slots, series, &calls, order.as_deref());
                 for (((_, site), _), fills) in group.iter().zip(fills) {
                     for (filled, k) in fills {
                         out.push((t, *site, Some(filled), k));

@@ -832,3 +832,72 @@ fn tree_mode_profile_names_source_lines() {
     assert_eq!(site["site"]["kind"], "tree");
     assert!(site["time_ns"].as_f64().unwrap() > 0.0);
 }
+
+/// One signature at two call sites, its count streamed: iteration `it` sends `it % 10 + 1`
+/// ints from line A when `it` is odd, from line B when even (20 iterations). The sites'
+/// byte totals follow from that (A: Σ over odd it, B: over even it, × 4 B), and the
+/// compressed form (which splits the stream's values by site in call order) agrees with full
+/// expansion.
+#[test]
+fn a_streamed_signature_at_two_call_sites() {
+    let dir = scratch("analysis-two-sites");
+    let source = dir.join("twosites.c");
+    std::fs::write(
+        &source,
+        "#include <mpi.h>\n\
+         int main(int argc, char **argv) {\n\
+         int rank, buf[16] = {0};\n\
+         MPI_Init(&argc, &argv);\n\
+         MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n\
+         for (int it = 0; it < 20; it++) {\n\
+         if (rank == 0) {\n\
+         if (it % 2)\n\
+         MPI_Send(buf, it % 10 + 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* line 9: A */\n\
+         else\n\
+         MPI_Send(buf, it % 10 + 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* line 11: B */\n\
+         } else if (rank == 1) {\n\
+         MPI_Recv(buf, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n\
+         }\n\
+         }\n\
+         MPI_Finalize();\n\
+         return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    run_ok(
+        Command::new(conifer())
+            .args(["cc", &format!("--mpi={}", mpi()), "-O1", "-g", "-o"])
+            .arg(dir.join("twosites"))
+            .arg(&source),
+    );
+    let trace = trace_app(&dir, "twosites", 2, &[], true, "tree");
+    let a = assert_same("twosites", &trace);
+    let t = load(&trace);
+    assert!(
+        !t.record.streams.is_empty(),
+        "the sends' counts are streamed"
+    );
+    let at_line = |line: u32| {
+        a.sites
+            .values()
+            .find(|s| {
+                s.function == "MPI_Send"
+                    && s.source
+                        .as_deref()
+                        .is_some_and(|src| src.ends_with(&format!("twosites.c:{line}")))
+            })
+            .unwrap_or_else(|| panic!("no MPI_Send site at line {line}: {:?}", a.sites))
+            .totals
+    };
+    let bytes = |odd: bool| -> u64 {
+        (0..20u64)
+            .filter(|it| (it % 2 == 1) == odd)
+            .map(|it| (it % 10 + 1) * 4)
+            .sum()
+    };
+    assert_eq!((at_line(9).calls, at_line(9).bytes_sent), (10, bytes(true)));
+    assert_eq!(
+        (at_line(11).calls, at_line(11).bytes_sent),
+        (10, bytes(false))
+    );
+}
