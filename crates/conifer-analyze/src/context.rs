@@ -129,7 +129,7 @@ pub struct RankContext<'t> {
     types: TypeSizes,
     windows: HashMap<HandleRef, Value>,
     persistent: HashMap<HandleRef, Effect>,
-    remote: HashMap<Vec<u8>, Vec<Option<u32>>>,
+    remote: HashMap<Vec<u8>, (i64, Vec<Option<u32>>)>,
 }
 
 impl<'t> RankContext<'t> {
@@ -194,7 +194,9 @@ impl<'t> RankContext<'t> {
                 let &(my, grid, _) = positions.get(&peer)?;
                 let l = effect::local_peer(leader, Position { rank: my, grid })?;
                 let leader = (*table.members(&peer, rank)?.get(usize::try_from(l).ok()?)?)?;
-                Some((inter, table.members(&local, leader)?.to_vec()))
+                // The caller's rank in its local group: its rank in `local_comm`.
+                let &(mine, _, _) = positions.get(&local)?;
+                Some((inter, (mine, table.members(&local, leader)?.to_vec())))
             })
             .collect();
         let mut ctx = RankContext {
@@ -263,7 +265,9 @@ impl Caller for RankContext<'_> {
         }
     }
 
-    fn remote(&self, comm: &Value) -> Option<&[Option<u32>]> {
-        self.remote.get(&key(comm)).map(Vec::as_slice)
+    fn remote(&self, comm: &Value) -> Option<(i64, &[Option<u32>])> {
+        self.remote
+            .get(&key(comm))
+            .map(|(my, g)| (*my, g.as_slice()))
     }
 }

@@ -86,8 +86,9 @@ pub trait Caller {
     fn window_comm(&self, win: &Value) -> Option<&Value>;
     /// The effects of the persistent operations request `req` starts.
     fn persistent(&self, req: &Value) -> Option<&Effect>;
-    /// World ranks of the remote group of inter-communicator `comm`, by rank, when known.
-    fn remote(&self, _comm: &Value) -> Option<&[Option<u32>]> {
+    /// For inter-communicator `comm`: the caller's rank in its local group and the world
+    /// ranks of the remote group, by rank, when known.
+    fn remote(&self, _comm: &Value) -> Option<(i64, &[Option<u32>])> {
         None
     }
 }
@@ -142,12 +143,18 @@ pub fn evaluate(a: &Args, caller: &dyn Caller) -> Effect {
         let to = match (comm, at) {
             (Some(c), Some((p, _))) => local_peer(r, p).and_then(|l| caller.member(c, l)),
             // An inter-communicator: peers are ranks of the remote group.
-            (Some(c), None) => match (r, caller.remote(c)) {
-                (Rank::Absolute(a), Some(g)) => usize::try_from(*a)
-                    .ok()
-                    .and_then(|a| g.get(a).copied().flatten()),
-                _ => None,
-            },
+            // Its peers are ranks of the remote group, stored absolute or relative to the
+            // caller's rank in its local group.
+            (Some(c), None) => caller.remote(c).and_then(|(my, g)| {
+                let peer = local_peer(
+                    r,
+                    Position {
+                        rank: my,
+                        grid: None,
+                    },
+                )?;
+                g.get(usize::try_from(peer).ok()?).copied().flatten()
+            }),
             _ => None,
         };
         match (to, b) {
@@ -307,7 +314,7 @@ fn collective(
     let Some((pos, n)) = at else {
         // Allreduce on an inter-communicator: each rank's data goes to every member of the
         // remote group (and each receives the remote group's reduction).
-        if let (Some(g), "Allreduce") = (comm.and_then(|c| caller.remote(c)), name) {
+        if let (Some((_, g)), "Allreduce") = (comm.and_then(|c| caller.remote(c)), name) {
             if let Some(b) = bytes("count", "datatype") {
                 e.size = Some(b);
                 e.received += b;

@@ -481,6 +481,11 @@ pub fn analyze_with(
                 let sig = sig.ok_or_else(|| {
                     AnalyzeError(format!("rank {rank}: signature {t} is malformed"))
                 })?;
+                // Integers the merge stored as functions of the rank, as this rank passed them.
+                let sig = match conifer_trace::int_codes::resolved(&sig, rank) {
+                    Cow::Borrowed(_) => sig,
+                    Cow::Owned(resolved) => Cow::Owned(resolved),
+                };
                 sigs.push((sig, *t, *site, *n));
             }
         }

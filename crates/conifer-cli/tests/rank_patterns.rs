@@ -1,5 +1,5 @@
 //! Rank fields stored so ranks agree: the pattern apps (`reduce0`, `ep`, `ft`, `cg`,
-//! `butterfly`, `torus`, `randpeers`) traced at several rank counts, each trace verified
+//! `butterfly`, `torus`, `randpeers`, `onesided` for window targets, `mpiio` for rank-sized file offsets) traced at several rank counts, each trace verified
 //! identical to the raw record, with the number of distinct behaviours and the trace's growth
 //! compared with what each program's code implies (derived by hand in each test).
 
@@ -149,5 +149,77 @@ fn addresses_are_recorded_as_buffers_so_pairs_agree() {
     assert!(!addresses.is_empty());
     for c in addresses {
         assert_eq!(c["args"]["address"], c["args"]["location"], "{c}");
+    }
+}
+
+#[test]
+fn one_sided_targets_are_relative_to_the_window() {
+    // onesided: every rank puts to (r + 1) mod P and gets from (r − 1) mod P through a window
+    // on MPI_COMM_WORLD, so every rank behaves alike once targets are relative to the
+    // window's group.
+    let runs: Vec<(u32, Traced)> = sizes()
+        .iter()
+        .map(|&n| (n, traced("onesided", n)))
+        .collect();
+    for (n, t) in &runs {
+        assert_eq!(t.grammars, 1, "onesided at {n} ranks");
+        let p = i64::from(*n);
+        for rank in [0, p / 2, p - 1] {
+            let r = rank as u64;
+            let puts = peers(&t.trace, r, "MPI_Put", "target_rank");
+            let gets = peers(&t.trace, r, "MPI_Get", "target_rank");
+            assert!(!puts.is_empty() && !gets.is_empty());
+            assert!(puts.iter().all(|&t| t == (rank + 1) % p), "{puts:?}");
+            assert!(gets.iter().all(|&t| t == (rank + p - 1) % p), "{gets:?}");
+        }
+    }
+    if let [_, mid, large] = runs.as_slice() {
+        assert_flat("onesided", (mid.0, mid.1.bytes), (large.0, large.1.bytes));
+    }
+}
+
+#[test]
+fn file_views_at_rank_sized_offsets_agree_across_ranks() {
+    // mpiio: MPI_File_set_view(disp = rank · BLK · sizeof(int)), BLK = 32, on every rank;
+    // rank 0 also deletes the file, so two behaviours whatever the size.
+    let runs: Vec<(u32, Traced)> = sizes().iter().map(|&n| (n, traced("mpiio", n))).collect();
+    for (n, t) in &runs {
+        assert_eq!(t.grammars, 2, "mpiio at {n} ranks: rank 0 and the others");
+        let calls = decode_all(&t.trace);
+        for rank in 0..u64::from(*n) {
+            let disp: Vec<&str> = calls
+                .iter()
+                .filter(|c| c["rank"] == rank && c["function"] == "MPI_File_set_view")
+                .map(|c| c["args"]["disp"].as_str().unwrap())
+                .collect();
+            assert_eq!(disp, [(rank * 32 * 4).to_string()], "rank {rank}");
+        }
+    }
+}
+
+#[test]
+fn inter_communicator_partners_are_relative_to_the_local_rank() {
+    // comms: split by parity with key = rank (half rank = rank div 2), then per iteration a
+    // Sendrecv across the inter-communicator with the remote rank of the same index; the last
+    // Sendrecv is the ring on a world duplicate. Even sizes: every rank has its partner.
+    let n = if is_mpich() { 4 } else { 16 };
+    let t = traced("comms", n);
+    let calls = decode_all(&t.trace);
+    for rank in 0..u64::from(n) {
+        let mut exchanges: Vec<(&str, &str)> = calls
+            .iter()
+            .filter(|c| c["rank"] == rank && c["function"] == "MPI_Sendrecv")
+            .map(|c| {
+                let a = &c["args"];
+                (a["dest"].as_str().unwrap(), a["source"].as_str().unwrap())
+            })
+            .collect();
+        exchanges.pop();
+        assert_eq!(exchanges.len(), 20, "rank {rank}");
+        let half = (rank / 2).to_string();
+        assert!(
+            exchanges.iter().all(|&(d, s)| d == half && s == half),
+            "rank {rank}: {exchanges:?}"
+        );
     }
 }

@@ -71,11 +71,12 @@ fn is_same_on_every_member(p: &Param) -> bool {
 
 /// The communicator a parameter refers to: the nearest communicator parameter before it, else
 /// the first one (`Intercomm_create`'s `remote_leader` is a rank in `peer_comm`). For ranks
-/// (`groups`), groups count as well: `MPI_Group_translate_ranks` gives ranks of its groups.
+/// (`groups`), groups and windows count as well: `MPI_Group_translate_ranks` gives ranks of
+/// its groups, `MPI_Put`'s `target_rank` is a rank in its window's group.
 fn comm_for(args: &[Arg], index: usize, groups: bool) -> TokenStream {
     let is_comm = |a: &Arg| match shape(&a.ty) {
         Shape::Value(Base::Handle("Comm")) => true,
-        Shape::Value(Base::Handle("Group")) => groups,
+        Shape::Value(Base::Handle("Group" | "Win")) => groups,
         _ => false,
     };
     let found = args[..index]
@@ -351,6 +352,7 @@ fn pointer_code(
         }
         (Base::Handle("Request"), false, "out") => quote! { rec.new_request(#id, #comm); },
         (Base::Handle("Group"), false, "out") => quote! { rec.new_group(#id); },
+        (Base::Handle("Win"), false, "out") => quote! { rec.new_window(#id); },
         (Base::Handle(kind), false, "out") => {
             let k = kind_ident(kind);
             quote! { rec.new_handle(#k, #id); }

@@ -102,6 +102,7 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
         None => None,
         Some(mut record) => {
             conifer_trace::rank_codes::choose_rank_codes(&mut record);
+            conifer_trace::int_codes::choose_int_codes(&mut record);
             let trace = Trace {
                 meta: run_info::metadata(size as u32, false),
                 catalog: run_info::catalog(&record.signatures),

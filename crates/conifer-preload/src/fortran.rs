@@ -101,7 +101,7 @@ pub type FortranInt = std::ffi::c_int;
 pub mod handles {
     use super::FortranInt;
     use crate::mpi::*;
-    use crate::record::{CommHandle, GroupHandle, HandleBits, StatusSlot};
+    use crate::record::{CommHandle, GroupHandle, HandleBits, StatusSlot, WindowHandle};
 
     macro_rules! fortran_handle {
         ($(#[$doc:meta] $name:ident => $f2c:ident),* $(,)?) => {$(
@@ -146,6 +146,13 @@ pub mod handles {
         fn comm(self) -> MPI_Comm {
             // SAFETY: as above.
             unsafe { conifer_f2c_comm(self.0) }
+        }
+    }
+
+    impl WindowHandle for FWin {
+        fn window(self) -> MPI_Win {
+            // SAFETY: as above.
+            unsafe { conifer_f2c_win(self.0) }
         }
     }
 

@@ -184,6 +184,9 @@ fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
     let mut bitcode: Vec<PathBuf> = Vec::new();
     let mut members: Vec<PathBuf> = Vec::new();
     let mut first_bitcode: Option<usize> = None;
+    // Where the program object goes when only archives bring bitcode (a program linked from
+    // its own static library, as HPCC is).
+    let mut first_archive: Option<usize> = None;
     let mut drop: Vec<usize> = Vec::new();
     let mut any_fortran = false;
     for (n, &i) in cl.inputs.iter().enumerate() {
@@ -220,6 +223,7 @@ fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
                 plain,
             } => {
                 members.extend(inputs::extract_bitcode(Path::new(path), &work.path)?);
+                first_archive.get_or_insert(i);
                 if plain == 0 && n_bc > 0 {
                     drop.push(i);
                 }
@@ -231,6 +235,7 @@ fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
         if let Some(name) = a.strip_prefix("-l").filter(|n| !n.is_empty()) {
             if let Some(archive) = inputs::find_bitcode_archive(name, &search) {
                 members.extend(inputs::extract_bitcode(&archive, &work.path)?);
+                first_archive.get_or_insert(i);
                 drop.push(i);
             }
         }
@@ -240,9 +245,10 @@ fn link(lang: Lang, mpi: Mpi, cl: &CommandLine) -> Result<i32, String> {
     } else {
         lang
     };
+    let program_at = first_bitcode.or(first_archive);
     let mut args: Vec<String> = Vec::new();
     for (i, a) in cl.args.iter().enumerate() {
-        if Some(i) == first_bitcode {
+        if Some(i) == program_at {
             args.push(
                 program_object(&work, &bitcode, &members, cl)?
                     .display()
@@ -273,9 +279,18 @@ fn program_object(
     let whole = work.path.join("program.bc");
     let mut link = Command::new("llvm-link-19");
     link.arg("-o").arg(&whole).args(bitcode);
-    if !members.is_empty() {
-        link.arg("--only-needed").args(members);
+    // Archive members go in when the program needs them, as a linker takes them; a program
+    // all in archives is rooted at the member that defines `main`, a shared library built
+    // from archives takes every member.
+    let shared = bitcode.is_empty() && cl.args.iter().any(|a| a == "-shared");
+    let needed = match shared {
+        true => members.to_vec(),
+        false => inputs::needed_members(bitcode, members)?,
+    };
+    if bitcode.is_empty() && needed.is_empty() {
+        return Err("no bitcode object or archive member defines main".into());
     }
+    link.args(&needed);
     if status(&mut link)? != 0 {
         return Err("llvm-link-19 failed to link the program's bitcode".into());
     }

@@ -1,5 +1,6 @@
 //! Link inputs: which are LLVM bitcode, and the bitcode members of static archives.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// What a non-source link input is.
@@ -76,4 +77,91 @@ pub fn find_bitcode_archive(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
         .map(|d| d.join(format!("lib{name}.a")))
         .find(|p| p.is_file())
         .filter(|p| matches!(classify(p), Ok(Input::Archive { bitcode, .. }) if bitcode > 0))
+}
+
+/// Symbols each bitcode object defines and leaves undefined, read with one `llvm-nm-19` run.
+struct SymbolTable {
+    defined: Vec<HashSet<String>>,
+    undefined: Vec<Vec<String>>,
+}
+
+impl SymbolTable {
+    fn read(objects: &[PathBuf]) -> Result<SymbolTable, String> {
+        let mut table = SymbolTable {
+            defined: vec![HashSet::new(); objects.len()],
+            undefined: vec![Vec::new(); objects.len()],
+        };
+        if objects.is_empty() {
+            return Ok(table);
+        }
+        let out = std::process::Command::new("llvm-nm-19")
+            .args(["-P", "-A"])
+            .args(objects)
+            .output()
+            .map_err(|e| {
+                format!("cannot run llvm-nm-19 ({e}); run scripts/setup.sh to install LLVM 19")
+            })?;
+        let index: HashMap<String, usize> = objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.display().to_string(), i))
+            .collect();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some((file, rest)) = line.split_once(": ") else {
+                continue;
+            };
+            let mut fields = rest.split_whitespace();
+            let (Some(&i), Some(name), Some(kind)) =
+                (index.get(file), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            match kind {
+                "U" => table.undefined[i].push(name.to_string()),
+                // Undefined weak references pull no member in.
+                "w" | "v" => {}
+                _ => {
+                    table.defined[i].insert(name.to_string());
+                }
+            }
+        }
+        Ok(table)
+    }
+}
+
+/// The archive members a link of `roots` pulls in, as a linker would: every member that
+/// defines a symbol undefined so far, repeated until nothing more is needed (so the order of
+/// members does not matter). When `roots` is empty the program is rooted at the member that
+/// defines `main`, which comes first in the result.
+pub fn needed_members(roots: &[PathBuf], members: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let all: Vec<PathBuf> = roots.iter().chain(members).cloned().collect();
+    let table = SymbolTable::read(&all)?;
+    let mut taken = vec![false; all.len()];
+    let mut pending: Vec<usize> = (0..roots.len()).collect();
+    if roots.is_empty() {
+        let main = (0..all.len()).find(|&i| table.defined[i].contains("main"));
+        pending.extend(main);
+    }
+    let mut order = Vec::new();
+    let mut defined: HashSet<&str> = HashSet::new();
+    while let Some(i) = pending.pop() {
+        if std::mem::replace(&mut taken[i], true) {
+            continue;
+        }
+        if i >= roots.len() {
+            order.push(all[i].clone());
+        }
+        defined.extend(table.defined[i].iter().map(String::as_str));
+        for symbol in &table.undefined[i] {
+            if defined.contains(symbol.as_str()) {
+                continue;
+            }
+            if let Some(j) =
+                (roots.len()..all.len()).find(|&j| !taken[j] && table.defined[j].contains(symbol))
+            {
+                pending.push(j);
+            }
+        }
+    }
+    Ok(order)
 }

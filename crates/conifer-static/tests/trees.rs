@@ -143,6 +143,19 @@ fn bitcode_static_archive_and_plain_objects() {
     );
 }
 
+/// A program linked from its own static library only (as HPCC links `libhpl.a`), with the
+/// member a later member needs stored first: the link roots at the member defining `main`
+/// and takes every member needed, whatever their order in the archive.
+#[test]
+fn program_all_in_a_static_archive() {
+    let dir = scratch("all_in_archive");
+    build(&dir, &["cc", "-c", &program("halo2.c"), "-o", "halo2.o"]);
+    build(&dir, &["cc", "-c", &program("main2.c"), "-o", "main2.o"]);
+    ok(&dir, "ar", &["rcs", "libprog.a", "halo2.o", "main2.o"]);
+    build(&dir, &["cc", "libprog.a", "-o", "all_in_lib"]);
+    assert_eq!(shape(&tree(&dir, "all_in_lib")), TWO_FILE);
+}
+
 #[test]
 fn text_form_is_indented_with_ids_and_lines() {
     let dir = scratch("text");

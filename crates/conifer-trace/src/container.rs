@@ -7,7 +7,7 @@ use std::fmt;
 /// First eight bytes of every trace.
 pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 const END_TAG: [u8; 4] = *b"END\0";
 const TAG: usize = 4;
 const SECTION_TRAILER: usize = 4;

@@ -83,9 +83,13 @@ impl Signature {
     }
 }
 
-/// True for the values ranks can be relative to: communicators and groups.
+/// True for the values ranks can be relative to: communicators, groups and windows (the
+/// target ranks of one-sided calls are ranks in the window's group).
 fn is_context(v: &Value) -> bool {
-    matches!(v, Value::Handle(HandleKind::Comm | HandleKind::Group, _))
+    matches!(
+        v,
+        Value::Handle(HandleKind::Comm | HandleKind::Group | HandleKind::Win, _)
+    )
 }
 
 /// One decoded call.
@@ -204,7 +208,7 @@ impl Trace {
                 let positions = positions.clone();
                 self.sited_signatures(entry, thread)
                     .map(move |(_, bytes, _)| {
-                        match crate::rank_codes::as_recorded(&bytes, &positions) {
+                        match crate::rank_codes::as_recorded(&bytes, rank, &positions) {
                             Cow::Borrowed(_) => bytes,
                             Cow::Owned(recorded) => Cow::Owned(recorded),
                         }
@@ -284,11 +288,15 @@ impl Trace {
                             clock += t.duration_ns;
                             start
                         });
-                        let signature = Signature::parse(&bytes).ok_or_else(|| {
+                        let parsed = Signature::parse(&bytes).ok_or_else(|| {
                             DecodeError(format!(
                                 "rank {rank}: call {index} has a malformed signature"
                             ))
                         })?;
+                        let signature = match crate::int_codes::resolved(&parsed, rank) {
+                            Cow::Borrowed(_) => parsed,
+                            Cow::Owned(resolved) => resolved,
+                        };
                         let info = self
                             .catalog
                             .iter()

@@ -1,7 +1,8 @@
-//! The sections that hold a record's trace trees: `STRC` the structure tree (the binary's
-//! JSON), `TREE` the distinct records of each vertex and the distinct thread
-//! trees (zstd-compressed when large, like `SIGS`), `TMAP` rank → tree of each thread (a column, like `RMAP`). Present only when the
-//! program carries a structure tree.
+//! The section that holds a record's trace trees, `TREE`, in three parts: the structure tree
+//! (the binary's JSON in merge messages, the visited part in compact form in files), the
+//! distinct records of each vertex and the distinct thread trees, and rank → tree of each
+//! thread (a column, like `RMAP`); zstd-compressed when smaller. Present only when the program
+//! carries a structure tree.
 
 use crate::columns::{put_column, read_column};
 use crate::container::{FormatError, Section};
@@ -12,15 +13,14 @@ use crate::record_codec::{pack_if_smaller, unpack};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;
 
-const STRUCTURE: [u8; 4] = *b"STRC";
-const TREES: [u8; 4] = *b"TREE";
-const TREE_MAP: [u8; 4] = *b"TMAP";
+/// Tag of the trace-tree section.
+pub(crate) const TREES: [u8; 4] = *b"TREE";
 
 fn malformed(what: &str) -> FormatError {
     FormatError::Malformed(format!("{what} section is inconsistent"))
 }
 
-/// `STRC` content forms: the binary's JSON (merge messages), the compact visited part (files).
+/// Structure-tree part forms: the binary's JSON (merge messages), the compact visited part (files).
 const STRUCTURE_JSON: u8 = 0;
 const STRUCTURE_COMPACT: u8 = 1;
 
@@ -51,8 +51,12 @@ pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Sectio
     put_u64(&mut trees, forest.trees.len() as u64);
     for t in &forest.trees {
         put_u64(&mut trees, t.leading_foreign);
-        kept.iter()
-            .for_each(|&v| put_u64(&mut trees, t.records[v as usize].into()));
+    }
+    // Vertex by vertex: trees mostly agree at a vertex, which compresses well.
+    for &v in &kept {
+        for t in &forest.trees {
+            put_u64(&mut trees, t.records[v as usize].into());
+        }
     }
     let mut map = Vec::new();
     put_column(&mut map, ranks, |o, threads| {
@@ -62,41 +66,49 @@ pub fn encode(forest: &Forest, ranks: &[Vec<u32>], compress: bool) -> Vec<Sectio
             .iter()
             .for_each(|&t| put_u64(o, u64::from(t.wrapping_add(1))));
     });
-    vec![
-        Section {
-            tag: STRUCTURE,
-            payload: pack_if_smaller(structure, compress),
-        },
-        Section {
-            tag: TREES,
-            payload: pack_if_smaller(trees, compress),
-        },
-        Section {
-            tag: TREE_MAP,
-            payload: pack_if_smaller(map, compress),
-        },
-    ]
+    // One section: its parts share one compression frame and one section header.
+    let mut payload = Vec::new();
+    for part in [&structure, &trees] {
+        put_u64(&mut payload, part.len() as u64);
+        payload.extend_from_slice(part);
+    }
+    payload.extend_from_slice(&map);
+    vec![Section {
+        tag: TREES,
+        payload: pack_if_smaller(payload, compress),
+    }]
 }
 
-/// The forest of `sections` (none when they hold no `STRC`) and each of `ranks` ranks'
+/// The parts of a `TREE` section: structure, trees, rank map.
+fn split_parts(payload: &[u8]) -> Result<[&[u8]; 3], FormatError> {
+    let mut r = Reader::new(payload);
+    let structure_len = r.count().ok_or_else(|| malformed("TREE"))?;
+    let structure = r.take(structure_len).ok_or_else(|| malformed("TREE"))?;
+    let trees_len = r.count().ok_or_else(|| malformed("TREE"))?;
+    let trees = r.take(trees_len).ok_or_else(|| malformed("TREE"))?;
+    let map = r.take(r.remaining()).ok_or_else(|| malformed("TREE"))?;
+    Ok([structure, trees, map])
+}
+
+/// The forest of `sections` (none when they hold no `TREE`) and each of `ranks` ranks'
 /// thread trees.
 pub fn decode(
     sections: &[Section],
     ranks: usize,
 ) -> Result<(Option<Forest>, Vec<Vec<u32>>), FormatError> {
-    let Ok(packed) = find_section(sections, STRUCTURE) else {
+    let Ok(packed) = find_section(sections, TREES) else {
         return Ok((None, vec![Vec::new(); ranks]));
     };
-    let content = unpack(packed, "STRC")?;
+    let payload = unpack(packed, "TREE")?;
+    let [content, unpacked, map_bytes] = split_parts(&payload)?;
     let structure = match content.split_first() {
         Some((&STRUCTURE_JSON, json)) => Structure::from_json(json),
         Some((&STRUCTURE_COMPACT, compact)) => crate::structure_codec::decode(compact),
         _ => Err("unknown form".to_string()),
     }
-    .map_err(|e| FormatError::Malformed(format!("STRC section: {e}")))?;
+    .map_err(|e| FormatError::Malformed(format!("TREE section's structure tree: {e}")))?;
     let n = structure.shape.len();
-    let unpacked = unpack(find_section(sections, TREES)?, "TREE")?;
-    let mut bytes: &[u8] = &unpacked;
+    let mut bytes: &[u8] = unpacked;
     let bad = |_| malformed("TREE");
     let mut vertices = Vec::with_capacity(n);
     for _ in 0..n {
@@ -114,32 +126,37 @@ pub fn decode(
     if count.saturating_mul(n) > r.remaining() {
         return Err(malformed("TREE"));
     }
-    let mut trees = Vec::with_capacity(count);
-    for _ in 0..count {
-        let leading_foreign = r.u64().ok_or_else(|| malformed("TREE"))?;
-        let records = (0..n)
-            .map(|v| r.u32().filter(|&i| (i as usize) < vertices[v].len()))
-            .collect::<Option<Vec<u32>>>()
-            .ok_or_else(|| malformed("TREE"))?;
-        trees.push(TreeRef {
-            leading_foreign,
-            records,
-        });
+    let mut trees = (0..count)
+        .map(|_| {
+            Some(TreeRef {
+                leading_foreign: r.u64()?,
+                records: Vec::with_capacity(n),
+            })
+        })
+        .collect::<Option<Vec<TreeRef>>>()
+        .ok_or_else(|| malformed("TREE"))?;
+    for records in &vertices {
+        for tree in &mut trees {
+            let record = r
+                .u32()
+                .filter(|&i| (i as usize) < records.len())
+                .ok_or_else(|| malformed("TREE"))?;
+            tree.records.push(record);
+        }
     }
     if r.remaining() != 0 {
         return Err(malformed("TREE"));
     }
-    let map_bytes = unpack(find_section(sections, TREE_MAP)?, "TMAP")?;
-    let mut map = Reader::new(&map_bytes);
+    let mut map = Reader::new(map_bytes);
     let per_rank = read_column(&mut map, ranks, |r| {
         let n = r.count()?;
         (0..n)
             .map(|_| Some(r.u32()?.wrapping_sub(1)))
             .collect::<Option<Vec<u32>>>()
     })
-    .ok_or_else(|| malformed("TMAP"))?;
+    .ok_or_else(|| malformed("TREE"))?;
     if map.remaining() != 0 {
-        return Err(malformed("TMAP"));
+        return Err(malformed("TREE"));
     }
     let forest = Forest {
         structure,
@@ -155,14 +172,14 @@ pub fn check(m: &Merged) -> Result<(), FormatError> {
     let Some(forest) = &m.forest else {
         return match m.ranks.iter().all(|r| r.trees.is_empty()) {
             true => Ok(()),
-            false => Err(malformed("TMAP")),
+            false => Err(malformed("TREE")),
         };
     };
     let summaries = forest.summaries();
     let mut checked = std::collections::HashSet::new();
     for rank in &m.ranks {
         if rank.trees.len() != rank.threads.len() {
-            return Err(malformed("TMAP"));
+            return Err(malformed("TREE"));
         }
         for (&tree, &grammar) in rank.trees.iter().zip(&rank.threads) {
             if tree == NO_TREE || !checked.insert((tree, grammar)) {

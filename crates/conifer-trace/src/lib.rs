@@ -12,6 +12,7 @@ pub mod decode;
 pub mod forest;
 mod forest_codec;
 pub mod grid;
+pub mod int_codes;
 pub mod merge;
 mod meta_codec;
 mod model;

@@ -130,13 +130,20 @@ fn for_each_field(signature: &mut Signature, f: impl FnMut(&Value, &mut Rank)) {
     for_each_rank(signature, is_relative, f);
 }
 
-/// `bytes` as the recorder wrote them, for a caller whose rank in each communicator or group
-/// is `positions[encoded handle]`: merge-chosen codes become relative ranks again.
-pub fn as_recorded<'a>(bytes: &'a [u8], positions: &HashMap<&[u8], i64>) -> Cow<'a, [u8]> {
-    let Some(mut signature) = Signature::parse(bytes) else {
+/// `bytes` as the recorder wrote them, for the caller of world rank `world_rank` whose rank in
+/// each communicator or group is `positions[encoded handle]`: merge-chosen codes become
+/// relative ranks again, rank-affine integers integers.
+pub fn as_recorded<'a>(
+    bytes: &'a [u8],
+    world_rank: u32,
+    positions: &HashMap<&[u8], i64>,
+) -> Cow<'a, [u8]> {
+    let Some(parsed) = Signature::parse(bytes) else {
         return Cow::Borrowed(bytes);
     };
-    let mut changed = false;
+    let resolved = crate::int_codes::resolved(&parsed, world_rank);
+    let mut changed = matches!(resolved, Cow::Owned(_));
+    let mut signature = resolved.into_owned();
     for_each_rank(
         &mut signature,
         |_| true,
@@ -241,7 +248,7 @@ impl<'a> Contexts<'a> {
 }
 
 /// The terminals each rank's threads use (grammars and trace trees).
-fn terminals_by_rank(m: &Merged) -> Vec<Vec<u32>> {
+pub(crate) fn terminals_by_rank(m: &Merged) -> Vec<Vec<u32>> {
     let mut grammar_terms: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut tree_terms: HashMap<u32, Vec<u32>> = HashMap::new();
     m.ranks
@@ -349,11 +356,35 @@ pub fn choose_rank_codes(m: &mut Merged) {
             (0..sig.fields.len()).any(|j| choices[&(sig.family, j)] != Candidate::Relative)
         })
     };
+    let forms: Vec<Vec<(u32, Vec<u8>)>> = used
+        .iter()
+        .enumerate()
+        .map(|(rank, terminals)| {
+            terminals
+                .iter()
+                .filter(|t| changed(t))
+                .map(|&t| (t, recode(&rankful[&t], rank, &choices, &contexts)))
+                .collect()
+        })
+        .collect();
+    drop(contexts);
+    reform(m, forms);
+}
+
+/// Gives each rank's terminals listed in `forms[rank]` their new signature bytes for that rank
+/// (the other terminals keep theirs), then renames every rank's grammars, trees and streams:
+/// ranks whose forms now agree share terminals and, where their calls agree, grammars.
+pub(crate) fn reform(m: &mut Merged, forms: Vec<Vec<(u32, Vec<u8>)>>) {
+    let mut changed = vec![false; m.signatures.len()];
+    forms
+        .iter()
+        .flatten()
+        .for_each(|(t, _)| changed[*t as usize] = true);
     // New table: unchanged signatures first (in order), then each rank's forms of the others.
     let mut signatures: Vec<Vec<u8>> = Vec::new();
     let same: Vec<Option<u32>> = {
         let kept: Vec<u32> = (0..m.signatures.len() as u32)
-            .filter(|t| !changed(t))
+            .filter(|&t| !changed[t as usize])
             .collect();
         let ids = intern(
             &mut signatures,
@@ -365,19 +396,14 @@ pub fn choose_rank_codes(m: &mut Merged) {
             .for_each(|(&t, id)| same[t as usize] = Some(id));
         same
     };
-    let per_rank: Vec<Vec<(u32, u32)>> = used
-        .iter()
-        .enumerate()
-        .map(|(rank, terminals)| {
-            let mine: Vec<u32> = terminals.iter().copied().filter(|t| changed(t)).collect();
-            let forms = mine
-                .iter()
-                .map(|t| recode(&rankful[t], rank, &choices, &contexts));
-            let ids = intern(&mut signatures, forms);
-            mine.into_iter().zip(ids).collect()
+    let per_rank: Vec<Vec<(u32, u32)>> = forms
+        .into_iter()
+        .map(|mine| {
+            let (terminals, bytes): (Vec<u32>, Vec<Vec<u8>>) = mine.into_iter().unzip();
+            let ids = intern(&mut signatures, bytes.into_iter());
+            terminals.into_iter().zip(ids).collect()
         })
         .collect();
-    drop(contexts);
     rename(m, signatures, &same, &per_rank);
 }
 
@@ -574,7 +600,9 @@ mod tests {
                 .collect();
             let got: Vec<Vec<u8>> = m
                 .thread_terminals(entry, 0)
-                .map(|t| as_recorded(&m.signatures[t as usize], &positions).into_owned())
+                .map(|t| {
+                    as_recorded(&m.signatures[t as usize], rank as u32, &positions).into_owned()
+                })
                 .collect();
             assert_eq!(&got, expected, "rank {rank}");
         }

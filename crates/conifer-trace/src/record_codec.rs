@@ -69,7 +69,7 @@ const COMPRESS_SIGNATURES_ABOVE: usize = 4096;
 /// bound on what a corrupt frame header can make the reader allocate.
 const MAX_INFLATION: u64 = 4096;
 
-/// A section payload that may be large (`SIGS`, `STRC`, `TREE`): a mode byte (0 stored, 1
+/// A section payload that may be large (`SIGS`, `TREE`): a mode byte (0 stored, 1
 /// zstd) and the contents, compressed when longer than `above` bytes (never without it).
 pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
     if above.is_some_and(|limit| table.len() > limit) {
@@ -181,15 +181,21 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
         pack_above(sigs, Some(COMPRESS_SIGNATURES_ABOVE))
     };
     let packed = |tag: [u8; 4], payload: Vec<u8>| section(tag, pack_if_smaller(payload, compact));
-    let mut sections = vec![
-        section(SIGNATURES, sigs),
-        packed(GRAMMARS, grams),
+    // Files leave out the grammar section when trace trees hold every call (one empty
+    // grammar); readers then restore that grammar.
+    let trees_hold_all =
+        compact && m.forest.is_some() && m.grammars.len() == 1 && m.grammars[0].is_empty();
+    let mut sections = vec![section(SIGNATURES, sigs)];
+    if !trees_hold_all {
+        sections.push(packed(GRAMMARS, grams));
+    }
+    sections.extend([
         packed(RANK_MAP, map),
         packed(COMMS, comms),
         packed(COUNTS, counts),
         packed(HOSTS, hosts),
         packed(TIMING, timing),
-    ];
+    ]);
     if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
         let mut timelines = Vec::new();
         for r in &m.ranks {
@@ -258,8 +264,14 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         let n = r.count()?;
         r.take(n).map(<[u8]>::to_vec)
     })?;
-    let grammars = conifer_compress::decode_set(&find(GRAMMARS)?)
-        .map_err(|e| FormatError::Malformed(format!("GRAM section: {e}")))?;
+    let grammars = match find(GRAMMARS) {
+        Ok(set) => conifer_compress::decode_set(&set)
+            .map_err(|e| FormatError::Malformed(format!("GRAM section: {e}")))?,
+        Err(_) if find_section(sections, crate::forest_codec::TREES).is_ok() => {
+            vec![conifer_compress::Grammar::new().freeze()]
+        }
+        Err(missing) => return Err(missing),
+    };
     let map_bytes = find(RANK_MAP)?;
     let mut map = Reader::new(&map_bytes);
     let ranks = map.u64().ok_or_else(|| malformed("RMAP"))?;

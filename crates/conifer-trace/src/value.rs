@@ -205,6 +205,15 @@ pub enum Value {
     /// In a signature skeleton: a status with this source and error whose tag and received
     /// bytes come from the thread's value streams.
     StreamedStatus(Rank, i64),
+    /// An integer equal to `a · r + b`, `r` the caller's world rank: chosen at the merge
+    /// when that makes ranks agree (file offsets and displacements of rank-sized blocks; see
+    /// [`crate::int_codes`]). Decoding gives back the integer.
+    RankAffine {
+        /// Factor of the caller's world rank.
+        a: i64,
+        /// Constant term.
+        b: i64,
+    },
 }
 
 mod tag {
@@ -221,6 +230,7 @@ mod tag {
     pub const STREAMED_INT: u8 = 10;
     pub const STREAMED_OFFSET: u8 = 11;
     pub const STREAMED_STATUS: u8 = 12;
+    pub const RANK_AFFINE: u8 = 13;
 }
 
 impl Value {
@@ -257,6 +267,11 @@ impl Value {
             Value::Ignored => out.push(tag::IGNORED),
             Value::Opaque => out.push(tag::OPAQUE),
             Value::StreamedInt => out.push(tag::STREAMED_INT),
+            Value::RankAffine { a, b } => {
+                out.push(tag::RANK_AFFINE);
+                put_i64(out, *a);
+                put_i64(out, *b)
+            }
             Value::StreamedOffset(id) => {
                 out.push(tag::STREAMED_OFFSET);
                 put_u64(out, (*id).into())
@@ -317,6 +332,10 @@ impl Value {
             tag::IGNORED => Value::Ignored,
             tag::OPAQUE => Value::Opaque,
             tag::STREAMED_INT => Value::StreamedInt,
+            tag::RANK_AFFINE => Value::RankAffine {
+                a: r.i64()?,
+                b: r.i64()?,
+            },
             tag::STREAMED_OFFSET => Value::StreamedOffset(r.u32()?),
             tag::STREAMED_STATUS => Value::StreamedStatus(Rank::decode(r)?, r.i64()?),
             tag::COORDS => {
@@ -448,6 +467,7 @@ impl fmt::Display for DisplayValue<'_> {
             Value::Ignored => f.write_str("IGNORE"),
             Value::Opaque => f.write_str("?"),
             Value::StreamedInt => f.write_str("<stream>"),
+            Value::RankAffine { a, b } => write!(f, "{a}*rank{b:+}"),
             Value::StreamedOffset(id) => write!(f, "seg{id}+<stream>"),
             Value::StreamedStatus(..) => f.write_str("{<stream>}"),
             Value::Coords(offsets) => {

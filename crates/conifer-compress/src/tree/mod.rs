@@ -13,11 +13,25 @@ pub use expand::Expand;
 pub use series::{Run, Segment, Series, SeriesBuilder, SeriesIter, Summary};
 pub use shape::{Shape, VertexKind, MAX_VERTICES};
 
-use crate::codec::DecodeError;
+use crate::codec::{put_varint, DecodeError};
 
 /// The most activations a record may stand for: a bound on the work decoding a corrupt
 /// record can cause.
 pub const MAX_ACTIVATIONS: u64 = 1 << 40;
+
+/// [`VertexRecord`] form: counts only (not a call site, or a site never reached).
+const NO_CALLS: u8 = 0;
+/// [`VertexRecord`] form: counts and terminals; every foreign count is 0.
+const NO_FOREIGN: u8 = 1;
+/// [`VertexRecord`] form: all three series.
+const ALL_SERIES: u8 = 2;
+/// Added to a [`VertexRecord`] form whose terminals have a strided run (which symbolic series
+/// never form; kept readable all the same): they are then in [`Series::encode`]'s form, else
+/// in [`Series::encode_symbolic`]'s.
+const STRIDED: u8 = 0x10;
+/// [`VertexRecord`] form: a call site making the same number of calls, all with one
+/// terminal and no foreign call after them, in every activation of its parent: three varints.
+const ONE_TERMINAL: u8 = 3;
 
 /// What one vertex recorded for one thread.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
@@ -41,20 +55,88 @@ pub struct TreeRecord {
 }
 
 impl VertexRecord {
-    /// Appends the binary form.
+    /// Appends the binary form: [`ONE_TERMINAL`] and its three numbers when it applies; else a
+    /// form byte ([`NO_CALLS`] for vertices other than call sites, [`NO_FOREIGN`] when no call
+    /// outside the tree followed any of the site's calls, else [`ALL_SERIES`]; plus
+    /// [`STRIDED`]), the counts, then the terminals (symbolic form) and foreign counts the
+    /// form keeps.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        if let Some((count, activations, terminal)) = self.one_terminal() {
+            out.push(ONE_TERMINAL);
+            put_varint(out, count);
+            put_varint(out, activations);
+            put_varint(out, terminal);
+            return;
+        }
+        let form = if self.terminals.is_empty() && self.foreign.is_empty() {
+            NO_CALLS
+        } else if self.foreign == Series::constant(0, self.terminals.len()) {
+            NO_FOREIGN
+        } else {
+            ALL_SERIES
+        };
+        let symbolic = self.terminals.is_symbolic();
+        out.push(if symbolic { form } else { form | STRIDED });
         self.counts.encode(out);
-        self.terminals.encode(out);
-        self.foreign.encode(out);
+        if form != NO_CALLS && symbolic {
+            self.terminals.encode_symbolic(out);
+        } else if form != NO_CALLS {
+            self.terminals.encode(out);
+        }
+        if form == ALL_SERIES {
+            self.foreign.encode(out);
+        }
     }
 
     /// Reads what [`VertexRecord::encode`] wrote.
     pub fn decode(bytes: &mut &[u8]) -> Result<VertexRecord, DecodeError> {
+        let (&form, rest) = bytes.split_first().ok_or(DecodeError::Truncated)?;
+        *bytes = rest;
+        if form == ONE_TERMINAL {
+            let mut r = crate::codec::Reader { bytes };
+            let (count, activations, terminal) = (r.varint()?, r.varint()?, r.varint()?);
+            let calls = count
+                .checked_mul(activations)
+                .filter(|&n| n > 0 && n <= MAX_ACTIVATIONS)
+                .ok_or(DecodeError::CountTooLarge(count))?;
+            *bytes = r.bytes;
+            return Ok(VertexRecord {
+                counts: Series::constant(count, activations),
+                terminals: Series::constant(terminal, calls),
+                foreign: Series::constant(0, calls),
+            });
+        }
+        let counts = Series::decode(bytes)?;
+        let terminals = |bytes: &mut &[u8]| match form & STRIDED {
+            0 => Series::decode_symbolic(bytes),
+            _ => Series::decode(bytes),
+        };
+        let (terminals, foreign) = match form & !STRIDED {
+            NO_CALLS => (Series::default(), Series::default()),
+            NO_FOREIGN => {
+                let terminals = terminals(bytes)?;
+                let foreign = Series::constant(0, terminals.len());
+                (terminals, foreign)
+            }
+            ALL_SERIES => (terminals(bytes)?, Series::decode(bytes)?),
+            other => return Err(DecodeError::UnsupportedVersion(other)),
+        };
         Ok(VertexRecord {
-            counts: Series::decode(bytes)?,
-            terminals: Series::decode(bytes)?,
-            foreign: Series::decode(bytes)?,
+            counts,
+            terminals,
+            foreign,
         })
+    }
+
+    /// `(count, activations, terminal)` of a call site that made `count` calls, all with
+    /// `terminal` and none followed by a call outside the tree, in each of its parent's
+    /// `activations`.
+    fn one_terminal(&self) -> Option<(u64, u64, u64)> {
+        let (count, activations) = self.counts.as_constant()?;
+        let (terminal, calls) = self.terminals.as_constant()?;
+        (count.checked_mul(activations) == Some(calls)
+            && self.foreign == Series::constant(0, calls))
+        .then_some((count, activations, terminal))
     }
 
     /// The same record with terminals renamed by `f` (one-to-one).

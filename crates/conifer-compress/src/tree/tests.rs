@@ -226,3 +226,53 @@ fn records_round_trip_and_rename() {
     let renamed = r.vertices[7].clone().map_terminals(|t| t + 10);
     assert!(renamed.terminals.iter().eq([13; 5]));
 }
+
+/// Record forms decode to the record built, and the short forms are what a loop vertex and a
+/// call site repeating one signature get: a loop run once for 5 iterations costs its form
+/// byte and `CONSTANT, 5, 1` (one count per activation of the root); the site in it, one call
+/// per iteration with terminal 3, its form byte and `1, 5, 3`.
+#[test]
+fn short_record_forms_round_trip() {
+    let mut b = TreeBuilder::new(figure5(), 4);
+    let mut quiet = TreeBuilder::new(figure5(), 4);
+    for i in 0..5 {
+        b.activate(2);
+        b.call(Some(7), 3);
+        quiet.activate(2);
+        quiet.call(Some(7), 3);
+        if i == 4 {
+            // A call without a site goes to the grammar, after the site's fifth call.
+            assert!(!b.call(None, 9));
+        }
+    }
+    let (r, q) = (b.record(), quiet.record());
+    let encoded = |v: &VertexRecord| {
+        let mut out = Vec::new();
+        v.encode(&mut out);
+        let mut bytes = out.as_slice();
+        assert_eq!(&VertexRecord::decode(&mut bytes).expect("decodes"), v);
+        assert!(bytes.is_empty());
+        out
+    };
+    assert_eq!(encoded(&q.vertices[2]), [NO_CALLS, 0, 5, 1]);
+    assert_eq!(encoded(&q.vertices[7]), [ONE_TERMINAL, 1, 5, 3]);
+    assert_eq!(encoded(&r.vertices[7])[0], ALL_SERIES);
+    assert!(r.vertices[7].foreign.iter().eq([0, 0, 0, 0, 1]));
+}
+
+/// A call site with two terminals and no foreign calls takes the counts-and-terminals form.
+#[test]
+fn site_with_two_terminals_keeps_its_series() {
+    let mut b = TreeBuilder::new(figure5(), 4);
+    for i in 0..4 {
+        b.activate(2);
+        b.call(Some(7), 3 + i % 2);
+    }
+    let record = &b.record().vertices[7];
+    let mut out = Vec::new();
+    record.encode(&mut out);
+    assert_eq!(out[0], NO_FOREIGN);
+    let mut bytes = out.as_slice();
+    assert_eq!(&VertexRecord::decode(&mut bytes).expect("decodes"), record);
+    assert!(record.terminals.iter().eq([3, 4, 3, 4]));
+}

@@ -5,7 +5,7 @@
 use super::state::FastMap;
 use crate::mpi::*;
 use conifer_trace::grid::Grid;
-use conifer_trace::value::{derived_comm_id as derived_id, HandleRef};
+use conifer_trace::value::{derived_comm_id as derived_id, HandleKind, HandleRef};
 
 /// Words of the free-id bitmap exchanged at agreement (ids 0..256 are recycled).
 const WORDS: usize = 4;
@@ -34,9 +34,10 @@ pub struct Comms {
     history: Vec<(HandleRef, i64, Option<Grid>)>,
     /// Topologies of the Cartesian communicators, by handle bits.
     grids: FastMap<u64, Grid>,
-    /// Every (group, rank in it) this rank has been a member of, for decoding ranks given
-    /// relative to a group (`MPI_Group_translate_ranks`, `MPI_Group_incl`, ...).
-    group_history: Vec<(HandleRef, i64)>,
+    /// Every (group or window, rank in it) this rank has been a member of, for decoding
+    /// ranks given relative to a group (`MPI_Group_translate_ranks`, `MPI_Group_incl`, ...)
+    /// or to a window's group (the targets of `MPI_Put`, `MPI_Get`, ...).
+    group_history: Vec<(HandleKind, HandleRef, i64)>,
     /// How many times each communicator (by its symbolic handle) was duplicated with
     /// `MPI_Comm_idup`: the duplicates' ids derive from it.
     idups: FastMap<u64, u32>,
@@ -147,15 +148,23 @@ impl Comms {
         predefined.into_iter().chain(self.history.iter().cloned())
     }
 
-    /// Every group this rank has been a member of, with its rank in it.
-    pub fn group_memberships(&self) -> impl Iterator<Item = (HandleRef, i64)> + '_ {
+    /// Every group and window this rank has been a member of, with its rank in it.
+    pub fn group_memberships(&self) -> impl Iterator<Item = (HandleKind, HandleRef, i64)> + '_ {
         self.group_history.iter().copied()
     }
 
-    /// Records a group the caller belongs to (`handle` its symbolic id, `bits` the MPI
-    /// handle), so ranks given relative to it are recorded relative to the caller's rank in it
-    /// (groups and communicators never share handle bits in either MPI).
-    pub fn insert_group(&mut self, bits: u64, handle: HandleRef, my_rank: i64, size: i64) {
+    /// Records a group the caller belongs to, or a window (`kind`; `handle` its symbolic id,
+    /// `bits` the MPI handle) with the caller's rank in its group, so ranks given relative to
+    /// it are recorded relative to the caller's rank in it (groups, windows and communicators
+    /// never share handle bits while they live, in either MPI).
+    pub fn insert_group(
+        &mut self,
+        kind: HandleKind,
+        bits: u64,
+        handle: HandleRef,
+        my_rank: i64,
+        size: i64,
+    ) {
         if !matches!(handle, HandleRef::Id(_)) {
             return;
         }
@@ -169,8 +178,8 @@ impl Comms {
                 cartesian: false,
             },
         );
-        if !self.group_history.contains(&(handle, my_rank)) {
-            self.group_history.push((handle, my_rank));
+        if !self.group_history.contains(&(kind, handle, my_rank)) {
+            self.group_history.push((kind, handle, my_rank));
         }
     }
 
@@ -222,7 +231,7 @@ impl Comms {
         info.cartesian = grid.is_some();
         self.known.insert(comm_bits(comm), info);
         let membership = (info.handle, info.my_rank, grid.clone());
-        if info.remote_size.is_none() && !self.history.contains(&membership) {
+        if !self.history.contains(&membership) {
             self.history.push(membership);
         }
         match grid {
@@ -251,9 +260,7 @@ impl Comms {
         let grid = self.grids.get(&parent).cloned();
         self.known
             .insert(comm_bits(comm), CommInfo { handle, ..info });
-        if info.remote_size.is_none() {
-            self.history.push((handle, info.my_rank, grid.clone()));
-        }
+        self.history.push((handle, info.my_rank, grid.clone()));
         if let Some(g) = grid {
             self.grids.insert(comm_bits(comm), g);
         }

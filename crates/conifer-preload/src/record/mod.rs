@@ -117,9 +117,9 @@ pub fn record_of(state: &State) -> RankRecord {
         .comms
         .as_ref()
         .map(|c| {
-            let groups = c.group_memberships().map(|(handle, my_rank)| {
+            let groups = c.group_memberships().map(|(kind, handle, my_rank)| {
                 let mut group = Vec::new();
-                encode_handle(&mut group, HandleKind::Group, handle);
+                encode_handle(&mut group, kind, handle);
                 Membership {
                     comm: group,
                     my_rank,
@@ -727,7 +727,34 @@ impl Call {
         }
         if rank != conifer_undefined() {
             if let Some(comms) = self.st().comms.as_mut() {
-                comms.insert_group(bits, h, rank.into(), size.into());
+                comms.insert_group(HandleKind::Group, bits, h, rank.into(), size.into());
+            }
+        }
+    }
+
+    /// A window MPI created: an id like any handle, plus the caller's rank in the window's
+    /// group, so the target ranks of one-sided calls are recorded relative to it.
+    ///
+    /// # Safety
+    /// `ptr` is null or points to a window handle MPI just wrote.
+    pub unsafe fn new_window<W: WindowHandle>(&mut self, ptr: *const W) {
+        if ptr.is_null() {
+            return self.ignored();
+        }
+        let bits = (*ptr).bits();
+        let h = self.st().handles.register(HandleKind::Win, bits);
+        encode_handle(&mut self.sig, HandleKind::Win, h);
+        let mut group = std::mem::zeroed();
+        if PMPI_Win_get_group((*ptr).window(), &mut group) != 0 {
+            return;
+        }
+        let (mut rank, mut size) = (0, 0);
+        let known =
+            PMPI_Group_rank(group, &mut rank) == 0 && PMPI_Group_size(group, &mut size) == 0;
+        PMPI_Group_free(&mut group);
+        if known && rank != conifer_undefined() {
+            if let Some(comms) = self.st().comms.as_mut() {
+                comms.insert_group(HandleKind::Win, bits, h, rank.into(), size.into());
             }
         }
     }
@@ -918,6 +945,18 @@ pub trait GroupHandle: HandleBits {
 
 impl GroupHandle for MPI_Group {
     fn group(self) -> MPI_Group {
+        self
+    }
+}
+
+/// A window handle MPI wrote (C `MPI_Win`, or a Fortran `INTEGER`).
+pub trait WindowHandle: HandleBits {
+    /// The C window.
+    fn window(self) -> MPI_Win;
+}
+
+impl WindowHandle for MPI_Win {
+    fn window(self) -> MPI_Win {
         self
     }
 }

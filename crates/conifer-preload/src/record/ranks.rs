@@ -59,7 +59,10 @@ impl Call {
                 };
                 on_grid.map_or(Rank::Relative(v - i.my_rank), Rank::Grid)
             }
-            _ => Rank::Absolute(v),
+            // A rank of the remote group of an inter-communicator, relative to the caller's
+            // rank in the local group: partners of the same index agree.
+            Some(i) => Rank::Relative(v - i.my_rank),
+            None => Rank::Absolute(v),
         }
     }
 

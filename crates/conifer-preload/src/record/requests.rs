@@ -7,6 +7,7 @@
 
 use super::handles::IdPool;
 use super::state::FastMap;
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
@@ -25,7 +26,28 @@ pub struct LiveRequest {
 pub struct Requests {
     pool_of_creator: FastMap<u64, u32>,
     pools: Vec<IdPool>,
-    live: FastMap<u64, VecDeque<LiveRequest>>,
+    live: FastMap<u64, Live>,
+}
+
+/// The live requests behind one handle, oldest first. Almost always one, kept inline, so
+/// creating and completing a request allocates nothing.
+struct Live {
+    first: LiveRequest,
+    rest: VecDeque<LiveRequest>,
+}
+
+impl Live {
+    /// The `n`-th oldest, else the newest.
+    fn nth_or_newest(&self, n: usize) -> LiveRequest {
+        match n {
+            0 => self.first,
+            _ => *self
+                .rest
+                .get(n - 1)
+                .or(self.rest.back())
+                .unwrap_or(&self.first),
+        }
+    }
 }
 
 impl Requests {
@@ -38,10 +60,16 @@ impl Requests {
         }
         let local = self.pools[pool_number as usize].take();
         let id = (pool_number << LOCAL_BITS) | (local & ((1 << LOCAL_BITS) - 1));
-        self.live
-            .entry(bits)
-            .or_default()
-            .push_back(LiveRequest { id, comm });
+        let request = LiveRequest { id, comm };
+        match self.live.entry(bits) {
+            Entry::Occupied(mut queue) => queue.get_mut().rest.push_back(request),
+            Entry::Vacant(slot) => {
+                slot.insert(Live {
+                    first: request,
+                    rest: VecDeque::new(),
+                });
+            }
+        }
         id
     }
 
@@ -53,9 +81,7 @@ impl Requests {
     /// The `n`-th oldest live request behind a handle: the `n`-th occurrence of a shared
     /// handle in one array of requests stands for the `n`-th request created with it.
     pub fn nth(&self, bits: u64, n: usize) -> Option<LiveRequest> {
-        self.live
-            .get(&bits)
-            .and_then(|q| q.get(n).or(q.back()).copied())
+        self.live.get(&bits).map(|q| q.nth_or_newest(n))
     }
 
     /// The oldest live request behind a handle completed or was freed.
@@ -63,12 +89,13 @@ impl Requests {
         let Some(queue) = self.live.get_mut(&bits) else {
             return;
         };
-        let Some(done) = queue.pop_front() else {
-            return;
+        let done = match queue.rest.pop_front() {
+            Some(next) => std::mem::replace(&mut queue.first, next),
+            None => match self.live.remove(&bits) {
+                Some(only) => only.first,
+                None => return,
+            },
         };
-        if queue.is_empty() {
-            self.live.remove(&bits);
-        }
         if let Some(pool) = self.pools.get_mut((done.id >> LOCAL_BITS) as usize) {
             pool.give_back(done.id & ((1 << LOCAL_BITS) - 1));
         }

@@ -84,6 +84,9 @@ pub struct State {
     pub table: FastMap<Box<[u8]>, u32>,
     /// Terminal → signature.
     pub signatures: Vec<Box<[u8]>>,
+    /// Terminal + 1 of a signature appended recently, per [`recent_slot`] (0: none): a call
+    /// repeating it — most calls in a loop — skips hashing and probing [`State::table`].
+    recent: [u32; RECENT_SLOTS],
     /// Terminal → timing (durations, and intervals since the thread's previous call), in
     /// clock ticks until the record is taken.
     pub timing: Vec<CallTiming>,
@@ -103,7 +106,39 @@ pub struct State {
     pub trees: Vec<Option<TreeBuilder>>,
 }
 
+/// Slots of [`State::recent`].
+const RECENT_SLOTS: usize = 64;
+
+/// The [`State::recent`] slot of a signature: by its function id's first byte and its
+/// length, so the calls of one loop body rarely share a slot.
+#[inline(always)]
+fn recent_slot(sig: &[u8]) -> usize {
+    (usize::from(sig.first().copied().unwrap_or(0)) * 7 + sig.len()) % RECENT_SLOTS
+}
+
 impl State {
+    /// The terminal of `sig`, a new one for a signature not seen before.
+    #[inline(always)]
+    fn terminal(&mut self, sig: &[u8]) -> u32 {
+        let slot = recent_slot(sig);
+        let recent = self.recent[slot];
+        if recent != 0 && *self.signatures[recent as usize - 1] == *sig {
+            return recent - 1;
+        }
+        let terminal = match self.table.get(sig) {
+            Some(&t) => t,
+            None => {
+                let t = self.signatures.len() as u32;
+                self.table.insert(sig.into(), t);
+                self.signatures.push(sig.into());
+                self.timing.push(CallTiming::default());
+                t
+            }
+        };
+        self.recent[slot] = terminal + 1;
+        terminal
+    }
+
     /// An empty record.
     pub fn new() -> State {
         State {
@@ -113,6 +148,7 @@ impl State {
             segments: FastMap::default(),
             table: FastMap::default(),
             signatures: Vec::new(),
+            recent: [0; RECENT_SLOTS],
             timing: Vec::new(),
             last_end: Vec::new(),
             grammars: Vec::new(),
@@ -129,16 +165,7 @@ impl State {
     /// Appends one finished call of `thread` with signature `sig`, from tick `start` to `end`,
     /// made at structure-tree call site `site` when known. Runs on the calling thread.
     pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64, site: Option<u32>) {
-        let terminal = match self.table.get(sig) {
-            Some(&t) => t,
-            None => {
-                let t = self.signatures.len() as u32;
-                self.table.insert(sig.into(), t);
-                self.signatures.push(sig.into());
-                self.timing.push(CallTiming::default());
-                t
-            }
-        };
+        let terminal = self.terminal(sig);
         while self.grammars.len() <= thread as usize {
             self.grammars.push(Grammar::new());
             self.trees.push(None);

@@ -231,23 +231,92 @@ impl Series {
         }
     }
 
-    /// Appends the binary form: the pieces (tag 0 run, 1 cycle), then the grammar.
+    /// `len` copies of `value` (empty when `len` is 0), as [`SeriesBuilder`] builds them.
+    pub fn constant(value: u64, len: u64) -> Series {
+        if len == 0 {
+            return Series::default();
+        }
+        Series {
+            pieces: vec![Segment::Run(Run {
+                start: value,
+                stride: 0,
+                len,
+            })],
+            order: in_order(1),
+        }
+    }
+
+    /// The value and length of a series that is one repeated value.
+    pub fn as_constant(&self) -> Option<(u64, u64)> {
+        match self.pieces.as_slice() {
+            [Segment::Run(r)] if r.stride == 0 && self.in_order() => Some((r.start, r.len)),
+            _ => None,
+        }
+    }
+
+    /// Appends the binary form: [`CONSTANT`], the value and the length for one repeated
+    /// value; else the number of pieces plus [`PIECES`], the pieces (tag 0 run, 1 cycle; each
+    /// run as the zigzag difference of its start from the previous run's start, its stride,
+    /// its length), then the grammar.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        put_varint(out, self.pieces.len() as u64);
+        self.encode_as(out, false);
+    }
+
+    /// True when no run has a stride: what [`Series::encode_symbolic`] needs.
+    pub fn is_symbolic(&self) -> bool {
+        self.pieces
+            .iter()
+            .all(|p| p.runs().0.iter().all(|r| r.stride == 0))
+    }
+
+    /// Appends the binary form of a series without strides (signature terminals), as
+    /// [`Series::encode`] but each piece one varint where it can: a single value is
+    /// `zigzag(Δstart) << 1 | 1`; a longer run `zigzag(Δstart) << 2`, then its length; a
+    /// cycle `repeat << 2 | 2`, then the number of runs and the runs.
+    pub fn encode_symbolic(&self, out: &mut Vec<u8>) {
+        debug_assert!(self.is_symbolic());
+        self.encode_as(out, true);
+    }
+
+    fn encode_as(&self, out: &mut Vec<u8>, symbolic: bool) {
+        if let Some((value, len)) = self.as_constant() {
+            put_varint(out, CONSTANT);
+            put_varint(out, value);
+            put_varint(out, len);
+            return;
+        }
+        put_varint(out, self.pieces.len() as u64 + PIECES);
+        // Run starts as differences from the previous run's start: neighbouring terminals and
+        // counts are close, so the differences are small and repeat across records.
+        let previous = std::cell::Cell::new(0u64);
         let put_run = |out: &mut Vec<u8>, r: &Run| {
-            put_varint(out, r.start);
-            put_varint(out, r.stride);
-            put_varint(out, r.len);
+            let delta = zigzag(r.start.wrapping_sub(previous.replace(r.start)));
+            if !symbolic {
+                put_varint(out, delta);
+                put_varint(out, r.stride);
+                put_varint(out, r.len);
+            } else if r.len == 1 {
+                put_varint(out, delta << 1 | 1);
+            } else {
+                put_varint(out, delta << 2);
+                put_varint(out, r.len);
+            }
         };
         for s in &self.pieces {
             match s {
                 Segment::Run(r) => {
-                    out.push(0);
+                    if !symbolic {
+                        out.push(0);
+                    }
                     put_run(out, r);
                 }
                 Segment::Cycle { runs, repeat } => {
-                    out.push(1);
-                    put_varint(out, *repeat);
+                    if symbolic {
+                        put_varint(out, repeat << 2 | 2);
+                    } else {
+                        out.push(1);
+                        put_varint(out, *repeat);
+                    }
                     put_varint(out, runs.len() as u64);
                     runs.iter().for_each(|r| put_run(out, r));
                 }
@@ -276,34 +345,77 @@ impl Series {
 
     /// Reads what [`Series::encode`] wrote.
     pub fn decode(bytes: &mut &[u8]) -> Result<Series, DecodeError> {
+        Series::decode_as(bytes, false)
+    }
+
+    /// Reads what [`Series::encode_symbolic`] wrote.
+    pub fn decode_symbolic(bytes: &mut &[u8]) -> Result<Series, DecodeError> {
+        Series::decode_as(bytes, true)
+    }
+
+    fn decode_as(bytes: &mut &[u8], symbolic: bool) -> Result<Series, DecodeError> {
         let mut r = Reader { bytes };
-        let n = r.count()?;
-        let mut pieces = Vec::with_capacity(n);
-        let run = |r: &mut Reader| -> Result<Run, DecodeError> {
-            let run = Run {
-                start: r.varint()?,
-                stride: r.varint()?,
-                len: r.varint()?,
-            };
-            if run.len == 0 {
+        if r.varint()? == CONSTANT {
+            let (value, len) = (r.varint()?, r.varint()?);
+            if len == 0 {
                 return Err(DecodeError::CountTooLarge(0));
             }
-            Ok(run)
+            *bytes = r.bytes;
+            return Ok(Series::constant(value, len));
+        }
+        r = Reader { bytes };
+        let n = (r.count()?)
+            .checked_sub(PIECES as usize)
+            .ok_or(DecodeError::CountTooLarge(0))?;
+        let mut pieces = Vec::with_capacity(n);
+        let mut previous = 0u64;
+        // A run whose first varint (`head`) was read already.
+        let mut run = |r: &mut Reader, head: u64| -> Result<Run, DecodeError> {
+            let (delta, stride, len) = if !symbolic {
+                (head, r.varint()?, r.varint()?)
+            } else if head & 1 == 1 {
+                (head >> 1, 0, 1)
+            } else if head & 3 == 0 {
+                (head >> 2, 0, r.varint()?)
+            } else {
+                return Err(DecodeError::UnsupportedVersion(2));
+            };
+            previous = previous.wrapping_add(unzigzag(delta));
+            if len == 0 {
+                return Err(DecodeError::CountTooLarge(0));
+            }
+            Ok(Run {
+                start: previous,
+                stride,
+                len,
+            })
         };
         for _ in 0..n {
-            match r.byte()? {
-                0 => pieces.push(Segment::Run(run(&mut r)?)),
-                1 => {
-                    let repeat = r.varint()?;
-                    let k = r.count()?;
-                    if repeat == 0 || k == 0 {
-                        return Err(DecodeError::CountTooLarge(0));
-                    }
-                    let runs = (0..k).map(|_| run(&mut r)).collect::<Result<_, _>>()?;
-                    pieces.push(Segment::Cycle { runs, repeat });
-                }
-                tag => return Err(DecodeError::UnsupportedVersion(tag)),
+            let head = if symbolic { r.varint()? } else { 0 };
+            let cycle = match symbolic {
+                true => head & 3 == 2,
+                false => match r.byte()? {
+                    0 => false,
+                    1 => true,
+                    tag => return Err(DecodeError::UnsupportedVersion(tag)),
+                },
+            };
+            if !cycle {
+                let head = if symbolic { head } else { r.varint()? };
+                pieces.push(Segment::Run(run(&mut r, head)?));
+                continue;
             }
+            let repeat = if symbolic { head >> 2 } else { r.varint()? };
+            let k = r.count()?;
+            if repeat == 0 || k == 0 {
+                return Err(DecodeError::CountTooLarge(0));
+            }
+            let mut runs = Vec::with_capacity(k.min(r.bytes.len()));
+            for _ in 0..k {
+                let head = r.varint()?;
+                runs.push(run(&mut r, head)?);
+            }
+            pieces.push(Segment::Cycle { runs, repeat });
         }
         let len = r.count()?;
         let order = if len == 0 {
@@ -323,6 +435,21 @@ impl Series {
         *bytes = r.bytes;
         Ok(Series { pieces, order })
     }
+}
+
+/// First varint of a [`Series`] that is one repeated value.
+const CONSTANT: u64 = 0;
+/// Added to the number of pieces in the first varint of any other series.
+const PIECES: u64 = 1;
+
+/// A wrapping difference as a small unsigned number (0, -1, 1, -2, … → 0, 1, 2, 3, …).
+fn zigzag(d: u64) -> u64 {
+    (d << 1) ^ ((d as i64 >> 63) as u64)
+}
+
+/// The difference [`zigzag`] encoded.
+fn unzigzag(z: u64) -> u64 {
+    (z >> 1) ^ (z & 1).wrapping_neg()
 }
 
 /// The grammar of `n` distinct pieces, each once in order: what Sequitur makes of such input

@@ -171,3 +171,33 @@ fn corrupt_encodings_are_errors() {
         assert!(Series::decode(&mut bytes).is_err());
     }
 }
+
+/// The symbolic form round-trips irregular terminals (one byte per single value: the random
+/// peers of a call site) and cycles, and the general form still reads strided runs.
+#[test]
+fn symbolic_form_round_trips_and_is_one_byte_per_single_value() {
+    let irregular = [5u64, 9, 2, 7, 7, 7, 3, 8, 1, 6, 4, 0];
+    let cycling: Vec<u64> = (0..60).map(|i| [4, 6, 6, 9][i % 4]).collect();
+    for values in [&irregular[..], &cycling[..]] {
+        let s = build(false, 4, values);
+        assert!(s.is_symbolic());
+        let mut out = Vec::new();
+        s.encode_symbolic(&mut out);
+        let mut bytes = out.as_slice();
+        let back = Series::decode_symbolic(&mut bytes).expect("decodes");
+        assert!(bytes.is_empty());
+        assert_eq!(back, s);
+        assert!(back.iter().eq(values.iter().copied()));
+    }
+    // 10 pieces (7, 7, 7 is one run of 3): header 1, nine single values 1 byte each, the run
+    // 2 bytes, the in-order grammar 1; the general form spends 4 bytes per piece.
+    let s = build(false, 1, &irregular);
+    let mut out = Vec::new();
+    s.encode_symbolic(&mut out);
+    assert_eq!(out.len(), 1 + 9 + 2 + 1, "{out:?}");
+    let mut general = Vec::new();
+    s.encode(&mut general);
+    assert_eq!(general.len(), 1 + 10 * 4 + 1);
+    let strided = build(true, 4, &[1, 2, 3, 4, 5]);
+    assert!(!strided.is_symbolic());
+}

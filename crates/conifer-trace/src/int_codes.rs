@@ -1,0 +1,164 @@
+//! Integers that follow the caller's rank, chosen once all ranks are merged so that ranks
+//! agree: a file offset or displacement of `rank × block` (`MPI_File_set_view(disp = r·128)`,
+//! `MPI_File_write_at` of rank-sized blocks) makes one signature per rank; stored as
+//! [`Value::RankAffine`] `{a, b}` (the value `a · r + b`, `r` the caller's world rank) it
+//! makes one for all. Per *integer family* (signatures equal but for their top-level
+//! integers) and per integer field, the ranks' values are fitted with one `a ≠ 0, b`; the
+//! field is coded so only when every rank using the family has one value there and all fit
+//! exactly, so decoding (`a · r + b`) gives back every value.
+
+use crate::decode::Signature;
+use crate::merge::Merged;
+use crate::rank_codes::{encode_signature, reform, terminals_by_rank};
+use crate::value::Value;
+use std::collections::HashMap;
+
+/// A signature with top-level integers, and its family.
+struct Integral {
+    signature: Signature,
+    family: usize,
+}
+
+/// The signatures of `m` with top-level integer arguments, by terminal, with their families.
+fn integral_signatures(m: &Merged) -> HashMap<u32, Integral> {
+    let mut families: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut out = HashMap::new();
+    for (t, bytes) in m.signatures.iter().enumerate() {
+        let Some(signature) = Signature::parse(bytes) else {
+            continue;
+        };
+        if !signature.values.iter().any(|v| matches!(v, Value::Int(_))) {
+            continue;
+        }
+        let mut blanked = signature.clone();
+        for v in &mut blanked.values {
+            if let Value::Int(x) = v {
+                *x = 0;
+            }
+        }
+        let next = families.len();
+        let family = *families.entry(encode_signature(&blanked)).or_insert(next);
+        out.insert(t as u32, Integral { signature, family });
+    }
+    out
+}
+
+/// `(a, b)` with `a ≠ 0` such that `value = a · rank + b` for every `(rank, value)`, when
+/// the ranks differ and one such line goes through all of them.
+fn affine_fit(points: &[(i64, i64)]) -> Option<(i64, i64)> {
+    let &(r0, v0) = points.first()?;
+    let &(r1, v1) = points.iter().find(|&&(r, _)| r != r0)?;
+    let (dv, dr) = (v1.checked_sub(v0)?, r1 - r0);
+    if dv == 0 || dv % dr != 0 {
+        return None;
+    }
+    let a = dv / dr;
+    let b = v0.checked_sub(a.checked_mul(r0)?)?;
+    points
+        .iter()
+        .all(|&(r, v)| a.checked_mul(r).and_then(|x| x.checked_add(b)) == Some(v))
+        .then_some((a, b))
+}
+
+/// Codes every integer field that is an exact affine function of the caller's world rank
+/// (see the module documentation). Call it once, on a record of all ranks, before writing.
+pub fn choose_int_codes(m: &mut Merged) {
+    let integral = integral_signatures(m);
+    if integral.is_empty() {
+        return;
+    }
+    let used = terminals_by_rank(m);
+    // Per (family, field index): each rank's values there.
+    let mut values: HashMap<(usize, usize), HashMap<i64, Vec<i64>>> = HashMap::new();
+    for (rank, terminals) in used.iter().enumerate() {
+        let world = i64::from(m.first_rank) + rank as i64;
+        for t in terminals {
+            let Some(sig) = integral.get(t) else { continue };
+            for (j, v) in sig.signature.values.iter().enumerate() {
+                if let Value::Int(x) = v {
+                    let seen = values.entry((sig.family, j)).or_default();
+                    let mine = seen.entry(world).or_default();
+                    if !mine.contains(x) {
+                        mine.push(*x);
+                    }
+                }
+            }
+        }
+    }
+    let chosen: HashMap<(usize, usize), (i64, i64)> = values
+        .into_iter()
+        .filter_map(|(key, by_rank)| {
+            let mut points = Vec::with_capacity(by_rank.len());
+            for (rank, vs) in by_rank {
+                match vs.as_slice() {
+                    [v] => points.push((rank, *v)),
+                    _ => return None,
+                }
+            }
+            points.sort_unstable();
+            Some((key, affine_fit(&points)?))
+        })
+        .collect();
+    if chosen.is_empty() {
+        return;
+    }
+    let forms: Vec<Vec<(u32, Vec<u8>)>> = used
+        .iter()
+        .map(|terminals| {
+            terminals
+                .iter()
+                .filter_map(|t| {
+                    let sig = integral.get(t)?;
+                    let mut coded = sig.signature.clone();
+                    let mut any = false;
+                    for (j, v) in coded.values.iter_mut().enumerate() {
+                        if let Some(&(a, b)) = chosen.get(&(sig.family, j)) {
+                            *v = Value::RankAffine { a, b };
+                            any = true;
+                        }
+                    }
+                    any.then(|| (*t, encode_signature(&coded)))
+                })
+                .collect()
+        })
+        .collect();
+    reform(m, forms);
+}
+
+/// `signature` with its rank-affine integers evaluated for the caller of world rank `rank`:
+/// what the program passed. Borrowed when it has none.
+pub fn resolved(signature: &Signature, rank: u32) -> std::borrow::Cow<'_, Signature> {
+    if !signature
+        .values
+        .iter()
+        .any(|v| matches!(v, Value::RankAffine { .. }))
+    {
+        return std::borrow::Cow::Borrowed(signature);
+    }
+    let mut out = signature.clone();
+    for v in &mut out.values {
+        if let Value::RankAffine { a, b } = *v {
+            *v = Value::Int(a.wrapping_mul(i64::from(rank)).wrapping_add(b));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fits_only_exact_lines_through_every_rank() {
+        // MPI_File_set_view(disp = 128 · r) on 4 ranks.
+        let disp: Vec<(i64, i64)> = (0..4).map(|r| (r, 128 * r)).collect();
+        assert_eq!(affine_fit(&disp), Some((128, 0)));
+        assert_eq!(affine_fit(&[(2, 10), (5, 1)]), Some((-3, 16)));
+        // One value everywhere (nothing to gain), a non-integer slope, a point off the line,
+        // and a single rank are left alone.
+        assert_eq!(affine_fit(&[(0, 7), (1, 7), (2, 7)]), None);
+        assert_eq!(affine_fit(&[(0, 0), (2, 3)]), None);
+        assert_eq!(affine_fit(&[(0, 0), (1, 128), (2, 257)]), None);
+        assert_eq!(affine_fit(&[(3, 9)]), None);
+    }
+}
