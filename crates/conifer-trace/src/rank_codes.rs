@@ -400,7 +400,7 @@ pub(crate) fn reform(m: &mut Merged, forms: Vec<Vec<(u32, Vec<u8>)>>) {
         .into_iter()
         .map(|mine| {
             let (terminals, bytes): (Vec<u32>, Vec<Vec<u8>>) = mine.into_iter().unzip();
-            let ids = intern(&mut signatures, bytes.into_iter());
+            let ids = intern(&mut signatures, bytes);
             terminals.into_iter().zip(ids).collect()
         })
         .collect();
