@@ -129,6 +129,7 @@ pub struct RankContext<'t> {
     types: TypeSizes,
     windows: HashMap<HandleRef, Value>,
     persistent: HashMap<HandleRef, Effect>,
+    remote: HashMap<Vec<u8>, (i64, Vec<Option<u32>>)>,
 }
 
 impl<'t> RankContext<'t> {
@@ -176,6 +177,28 @@ impl<'t> RankContext<'t> {
                 Some((win, a.get("comm")?.clone()))
             })
             .collect();
+        // Remote groups of inter-communicators made by MPI_Intercomm_create: the group of
+        // `local_comm` that holds the remote leader (named in `peer_comm`), as the standard
+        // defines it. Found when the two groups' local communicators share an id (halves of
+        // one MPI_Comm_split, the usual way to make them).
+        let remote = setup
+            .iter()
+            .filter(|a| a.name == "MPI_Intercomm_create")
+            .filter_map(|a| {
+                let inter = key(a.get("newintercomm")?);
+                let local = key(a.get("local_comm")?);
+                let peer = key(a.get("peer_comm")?);
+                let Value::Rank(leader) = a.get("remote_leader")? else {
+                    return None;
+                };
+                let &(my, grid, _) = positions.get(&peer)?;
+                let l = effect::local_peer(leader, Position { rank: my, grid })?;
+                let leader = (*table.members(&peer, rank)?.get(usize::try_from(l).ok()?)?)?;
+                // The caller's rank in its local group: its rank in `local_comm`.
+                let &(mine, _, _) = positions.get(&local)?;
+                Some((inter, (mine, table.members(&local, leader)?.to_vec())))
+            })
+            .collect();
         let mut ctx = RankContext {
             world: rank,
             table,
@@ -183,6 +206,7 @@ impl<'t> RankContext<'t> {
             types,
             windows,
             persistent: HashMap::new(),
+            remote,
         };
         let mut persistent = HashMap::new();
         for a in &setup {
@@ -239,5 +263,11 @@ impl Caller for RankContext<'_> {
             Value::Handle(HandleKind::Request, h) => self.persistent.get(h),
             _ => None,
         }
+    }
+
+    fn remote(&self, comm: &Value) -> Option<(i64, &[Option<u32>])> {
+        self.remote
+            .get(&key(comm))
+            .map(|(my, g)| (*my, g.as_slice()))
     }
 }

@@ -21,8 +21,8 @@
 //! | Barrier, others | nothing |
 //!
 //! Non-blocking (`I…`) and persistent (`…_init`) collectives count like the blocking ones,
-//! at the call that starts them. One *message* is one entry with at least one byte... except
-//! that a point-to-point message of 0 bytes is still a message.
+//! at the call that starts them. A *message* is one matrix entry of one call; a
+//! point-to-point message of 0 bytes is still one, a collective's entry of 0 bytes is not.
 
 use crate::call::Args;
 use crate::types::TypeSizes;
@@ -86,6 +86,11 @@ pub trait Caller {
     fn window_comm(&self, win: &Value) -> Option<&Value>;
     /// The effects of the persistent operations request `req` starts.
     fn persistent(&self, req: &Value) -> Option<&Effect>;
+    /// For inter-communicator `comm`: the caller's rank in its local group and the world
+    /// ranks of the remote group, by rank, when known.
+    fn remote(&self, _comm: &Value) -> Option<(i64, &[Option<u32>])> {
+        None
+    }
 }
 
 /// The peer a rank value names, as a rank of the communicator the caller stands in at `at`.
@@ -135,9 +140,23 @@ pub fn evaluate(a: &Args, caller: &dyn Caller) -> Effect {
         if r.is_special() {
             return;
         }
-        let to = comm
-            .zip(at)
-            .and_then(|(c, (p, _))| caller.member(c, local_peer(r, p)?));
+        let to = match (comm, at) {
+            (Some(c), Some((p, _))) => local_peer(r, p).and_then(|l| caller.member(c, l)),
+            // An inter-communicator: peers are ranks of the remote group.
+            // Its peers are ranks of the remote group, stored absolute or relative to the
+            // caller's rank in its local group.
+            (Some(c), None) => caller.remote(c).and_then(|(my, g)| {
+                let peer = local_peer(
+                    r,
+                    Position {
+                        rank: my,
+                        grid: None,
+                    },
+                )?;
+                g.get(usize::try_from(peer).ok()?).copied().flatten()
+            }),
+            _ => None,
+        };
         match (to, b) {
             (Some(to), Some(bytes)) => e.edges.push(Edge {
                 from: me,
@@ -293,6 +312,27 @@ fn collective(
         Nothing,
     }
     let Some((pos, n)) = at else {
+        // Allreduce on an inter-communicator: each rank's data goes to every member of the
+        // remote group (and each receives the remote group's reduction).
+        if let (Some((_, g)), "Allreduce") = (comm.and_then(|c| caller.remote(c)), name) {
+            if let Some(b) = bytes("count", "datatype") {
+                e.size = Some(b);
+                e.received += b;
+                for to in g.iter().flatten() {
+                    e.sent += b;
+                    e.edges.push(Edge {
+                        from: me,
+                        to: *to,
+                        bytes: b,
+                        kind: Kind::Coll,
+                    });
+                }
+                if g.iter().any(Option::is_none) {
+                    e.unresolved = true;
+                }
+                return;
+            }
+        }
         if is_collective(name) {
             // An inter-communicator or a communicator the trace does not describe.
             let b = bytes("count", "datatype")

@@ -243,7 +243,8 @@ impl Analysis {
         e: &Effect,
         n: u64,
     ) {
-        if n == 0 {
+        // `free` events (a buffer MPI had used, freed by the program) are not MPI calls.
+        if n == 0 || function == "free" {
             return;
         }
         self.functions
@@ -365,7 +366,27 @@ fn weighted_calls(
         match parsed {
             Some(sig) => {
                 let calls: Vec<u64> = group.iter().map(|k| k.1).collect();
-                let fills = skeleton::fills(&sig, slots, series, &calls);
+                // At several call sites, which call was made where takes the thread's order.
+                let order = (group.len() > 1).then(|| {
+                    let index: HashMap<Option<u32>, usize> = group
+                        .iter()
+                        .enumerate()
+                        .map(|(g, ((_, site), _))| (*site, g))
+                        .collect();
+                    let ids = record.forest.as_ref().map(|f| &f.structure.ids);
+                    let mut terminals = record.thread_terminals(entry, thread);
+                    let mut order = Vec::new();
+                    while let Some(x) = terminals.next() {
+                        if x == t {
+                            let site = terminals
+                                .site()
+                                .and_then(|v| ids.and_then(|ids| ids.get(v as usize).copied()));
+                            order.push(index.get(&site).copied().unwrap_or(usize::MAX));
+                        }
+                    }
+                    order
+                });
+                let fills = skeleton::fills(&sig, slots, series, &calls, order.as_deref());
                 for (((_, site), _), fills) in group.iter().zip(fills) {
                     for (filled, k) in fills {
                         out.push((t, *site, Some(filled), k));
@@ -432,7 +453,6 @@ pub fn analyze_with(
     a.matrix_comm.clone_from(&options.matrix_comm);
     // Threads with the same grammar, tree and streams have the same weighted calls.
     let mut shared: HashMap<(u32, u32, u32), std::rc::Rc<Weighted>> = HashMap::new();
-    let mut parsed: HashMap<u32, Option<Signature>> = HashMap::new();
     for (rank, entry) in trace.record.ranks.iter().enumerate() {
         let rank = rank as u32;
         let mut threads = Vec::new();
@@ -454,11 +474,9 @@ pub fn analyze_with(
             for (t, site, filled, n) in w.iter() {
                 let sig = match filled {
                     Some(sig) => Some(Cow::Borrowed(sig)),
-                    None => parsed
-                        .entry(*t)
-                        .or_insert_with(|| Signature::parse(&trace.record.signatures[*t as usize]))
-                        .clone()
-                        .map(Cow::Owned),
+                    // Parsed per rank, not kept: signatures with long arrays (a Waitany over
+                    // every peer) would otherwise hold memory for all ranks at once.
+                    None => Signature::parse(&trace.record.signatures[*t as usize]).map(Cow::Owned),
                 };
                 let sig = sig.ok_or_else(|| {
                     AnalyzeError(format!("rank {rank}: signature {t} is malformed"))

@@ -88,14 +88,16 @@ fn fill(sig: &Signature, spots: &[Spot], values: &[u64]) -> Signature {
     s
 }
 
-/// The distinct filled forms of skeleton `sig` over its calls, with their counts: `calls`
-/// gives, in call order, how many calls each group (a call site) made; the result has one
-/// list per group.
+/// The distinct filled forms of skeleton `sig` over its calls, with their counts, per group
+/// (a call site): `calls` is how many calls each group made, and `order`, when the calls of
+/// several groups interleave, the group of each call in call order (else the groups' calls
+/// are taken to follow each other).
 pub fn fills(
     sig: &Signature,
     slots: &[String],
     series: &[Series],
     calls: &[u64],
+    order: Option<&[usize]>,
 ) -> Vec<Vec<(Signature, u64)>> {
     let spots = spots(sig, slots);
     let relevant: Vec<usize> = spots
@@ -127,30 +129,37 @@ pub fn fills(
         .iter()
         .map(|&i| series.get(i).map(Series::iter))
         .collect();
-    let mut out = Vec::new();
-    for &n in calls {
-        let mut tuples: HashMap<Vec<u64>, u64> = HashMap::new();
-        let mut key = Vec::with_capacity(iters.len());
-        for _ in 0..n {
-            key.clear();
-            for it in iters.iter_mut() {
-                key.push(it.as_mut().and_then(Iterator::next).unwrap_or(0));
-            }
-            match tuples.get_mut(&key) {
-                Some(c) => *c += 1,
-                None => {
-                    tuples.insert(key.clone(), 1);
-                }
+    let groups: Vec<usize> = match order {
+        Some(o) => o.to_vec(),
+        None => calls
+            .iter()
+            .enumerate()
+            .flat_map(|(g, &n)| std::iter::repeat_n(g, n as usize))
+            .collect(),
+    };
+    let mut tuples: Vec<HashMap<Vec<u64>, u64>> = vec![HashMap::new(); calls.len()];
+    let mut key = Vec::with_capacity(iters.len());
+    for g in groups {
+        key.clear();
+        for it in iters.iter_mut() {
+            key.push(it.as_mut().and_then(Iterator::next).unwrap_or(0));
+        }
+        let Some(t) = tuples.get_mut(g) else { continue };
+        match t.get_mut(&key) {
+            Some(c) => *c += 1,
+            None => {
+                t.insert(key.clone(), 1);
             }
         }
-        let mut tuples: Vec<_> = tuples.into_iter().collect();
-        tuples.sort_unstable();
-        out.push(
-            tuples
-                .into_iter()
-                .map(|(values, k)| (fill(sig, &spots, &values), k))
-                .collect(),
-        );
     }
-    out
+    tuples
+        .into_iter()
+        .map(|t| {
+            let mut t: Vec<_> = t.into_iter().collect();
+            t.sort_unstable();
+            t.into_iter()
+                .map(|(values, k)| (fill(sig, &spots, &values), k))
+                .collect()
+        })
+        .collect()
 }

@@ -166,11 +166,14 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
     }
     let mut diverging = Vec::new();
     if same_ranks {
+        let bar = crate::output::progress("comparing calls", u64::from(a.trace.meta.ranks));
         for r in 0..a.trace.meta.ranks {
             if let Some(d) = divergence(&a.trace, &b.trace, r)? {
                 diverging.push((r, d));
             }
+            bar.set_position(u64::from(r) + 1);
         }
+        bar.finish_and_clear();
     }
     let equal = same_ranks && diverging.is_empty();
     let fn_times: BTreeSet<&String> = a

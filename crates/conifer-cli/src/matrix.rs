@@ -18,7 +18,9 @@ the MPI library uses: Bcast root->each, Reduce each->root, Allreduce each->each 
 Gather(v) each->root (sendcount), Scatter(v) root->each (recvcount), Allgather(v) each->each \
 (sendcount), Alltoall(v/w) i->j (sendcount(s)[j]), Reduce_scatter(_block) i->j \
 (recvcounts[j]), Scan/Exscan i->j for j>i; Barrier and neighbourhood collectives add nothing. \
-A message is one entry of a call (a collective's entry of 0 bytes is not one).";
+On an inter-communicator (MPI_Intercomm_create), sends and Allreduce go to the remote \
+group; its other collectives are left out of the matrix. A message is one entry of a call \
+(a collective's entry of 0 bytes is not one).";
 
 /// Which entries to show.
 #[derive(Clone, Copy)]

@@ -209,6 +209,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
         "call_sites": sites,
         "communicators": comms,
         "unresolved_calls": a.unresolved_calls,
+        "partial": trace.meta.partial,
     })
 }
 
@@ -246,6 +247,9 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     let m = &trace.meta;
     let calls: u64 = a.functions.values().map(|f| f.calls).sum();
     let _ = writeln!(s, "command     {}", m.command_line.join(" "));
+    if m.partial {
+        let _ = writeln!(s, "PARTIAL     {}", crate::stats::partial_summary(m));
+    }
     let _ = writeln!(
         s,
         "ranks       {}   calls {calls}   timing {}",

@@ -70,8 +70,7 @@ fn assert_same(what: &str, trace: &Path) -> conifer_analyze::Analysis {
         .function_counts()
         .iter()
         .flat_map(|c| c.per_rank.iter())
-        .sum::<u64>()
-        + compressed.functions.get("free").map_or(0, |f| f.calls);
+        .sum::<u64>();
     assert_eq!(
         calls, counted,
         "{what}: calls against the wrappers' counters"
@@ -670,4 +669,235 @@ fn value_streams_are_counted_without_expansion() {
         .collect();
     let sent: std::collections::BTreeSet<u32> = a.histograms["MPI_Send"].keys().copied().collect();
     assert!(sizes.is_subset(&sent), "{sizes:?} not in {sent:?}");
+}
+
+/// comms.c on 4 ranks: halves by parity (`MPI_Comm_split`, comm0), joined by
+/// `MPI_Intercomm_create` (comm2); per iteration each rank `MPI_Sendrecv`s one long long
+/// with the rank of the same half-rank in the other half, and `MPI_Allreduce`s one long long
+/// over the inter-communicator (its data goes to every rank of the remote half).
+#[test]
+fn inter_communicator_traffic_goes_to_the_remote_group() {
+    let iters = 3u64;
+    let trace = trace_app(
+        &apps_dir(),
+        "comms",
+        4,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let inter = rows(&json(&["matrix", "--comm", "comm2"], &trace));
+    for i in 0..4usize {
+        for j in 0..4usize {
+            let remote = i % 2 != j % 2;
+            let partner = remote && i / 2 == j / 2;
+            let expected = match (remote, partner) {
+                (true, true) => iters * 16,
+                (true, false) => iters * 8,
+                _ => 0,
+            };
+            assert_eq!(inter[i][j], expected, "{i}->{j}");
+        }
+    }
+    // comm0 (the halves): one Allreduce of a long long per iteration within each half.
+    let half = rows(&json(&["matrix", "--comm", "comm0"], &trace));
+    for i in 0..4usize {
+        for j in 0..4usize {
+            let same = i != j && i % 2 == j % 2;
+            assert_eq!(half[i][j], if same { iters * 8 } else { 0 }, "{i}->{j}");
+        }
+    }
+}
+
+/// onesided.c: per iteration each rank `MPI_Put`s one long long into its right neighbour's
+/// window and `MPI_Get`s one from its left neighbour's: data flows r -> r+1 twice (the put
+/// from r, the get by r+1), 16 B and two messages per iteration.
+#[test]
+fn one_sided_data_flows_from_origin_to_target_and_back() {
+    let (p, iters) = (4usize, 3u64);
+    let trace = trace_app(
+        &apps_dir(),
+        "onesided",
+        p as u32,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let bytes = rows(&json(&["matrix", "--kind", "p2p"], &trace));
+    let msgs = rows(&json(
+        &["matrix", "--kind", "p2p", "--metric", "messages"],
+        &trace,
+    ));
+    for i in 0..p {
+        for j in 0..p {
+            let right = j == (i + 1) % p;
+            assert_eq!(bytes[i][j], if right { iters * 16 } else { 0 }, "{i}->{j}");
+            assert_eq!(msgs[i][j], if right { iters * 2 } else { 0 }, "{i}->{j}");
+        }
+    }
+}
+
+/// ep.c: `MPI_Bcast` of one long long from 0, per iteration an `MPI_Allreduce` of 2 long
+/// longs, then `MPI_Reduce` (1 long long) and `MPI_Gather` (1 unsigned long long) to 0 and an
+/// `MPI_Scatter` of 2 long longs from 0. Under the collective rule: 0 -> j gets 8 + 16·iters
+/// + 16, i -> 0 gets 16·iters + 8 + 8, any other pair 16·iters.
+#[test]
+fn rooted_collectives_follow_the_rule() {
+    let (p, iters) = (4usize, 5u64);
+    let trace = trace_app(
+        &apps_dir(),
+        "ep",
+        p as u32,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let coll = rows(&json(&["matrix", "--kind", "coll"], &trace));
+    let msgs = rows(&json(
+        &["matrix", "--kind", "coll", "--metric", "messages"],
+        &trace,
+    ));
+    for i in 0..p {
+        for j in 0..p {
+            let (b, m) = match (i, j) {
+                _ if i == j => (0, 0),
+                (0, _) => (8 + 16 * iters + 16, iters + 2),
+                (_, 0) => (16 * iters + 16, iters + 2),
+                _ => (16 * iters, iters),
+            };
+            assert_eq!((coll[i][j], msgs[i][j]), (b, m), "{i}->{j}");
+        }
+    }
+}
+
+/// butterfly.c on 8 ranks (peers stored as xor codes): per iteration a `MPI_Sendrecv` of one
+/// long long with r xor k for k = 1, 2, 4, then a binomial reduction where rank r > 0 sends
+/// one long long to r - (its lowest set bit).
+#[test]
+fn butterfly_matrix_is_xor_plus_binomial_tree() {
+    let (p, iters) = if is_mpich() { (4usize, 3u64) } else { (8, 3) };
+    let trace = trace_app(
+        &apps_dir(),
+        "butterfly",
+        p as u32,
+        &[&iters.to_string()],
+        false,
+        "hand",
+    );
+    let bytes = rows(&json(&["matrix", "--kind", "p2p"], &trace));
+    for i in 0..p {
+        for j in 0..p {
+            let xor = (i ^ j).is_power_of_two();
+            let tree = i > 0 && j == i - (i & i.wrapping_neg());
+            let expected = iters * 8 * (u64::from(xor) + u64::from(tree));
+            assert_eq!(bytes[i][j], expected, "{i}->{j}");
+        }
+    }
+}
+
+/// In tree mode (stencil2d built with `conifer cc`), call sites are the source lines of
+/// stencil2d.c: the `MPI(Isend, ...)` line makes 4 calls per rank and iteration, and sends
+/// 64 B for each neighbour that exists (on a 2 × 2 grid: 2 per rank).
+#[test]
+fn tree_mode_profile_names_source_lines() {
+    let (p, iters) = (4u64, 3u64);
+    let trace = trace_app(
+        &tree_apps_dir(),
+        "stencil2d",
+        4,
+        &[&iters.to_string()],
+        true,
+        "sites",
+    );
+    let source = std::fs::read_to_string(repo_root().join("tests/apps/stencil2d.c")).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.trim_start().starts_with("MPI(Isend,"))
+        .unwrap()
+        + 1;
+    let profile = json(&["profile"], &trace);
+    let site = profile["call_sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["source"]
+                .as_str()
+                .is_some_and(|src| src.ends_with(&format!("stencil2d.c:{line}")))
+        })
+        .unwrap_or_else(|| panic!("no site at stencil2d.c:{line}: {profile:#}"));
+    assert_eq!(site["function"], "MPI_Isend");
+    assert_eq!(site["calls"], p * 4 * iters);
+    assert_eq!(site["bytes_sent"], p * 2 * 64 * iters);
+    assert_eq!(site["site"]["kind"], "tree");
+    assert!(site["time_ns"].as_f64().unwrap() > 0.0);
+}
+
+/// One signature at two call sites, its count streamed: iteration `it` sends `it % 10 + 1`
+/// ints from line A when `it` is odd, from line B when even (20 iterations). The sites'
+/// byte totals follow from that (A: Σ over odd it, B: over even it, × 4 B), and the
+/// compressed form (which splits the stream's values by site in call order) agrees with full
+/// expansion.
+#[test]
+fn a_streamed_signature_at_two_call_sites() {
+    let dir = scratch("analysis-two-sites");
+    let source = dir.join("twosites.c");
+    std::fs::write(
+        &source,
+        "#include <mpi.h>\n\
+         int main(int argc, char **argv) {\n\
+         int rank, buf[16] = {0};\n\
+         MPI_Init(&argc, &argv);\n\
+         MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n\
+         for (int it = 0; it < 20; it++) {\n\
+         if (rank == 0) {\n\
+         if (it % 2)\n\
+         MPI_Send(buf, it % 10 + 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* line 9: A */\n\
+         else\n\
+         MPI_Send(buf, it % 10 + 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* line 11: B */\n\
+         } else if (rank == 1) {\n\
+         MPI_Recv(buf, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n\
+         }\n\
+         }\n\
+         MPI_Finalize();\n\
+         return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    run_ok(
+        Command::new(conifer())
+            .args(["cc", &format!("--mpi={}", mpi()), "-O1", "-g", "-o"])
+            .arg(dir.join("twosites"))
+            .arg(&source),
+    );
+    let trace = trace_app(&dir, "twosites", 2, &[], true, "tree");
+    let a = assert_same("twosites", &trace);
+    let t = load(&trace);
+    assert!(
+        !t.record.streams.is_empty(),
+        "the sends' counts are streamed"
+    );
+    let at_line = |line: u32| {
+        a.sites
+            .values()
+            .find(|s| {
+                s.function == "MPI_Send"
+                    && s.source
+                        .as_deref()
+                        .is_some_and(|src| src.ends_with(&format!("twosites.c:{line}")))
+            })
+            .unwrap_or_else(|| panic!("no MPI_Send site at line {line}: {:?}", a.sites))
+            .totals
+    };
+    let bytes = |odd: bool| -> u64 {
+        (0..20u64)
+            .filter(|it| (it % 2 == 1) == odd)
+            .map(|it| (it % 10 + 1) * 4)
+            .sum()
+    };
+    assert_eq!((at_line(9).calls, at_line(9).bytes_sent), (10, bytes(true)));
+    assert_eq!(
+        (at_line(11).calls, at_line(11).bytes_sent),
+        (10, bytes(false))
+    );
 }
