@@ -1,0 +1,74 @@
+//! Chart pieces several pictures share: the titled chart frame, the axes' fonts, labelled
+//! series of boxes and the legend.
+
+use super::style::FONT;
+use super::{err, Res};
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// A chart on `area` titled `title` in `font` points, with the x and y label areas
+/// `labels` pixels wide.
+pub(super) fn titled<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    title: String,
+    font: u32,
+    labels: (u32, u32),
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(title, (FONT, font))
+        .margin(10)
+        .x_label_area_size(labels.0)
+        .y_label_area_size(labels.1);
+    b
+}
+
+/// Draws the axes `mesh` configures, labels in 12 points and axis descriptions in 15.
+pub(super) fn axes<X, Y, DB>(mesh: &mut MeshStyle<'_, '_, X, Y, DB>) -> Res
+where
+    X: Ranged + ValueFormatter<X::ValueType>,
+    Y: Ranged + ValueFormatter<Y::ValueType>,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FONT, 12))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(err)
+}
+
+/// Draws boxes with the given corners in `style` as one series, named `label` in the
+/// legend.
+pub(super) fn labelled<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    boxes: impl IntoIterator<Item = [CT::From; 2]>,
+    style: ShapeStyle,
+    label: &str,
+) -> Res
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .draw_series(boxes.into_iter().map(|c| Rectangle::new(c, style)))
+        .map_err(err)?
+        .label(label)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], style));
+    Ok(())
+}
+
+/// Draws the legend of the labelled series in the upper right corner, in `font` points.
+pub(super) fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, font: u32) -> Res
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, font))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)
+}

@@ -1,0 +1,148 @@
+//! `conifer plot`: pictures of a run as SVG or PNG (plotters), each with a title, axis labels
+//! and units: the rank × rank matrix (log colour scale; beyond 256 ranks, blocks of ranks
+//! summed), the message-size histogram per function, time per function, time per rank (MPI
+//! and between calls: imbalance), and, with lossless timing, a per-rank timeline.
+
+mod bars;
+mod chart;
+mod matrix;
+mod style;
+#[cfg(test)]
+mod tests;
+mod timeline;
+
+use crate::matrix::Select;
+use crate::profile::{self, Times};
+use conifer_analyze::Analysis;
+use conifer_trace::Trace;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub use bars::{functions, ranks, sizes};
+pub use matrix::matrix;
+pub use timeline::timeline;
+
+/// The pictures `conifer plot` draws.
+pub const KINDS: [&str; 5] = ["matrix", "sizes", "functions", "ranks", "timeline"];
+
+/// What the pictures are drawn from.
+pub struct Inputs<'a> {
+    /// The trace.
+    pub trace: &'a Trace,
+    /// Its analysis.
+    pub analysis: &'a Analysis,
+    /// Its times.
+    pub times: &'a Times,
+    /// The trace's file name (for titles).
+    pub name: String,
+}
+
+/// What drawing a picture returns.
+type Res = Result<(), String>;
+
+/// A plotters error as a message.
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("drawing failed: {e:?}")
+}
+
+/// Draws `kind` on `area`.
+pub fn draw<DB: DrawingBackend>(
+    kind: &str,
+    area: &DrawingArea<DB, Shift>,
+    inp: &Inputs,
+    sel: Select,
+) -> Res {
+    style::fonts();
+    match kind {
+        "matrix" => matrix(area, inp, sel),
+        "sizes" => sizes(area, inp),
+        "functions" => functions(area, inp),
+        "ranks" => ranks(area, inp),
+        "timeline" => timeline(area, inp),
+        k => Err(unknown(k)),
+    }
+}
+
+/// The error for a picture kind not in [`KINDS`].
+fn unknown(kind: &str) -> String {
+    format!("unknown picture {kind:?}: use one of {}", KINDS.join(", "))
+}
+
+/// The picture's size in pixels.
+pub fn size(kind: &str) -> (u32, u32) {
+    match kind {
+        "matrix" => (900, 760),
+        _ => (1000, 600),
+    }
+}
+
+/// `kind` as an SVG document.
+pub fn svg(kind: &str, inp: &Inputs, sel: Select) -> Result<String, String> {
+    let mut s = String::new();
+    {
+        let area = SVGBackend::with_string(&mut s, size(kind)).into_drawing_area();
+        draw(kind, &area, inp, sel)?;
+        area.present().map_err(err)?;
+    }
+    Ok(s)
+}
+
+/// `kind` as PNG bytes.
+pub fn png(kind: &str, inp: &Inputs, sel: Select) -> Result<Vec<u8>, String> {
+    let (w, h) = size(kind);
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    {
+        let area = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw(kind, &area, inp, sel)?;
+        area.present().map_err(err)?;
+    }
+    let mut out = Vec::new();
+    {
+        let img = image_rgb(w, h, rgb)?;
+        img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+            .map_err(|e| format!("cannot encode PNG: {e}"))?;
+    }
+    Ok(out)
+}
+
+/// `rgb` (row-major, 3 bytes a pixel) as a `w` × `h` image.
+fn image_rgb(w: u32, h: u32, rgb: Vec<u8>) -> Result<image::RgbImage, String> {
+    image::RgbImage::from_raw(w, h, rgb).ok_or_else(|| "bad image buffer".to_string())
+}
+
+/// Runs `conifer plot`.
+pub fn run(kind: &str, file: &Path, output: &Path, sel: Select) -> Result<ExitCode, String> {
+    if !KINDS.contains(&kind) {
+        return Err(unknown(kind));
+    }
+    let ext = output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if !matches!(ext.as_deref(), Some("svg" | "png")) {
+        return Err(format!(
+            "{}: the output must end in .svg or .png",
+            output.display()
+        ));
+    }
+    let trace = crate::stats::load(file)?;
+    let analysis = crate::output::analyze(&trace, &Default::default())?;
+    let times = profile::times(&trace, &analysis);
+    let inp = Inputs {
+        trace: &trace,
+        analysis: &analysis,
+        times: &times,
+        name: file
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+    };
+    let bytes = if ext.as_deref() == Some("svg") {
+        svg(kind, &inp, sel)?.into_bytes()
+    } else {
+        png(kind, &inp, sel)?
+    };
+    std::fs::write(output, bytes).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
