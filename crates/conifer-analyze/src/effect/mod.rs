@@ -31,7 +31,7 @@ mod tests;
 
 use crate::call::Args;
 use crate::types::TypeSizes;
-use conifer_trace::value::{Buffer, HandleKind, HandleRef, Position, Rank, Value};
+use conifer_trace::value::{Buffer, Position, Rank, Value};
 use serde::Serialize;
 
 /// Point-to-point (including one-sided) or collective.
@@ -197,18 +197,5 @@ fn add(e: &mut Effect, p: &Effect) {
     e.unresolved |= p.unresolved;
     if e.comm.is_none() {
         e.comm.clone_from(&p.comm);
-    }
-}
-
-/// True for communicator and window handles' kinds the matrix can follow.
-pub fn is_comm(v: &Value) -> bool {
-    matches!(v, Value::Handle(HandleKind::Comm, _))
-}
-
-/// A handle's symbolic reference.
-pub fn handle_ref(v: &Value) -> Option<HandleRef> {
-    match v {
-        Value::Handle(_, h) => Some(*h),
-        _ => None,
     }
 }

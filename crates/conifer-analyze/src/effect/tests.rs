@@ -2,7 +2,7 @@
 //! derived datatype sizes.
 
 use super::*;
-use conifer_trace::value::Buffer;
+use conifer_trace::value::{Buffer, HandleKind, HandleRef};
 
 /// Rank `me` of an `n`-rank MPI_COMM_WORLD.
 struct World {
