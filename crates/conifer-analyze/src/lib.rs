@@ -440,17 +440,30 @@ pub struct Options {
     pub matrix_comm: Option<String>,
 }
 
+/// What both ways of analysing start from: the rank count, each terminal's timing family, the
+/// communicators, and an empty analysis with `options` applied.
+fn start(
+    trace: &Trace,
+    options: &Options,
+) -> (u32, Vec<Option<u32>>, context::CommTable, Analysis) {
+    let ranks = trace.meta.ranks;
+    let mut a = Analysis::new(ranks);
+    a.matrix_comm.clone_from(&options.matrix_comm);
+    (
+        ranks,
+        trace.record.timing_index(),
+        context::CommTable::new(trace),
+        a,
+    )
+}
+
 /// [`analyze`] with options.
 pub fn analyze_with(
     trace: &Trace,
     options: &Options,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Analysis, AnalyzeError> {
-    let ranks = trace.meta.ranks;
-    let families = trace.record.timing_index();
-    let comms = context::CommTable::new(trace);
-    let mut a = Analysis::new(ranks);
-    a.matrix_comm.clone_from(&options.matrix_comm);
+    let (ranks, families, comms, mut a) = start(trace, options);
     // Threads with the same grammar, tree and streams have the same weighted calls.
     let mut shared: HashMap<(u32, u32, u32), std::rc::Rc<Weighted>> = HashMap::new();
     for (rank, entry) in trace.record.ranks.iter().enumerate() {
@@ -482,10 +495,10 @@ pub fn analyze_with(
                     AnalyzeError(format!("rank {rank}: signature {t} is malformed"))
                 })?;
                 // Integers the merge stored as functions of the rank, as this rank passed them.
-                let sig = match conifer_trace::int_codes::resolved(&sig, rank) {
-                    Cow::Borrowed(_) => sig,
-                    Cow::Owned(resolved) => Cow::Owned(resolved),
-                };
+                let mut sig = sig;
+                if conifer_trace::int_codes::has_rank_affine(&sig) {
+                    conifer_trace::int_codes::resolve(sig.to_mut(), rank);
+                }
                 sigs.push((sig, *t, *site, *n));
             }
         }
@@ -522,11 +535,7 @@ pub fn analyze_expanded(
     options: &Options,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Analysis, AnalyzeError> {
-    let ranks = trace.meta.ranks;
-    let families = trace.record.timing_index();
-    let comms = context::CommTable::new(trace);
-    let mut a = Analysis::new(ranks);
-    a.matrix_comm.clone_from(&options.matrix_comm);
+    let (ranks, families, comms, mut a) = start(trace, options);
     for rank in 0..ranks {
         let entry = &trace.record.ranks[rank as usize];
         // First pass: the calls that set up state (datatypes, windows, persistent requests).

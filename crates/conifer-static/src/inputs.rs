@@ -142,6 +142,13 @@ pub fn needed_members(roots: &[PathBuf], members: &[PathBuf]) -> Result<Vec<Path
         let main = (0..all.len()).find(|&i| table.defined[i].contains("main"));
         pending.extend(main);
     }
+    // The first member defining each symbol, as a linker searching the archives would find.
+    let mut definer: HashMap<&str, usize> = HashMap::new();
+    for j in roots.len()..all.len() {
+        for symbol in &table.defined[j] {
+            definer.entry(symbol.as_str()).or_insert(j);
+        }
+    }
     let mut order = Vec::new();
     let mut defined: HashSet<&str> = HashSet::new();
     while let Some(i) = pending.pop() {
@@ -156,9 +163,7 @@ pub fn needed_members(roots: &[PathBuf], members: &[PathBuf]) -> Result<Vec<Path
             if defined.contains(symbol.as_str()) {
                 continue;
             }
-            if let Some(j) =
-                (roots.len()..all.len()).find(|&j| !taken[j] && table.defined[j].contains(symbol))
-            {
+            if let Some(&j) = definer.get(symbol.as_str()).filter(|&&j| !taken[j]) {
                 pending.push(j);
             }
         }

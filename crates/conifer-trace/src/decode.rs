@@ -288,15 +288,12 @@ impl Trace {
                             clock += t.duration_ns;
                             start
                         });
-                        let parsed = Signature::parse(&bytes).ok_or_else(|| {
+                        let mut signature = Signature::parse(&bytes).ok_or_else(|| {
                             DecodeError(format!(
                                 "rank {rank}: call {index} has a malformed signature"
                             ))
                         })?;
-                        let signature = match crate::int_codes::resolved(&parsed, rank) {
-                            Cow::Borrowed(_) => parsed,
-                            Cow::Owned(resolved) => resolved,
-                        };
+                        crate::int_codes::resolve(&mut signature, rank);
                         let info = self
                             .catalog
                             .iter()

@@ -102,46 +102,52 @@ pub fn choose_int_codes(m: &mut Merged) {
     if chosen.is_empty() {
         return;
     }
+    // A coded form does not depend on the rank: made once per terminal.
+    let coded: HashMap<u32, Vec<u8>> = integral
+        .iter()
+        .filter_map(|(&t, sig)| {
+            let mut coded = sig.signature.clone();
+            let mut any = false;
+            for (j, v) in coded.values.iter_mut().enumerate() {
+                if let Some(&(a, b)) = chosen.get(&(sig.family, j)) {
+                    *v = Value::RankAffine { a, b };
+                    any = true;
+                }
+            }
+            any.then(|| (t, encode_signature(&coded)))
+        })
+        .collect();
     let forms: Vec<Vec<(u32, Vec<u8>)>> = used
         .iter()
         .map(|terminals| {
             terminals
                 .iter()
-                .filter_map(|t| {
-                    let sig = integral.get(t)?;
-                    let mut coded = sig.signature.clone();
-                    let mut any = false;
-                    for (j, v) in coded.values.iter_mut().enumerate() {
-                        if let Some(&(a, b)) = chosen.get(&(sig.family, j)) {
-                            *v = Value::RankAffine { a, b };
-                            any = true;
-                        }
-                    }
-                    any.then(|| (*t, encode_signature(&coded)))
-                })
+                .filter_map(|t| Some((*t, coded.get(t)?.clone())))
                 .collect()
         })
         .collect();
     reform(m, forms);
 }
 
-/// `signature` with its rank-affine integers evaluated for the caller of world rank `rank`:
-/// what the program passed. Borrowed when it has none.
-pub fn resolved(signature: &Signature, rank: u32) -> std::borrow::Cow<'_, Signature> {
-    if !signature
+/// Evaluates `signature`'s rank-affine integers for the caller of world rank `rank`: what the
+/// program passed. True when it had any.
+pub fn resolve(signature: &mut Signature, rank: u32) -> bool {
+    let mut any = false;
+    for v in &mut signature.values {
+        if let Value::RankAffine { a, b } = *v {
+            *v = Value::Int(a.wrapping_mul(i64::from(rank)).wrapping_add(b));
+            any = true;
+        }
+    }
+    any
+}
+
+/// True when `signature` holds a rank-affine integer (see [`resolve`]).
+pub fn has_rank_affine(signature: &Signature) -> bool {
+    signature
         .values
         .iter()
         .any(|v| matches!(v, Value::RankAffine { .. }))
-    {
-        return std::borrow::Cow::Borrowed(signature);
-    }
-    let mut out = signature.clone();
-    for v in &mut out.values {
-        if let Value::RankAffine { a, b } = *v {
-            *v = Value::Int(a.wrapping_mul(i64::from(rank)).wrapping_add(b));
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -138,12 +138,10 @@ pub fn as_recorded<'a>(
     world_rank: u32,
     positions: &HashMap<&[u8], i64>,
 ) -> Cow<'a, [u8]> {
-    let Some(parsed) = Signature::parse(bytes) else {
+    let Some(mut signature) = Signature::parse(bytes) else {
         return Cow::Borrowed(bytes);
     };
-    let resolved = crate::int_codes::resolved(&parsed, world_rank);
-    let mut changed = matches!(resolved, Cow::Owned(_));
-    let mut signature = resolved.into_owned();
+    let mut changed = crate::int_codes::resolve(&mut signature, world_rank);
     for_each_rank(
         &mut signature,
         |_| true,
