@@ -12,6 +12,7 @@ apt_packages=(
   gfortran
   time
   chromium fonts-dejavu-core
+  libotf2-trace-dev otf2-tools python3-otf2 libsimgrid-dev
   clang-19 llvm-19-dev flang-19 libpolly-19-dev libzstd-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--real-apps" ]]; then

@@ -42,13 +42,21 @@ impl Totals {
     }
 }
 
-/// Where calls were made: a structure-tree call site (tree mode), else the timing family of
-/// the signature (about one per call site), else the signature itself.
+/// Where calls were made: a structure-tree call site (tree mode), else the recorded caller
+/// (`--callsites`), else the timing family of the signature (about one per call site), else
+/// the signature itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", content = "id", rename_all = "lowercase")]
 pub enum Site {
     /// A call site of the structure tree (its id in the binary's tree).
     Tree(u32),
+    /// A recorded caller: the return address as module key and offset.
+    Address {
+        /// [`conifer_trace::caller::module_key`] of the module.
+        module: u32,
+        /// Offset of the return address in the module's file.
+        offset: u64,
+    },
     /// A timing family (index into the trace's timing families).
     Family(u32),
     /// A signature without timing.
@@ -60,7 +68,7 @@ pub enum Site {
 pub struct SiteStats {
     /// The function called there.
     pub function: String,
-    /// `file:line` for tree sites.
+    /// `file:line` for tree sites (and for callers, once named from debug information).
     pub source: Option<String>,
     /// Calls and bytes over all ranks.
     pub totals: Totals,
@@ -402,13 +410,24 @@ fn weighted_calls(
     out
 }
 
-/// The site of a call, and its source position.
+/// The site of a call (terminal `t`, structure-tree site `site`, recorded `caller`), and
+/// its source position.
 fn site_of<'t>(
     trace: &'t Trace,
     families: &[Option<u32>],
     t: u32,
     site: Option<u32>,
+    caller: Option<conifer_trace::caller::Caller>,
 ) -> (Site, Option<&'t str>) {
+    if let (None, Some(c)) = (site, caller) {
+        return (
+            Site::Address {
+                module: c.module,
+                offset: c.offset,
+            },
+            None,
+        );
+    }
     match site {
         Some(id) => {
             let source = trace.record.forest.as_ref().and_then(|f| {
@@ -513,13 +532,13 @@ pub fn analyze_with(
             })
             .collect();
         let ctx = RankContext::new(trace, &comms, rank, args.iter().flatten().copied());
-        for ((_, t, site, n), args) in sigs.iter().zip(&args) {
+        for ((sig, t, site, n), args) in sigs.iter().zip(&args) {
             let Some(args) = args else {
                 a.unknown_functions += n;
                 continue;
             };
             let e = effect::evaluate(args, &ctx);
-            let (s, source) = site_of(trace, &families, *t, *site);
+            let (s, source) = site_of(trace, &families, *t, *site, sig.caller);
             let family = families.get(*t as usize).copied().flatten();
             a.add(rank, args.name, s, source, family, &e, *n);
         }
@@ -566,7 +585,7 @@ pub fn analyze_expanded(
                 values: &call.signature.values,
             };
             let e = effect::evaluate(&args, &ctx);
-            let (s, source) = site_of(trace, &families, t, call.site);
+            let (s, source) = site_of(trace, &families, t, call.site, call.signature.caller);
             let family = families.get(t as usize).copied().flatten();
             a.add(rank, call.name, s, source, family, &e, 1);
         }

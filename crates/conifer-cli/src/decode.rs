@@ -92,6 +92,10 @@ pub fn print(
                     "start_ns": call.start_ns,
                     "site": call.site,
                     "source": call.at_source,
+                    "caller": call.signature.caller.map(|c| serde_json::json!({
+                        "module": call.caller_module,
+                        "offset": c.offset,
+                    })),
                 });
                 writeln!(out, "{line}")
             } else {

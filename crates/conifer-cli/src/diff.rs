@@ -15,10 +15,21 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// A call site as both traces can name it: a structure-tree site by its source position
-/// and id, a timing family by its (blanked) signature.
+/// and id, a recorded caller by its source line (builds differ in offsets; without line
+/// information, by its offset too), a timing family by its (blanked) signature.
 fn site_key(trace: &Trace, site: &Site, st: &conifer_analyze::SiteStats) -> String {
     match site {
         Site::Tree(id) => format!("{} [v{id}]", st.source.as_deref().unwrap_or("?")),
+        Site::Address { offset, .. } => match &st.source {
+            Some(source) if crate::callsites::has_line(source) => {
+                format!("{} {source}", st.function)
+            }
+            source => format!(
+                "{} {} {offset:#x}",
+                st.function,
+                source.as_deref().unwrap_or("?")
+            ),
+        },
         Site::Family(f) => {
             let bytes = trace
                 .record

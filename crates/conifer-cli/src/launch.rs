@@ -27,6 +27,11 @@ pub struct TraceOptions {
     /// (decoding restores the values; also `CONIFER_RELATIVE_TAGS=1`).
     #[arg(long)]
     pub relative_tags: bool,
+    /// Record each call's call site (its return address, as module and offset) so `profile`
+    /// can name the source line of calls in programs not built with `conifer cc` (needs the
+    /// binary's debug information, `-g`, to name lines; also `CONIFER_CALLSITES=1`).
+    #[arg(long)]
+    pub callsites: bool,
 }
 
 impl TraceOptions {
@@ -43,6 +48,9 @@ impl TraceOptions {
         }
         if self.relative_tags {
             env.push(("CONIFER_RELATIVE_TAGS", "1".into()));
+        }
+        if self.callsites {
+            env.push(("CONIFER_CALLSITES", "1".into()));
         }
         env
     }
@@ -61,6 +69,9 @@ impl TraceOptions {
         }
         if self.relative_tags {
             args.push("--relative-tags".into());
+        }
+        if self.callsites {
+            args.push("--callsites".into());
         }
         args
     }

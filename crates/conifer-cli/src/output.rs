@@ -48,7 +48,14 @@ pub fn analyze(trace: &Trace, options: &Options) -> Result<Analysis, String> {
         }
     });
     bar.finish_and_clear();
-    result.map_err(|e| e.to_string())
+    named(trace, result.map_err(|e| e.to_string()))
+}
+
+/// `analysis` with its recorded callers named from debug information.
+fn named(trace: &Trace, analysis: Result<Analysis, String>) -> Result<Analysis, String> {
+    let mut analysis = analysis?;
+    crate::callsites::name_sites(&trace.meta, &mut analysis);
+    Ok(analysis)
 }
 
 /// The trace's statistics by full expansion (`--expand`, for checking and measuring).
@@ -57,5 +64,5 @@ pub fn analyze_expanded(trace: &Trace, options: &Options) -> Result<Analysis, St
     let result =
         conifer_analyze::analyze_expanded(trace, options, &mut |done, _| bar.set_position(done));
     bar.finish_and_clear();
-    result.map_err(|e| e.to_string())
+    named(trace, result.map_err(|e| e.to_string()))
 }

@@ -120,9 +120,13 @@ fn exact_times(trace: &Trace) -> Option<Times> {
                 .entry(call.name.to_string())
                 .or_default()
                 .add(1, d, d, d);
-            let site = match call.site {
-                Some(s) => Site::Tree(s),
-                None => match families.get(term as usize).copied().flatten() {
+            let site = match (call.site, call.signature.caller) {
+                (Some(s), _) => Site::Tree(s),
+                (None, Some(c)) => Site::Address {
+                    module: c.module,
+                    offset: c.offset,
+                },
+                (None, None) => match families.get(term as usize).copied().flatten() {
                     Some(f) => Site::Family(f),
                     None => Site::Signature(term),
                 },
@@ -133,10 +137,12 @@ fn exact_times(trace: &Trace) -> Option<Times> {
     Some(t)
 }
 
-/// A call site's name: `file:line` in tree mode, else its function and timing family.
+/// A call site's name: `file:line` in tree mode or for a recorded caller, else its function
+/// and timing family.
 pub fn site_label(site: &Site, function: &str, source: Option<&str>) -> String {
     match site {
         Site::Tree(id) => format!("{} [v{id}]", source.unwrap_or("?")),
+        Site::Address { offset, .. } => format!("{} [{offset:#x}]", source.unwrap_or("?")),
         Site::Family(f) => format!("{function} family {f}"),
         Site::Signature(t) => format!("{function} signature {t}"),
     }

@@ -901,3 +901,116 @@ fn a_streamed_signature_at_two_call_sites() {
         (10, bytes(false))
     );
 }
+
+/// The lines of `source` where a call of each MPI function starts or continues, read from
+/// the source text: `MPI(Name, …)` in the C apps, `call MPI_NAME(… &` in Fortran.
+fn call_lines(source: &Path) -> std::collections::BTreeMap<String, Vec<u32>> {
+    let text = std::fs::read_to_string(source).unwrap();
+    let mut lines: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
+    let mut open: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u32 + 1;
+        let t = line.trim_start();
+        if t.starts_with('*') || t.starts_with("/*") || t.starts_with("//") || t.starts_with('!') {
+            continue;
+        }
+        let c_call = t.find("MPI(").map(|at| {
+            let rest = &t[at + 4..];
+            &rest[..rest
+                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .unwrap_or(rest.len())]
+        });
+        let f_call = t
+            .strip_prefix("call MPI_")
+            .and_then(|r| r.split('(').next());
+        let name = match (c_call, f_call) {
+            (Some(c), _) if !t.starts_with("#define") => Some(format!("MPI_{c}")),
+            (_, Some(f)) => Some(format!("MPI_{}{}", &f[..1], f[1..].to_lowercase())),
+            _ => None,
+        };
+        if let Some(name) = name.or_else(|| open.take()) {
+            lines.entry(name.clone()).or_default().push(n);
+            if t.ends_with('&') || t.ends_with(',') {
+                open = Some(name);
+            }
+        }
+    }
+    lines
+}
+
+/// `--callsites` on programs built with plain `mpicc -g` / `mpif90 -g` (no `conifer cc`):
+/// every call site of `profile` is named by the source line of the MPI call that made it
+/// (read from the source, not from Conifer), the calls per site follow from the apps' loops,
+/// and the recorded callers survive compression (the trace equals the raw record).
+#[test]
+fn callsites_name_the_source_lines_of_programs_built_without_conifer_cc() {
+    let scratch = scratch("analysis-callsites");
+    let apps = repo_root().join("tests/apps");
+    let mpi = mpi();
+    let cases = [
+        ("stencil2d.c", format!("mpicc.{mpi}"), 4u32, 5u64),
+        ("ring.f90", format!("mpif90.{mpi}"), 2, 3),
+    ];
+    for (source, compiler, ranks, iters) in cases {
+        let exe = scratch.join(source.replace('.', "_"));
+        run_ok(
+            Command::new(&compiler)
+                .args(["-g", "-O2", "-I"])
+                .arg(&apps)
+                .arg("-o")
+                .arg(&exe)
+                .arg(apps.join(source))
+                .arg("-lm"),
+        );
+        let trace = scratch.join(format!("{source}.cft"));
+        {
+            let _guard = mpi_lock();
+            let mut cmd = conifer_run_raw(ranks, &trace, &scratch);
+            cmd.arg("--callsites");
+            if ranks > 2 && !is_mpich() {
+                cmd.arg("--launcher-arg=--oversubscribe");
+            }
+            run_ok(cmd.arg(&exe).arg(iters.to_string()));
+        }
+        run_ok(Command::new(conifer()).arg("verify").arg(&trace));
+        assert_same(source, &trace);
+        let out = run_ok(Command::new(conifer()).args(["profile", "--json"]).arg(&trace));
+        let profile: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sites = profile["call_sites"].as_array().unwrap();
+        assert!(!sites.is_empty(), "{source}: no call sites");
+        for site in sites {
+            let function = site["function"].as_str().unwrap();
+            let named = site["source"].as_str().unwrap_or("");
+            assert_eq!(site["site"]["kind"], "address", "{source}: {site}");
+            let (file, line) = named
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.rsplit_once(':'))
+                .unwrap_or_else(|| panic!("{source}: {function} site unnamed: {named:?}"));
+            let line: u32 = line.parse().unwrap();
+            let calls_in_file = call_lines(&apps.join(file));
+            assert!(
+                calls_in_file.get(function).is_some_and(|l| l.contains(&line)),
+                "{source}: {function} named {named}, but {file}:{line} makes no such call \
+                 (its calls: {:?})",
+                calls_in_file.get(function)
+            );
+        }
+        // Each loop call is one site, made `iters` times per rank (four neighbours each in
+        // the stencil).
+        let calls_at = |function: &str| -> Vec<u64> {
+            sites
+                .iter()
+                .filter(|s| s["function"] == function)
+                .map(|s| s["calls"].as_u64().unwrap())
+                .collect()
+        };
+        let loop_call = if source.ends_with(".c") { "MPI_Isend" } else { "MPI_Sendrecv" };
+        let per_iteration = if source.ends_with(".c") { 4 } else { 1 };
+        assert_eq!(
+            calls_at(loop_call),
+            vec![u64::from(ranks) * iters * per_iteration],
+            "{source}: {loop_call} sites"
+        );
+    }
+}

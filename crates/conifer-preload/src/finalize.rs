@@ -103,8 +103,10 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
         Some(mut record) => {
             conifer_trace::rank_codes::choose_rank_codes(&mut record);
             conifer_trace::int_codes::choose_int_codes(&mut record);
+            let mut meta = run_info::metadata(size as u32, false);
+            conifer_trace::caller::keep_named_modules(&mut meta.modules, &record.signatures);
             let trace = Trace {
-                meta: run_info::metadata(size as u32, false),
+                meta,
                 catalog: run_info::catalog(&record.signatures),
                 record,
             };

@@ -100,6 +100,9 @@ fn options() -> Vec<String> {
     if set("CONIFER_RAW") {
         options.push("raw".into());
     }
+    if set("CONIFER_CALLSITES") {
+        options.push("callsites".into());
+    }
     options
 }
 
@@ -119,6 +122,11 @@ pub unsafe fn metadata(ranks: u32, partial: bool) -> Metadata {
         missing_ranks: Vec::new(),
         options: options(),
         partial_reasons: Vec::new(),
+        modules: if crate::record::callers::requested() {
+            crate::record::callers::module_paths()
+        } else {
+            Vec::new()
+        },
     }
 }
 

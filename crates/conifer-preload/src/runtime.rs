@@ -71,6 +71,13 @@ impl CallGuard {
         anchor.caller_sp(self.marker)
     }
 
+    /// The return address of the program's call into the wrapper, given the wrapper
+    /// symbol's anchor; `None` when it cannot be told.
+    #[inline(always)]
+    pub fn return_address(&self, anchor: &crate::stack::Anchor) -> Option<usize> {
+        anchor.return_address(self.marker)
+    }
+
     /// This thread's runtime state.
     #[inline(always)]
     pub fn thread(&self) -> &ThreadState {

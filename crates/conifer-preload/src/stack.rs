@@ -25,25 +25,61 @@ const UNKNOWN: isize = isize::MIN;
 /// The measurement failed (no unwind information): stack buffers are named as static data.
 const FAILED: isize = isize::MAX;
 
-/// Per exported wrapper symbol: the distance from its [`marker`] to the program's stack
-/// pointer at the call.
-pub struct Anchor(AtomicIsize);
+/// Per exported wrapper symbol: where, relative to its [`marker`], the program's stack
+/// pointer at the call and the call's return address are.
+pub struct Anchor {
+    /// Distance from the marker to the program's stack pointer.
+    caller_sp: AtomicIsize,
+    /// Distance from the marker to the stack slot holding the return address into the
+    /// program (with `--callsites`).
+    return_slot: AtomicIsize,
+}
 
 impl Anchor {
     /// An anchor not measured yet.
     pub const fn new() -> Anchor {
-        Anchor(AtomicIsize::new(UNKNOWN))
+        Anchor {
+            caller_sp: AtomicIsize::new(UNKNOWN),
+            return_slot: AtomicIsize::new(UNKNOWN),
+        }
+    }
+
+    /// The distance `field` holds, measuring both distances by unwinding the first time.
+    #[inline(always)]
+    fn distance(&self, field: &AtomicIsize, marker: usize) -> Option<usize> {
+        let mut distance = field.load(Ordering::Relaxed);
+        if distance == UNKNOWN {
+            self.measure(marker);
+            distance = field.load(Ordering::Relaxed);
+        }
+        (distance != FAILED).then_some(distance as usize)
+    }
+
+    #[cold]
+    fn measure(&self, marker: usize) {
+        let distance = |at: Option<usize>| at.map_or(FAILED, |a| a.wrapping_sub(marker) as isize);
+        let frame = caller_frame();
+        self.caller_sp
+            .store(distance(frame.map(|f| f.sp)), Ordering::Relaxed);
+        self.return_slot
+            .store(distance(frame.and_then(|f| f.return_slot)), Ordering::Relaxed);
     }
 
     /// The stack pointer the program had when it called the wrapper whose frame holds
     /// `marker`; `None` when it cannot be told.
     pub fn caller_sp(&self, marker: usize) -> Option<usize> {
-        let mut distance = self.0.load(Ordering::Relaxed);
-        if distance == UNKNOWN {
-            distance = caller_sp_unwound().map_or(FAILED, |sp| sp.wrapping_sub(marker) as isize);
-            self.0.store(distance, Ordering::Relaxed);
-        }
-        (distance != FAILED).then(|| marker.wrapping_add(distance as usize))
+        self.distance(&self.caller_sp, marker)
+            .map(|d| marker.wrapping_add(d))
+    }
+
+    /// The return address of the program's call into the wrapper whose frame holds
+    /// `marker`; `None` when it cannot be told.
+    pub fn return_address(&self, marker: usize) -> Option<usize> {
+        let slot = marker.wrapping_add(self.distance(&self.return_slot, marker)?);
+        // SAFETY: the slot was found (and checked to hold the return address) in this
+        // wrapper's call chain, which has the same layout on every call: it lies between
+        // the marker and the program's frame, on the live stack.
+        Some(unsafe { (slot as *const usize).read() })
     }
 }
 
@@ -63,11 +99,20 @@ fn object_of(address: usize) -> Option<usize> {
     (found && !info.dli_fbase.is_null()).then_some(info.dli_fbase as usize)
 }
 
-/// The frames walked so far: this library's load address, and the stack pointer of the
-/// first frame outside it at its call into this library, once found.
+/// The program's frame that called into this library, as unwinding finds it.
+#[derive(Clone, Copy)]
+struct CallerFrame {
+    /// Its stack pointer at its call into this library.
+    sp: usize,
+    /// The stack slot holding the return address of that call, when found.
+    return_slot: Option<usize>,
+}
+
+/// The frames walked so far: this library's load address, and the program's frame once
+/// found.
 struct Walk {
     ours: usize,
-    caller_sp: Option<usize>,
+    found: Option<CallerFrame>,
 }
 
 extern "C" fn step(context: *mut c_void, walk: *mut c_void) -> c_int {
@@ -80,23 +125,29 @@ extern "C" fn step(context: *mut c_void, walk: *mut c_void) -> c_int {
         return 0;
     }
     // The frame's instruction pointer is in the program; the context's CFA is the frame's
-    // stack pointer at its call into this library.
+    // stack pointer at its call into this library. The call pushed its return address just
+    // below it (x86-64); the slot is kept only if it does hold the frame's instruction
+    // pointer.
     // SAFETY: a context `_Unwind_Backtrace` handed over.
-    walk.caller_sp = Some(unsafe { _Unwind_GetCFA(context) });
+    let sp = unsafe { _Unwind_GetCFA(context) };
+    let slot = sp.wrapping_sub(std::mem::size_of::<usize>());
+    // SAFETY: the slot lies in the live frame of this library's outermost function.
+    let return_slot = (unsafe { (slot as *const usize).read() } == ip).then_some(slot);
+    walk.found = Some(CallerFrame { sp, return_slot });
     1
 }
 
-/// The stack pointer of the nearest frame outside this library, by unwinding: slow, so used
-/// once per wrapper symbol.
+/// The nearest frame outside this library, by unwinding: slow, so done once per wrapper
+/// symbol.
 #[inline(never)]
-fn caller_sp_unwound() -> Option<usize> {
+fn caller_frame() -> Option<CallerFrame> {
     let mut walk = Walk {
-        ours: object_of(caller_sp_unwound as fn() -> Option<usize> as usize)?,
-        caller_sp: None,
+        ours: object_of(caller_frame as fn() -> Option<CallerFrame> as usize)?,
+        found: None,
     };
     // SAFETY: `step` only reads the contexts it is given and writes `walk`.
     unsafe { _Unwind_Backtrace(step, (&mut walk as *mut Walk).cast()) };
-    walk.caller_sp
+    walk.found
 }
 
 /// The top (highest address, exclusive) of the calling thread's stack, or 0 when unknown.

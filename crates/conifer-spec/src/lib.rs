@@ -9,8 +9,7 @@
 
 use serde::Deserialize;
 
-#[cfg(test)]
-mod fnv;
+pub mod fnv;
 
 /// The committed table, as text.
 pub const TABLE_JSON: &str = include_str!("../mpi-functions.json");

@@ -1,6 +1,7 @@
 //! Turning a trace back into calls: each rank's grammars expanded into signatures, each
 //! signature parsed into its function and argument values, relative ranks restored.
 
+use crate::caller::Caller;
 use crate::merge::RankEntry;
 use crate::streams::Filler;
 use crate::timeline::CallTime;
@@ -19,6 +20,8 @@ pub struct Signature {
     pub function: u16,
     /// Symbolic thread.
     pub thread: u32,
+    /// Where the call was made, when recorded with `--callsites`.
+    pub caller: Option<Caller>,
     /// Recorded values, in slot order.
     pub values: Vec<Value>,
     /// The function's return value.
@@ -31,6 +34,7 @@ impl Signature {
         let mut r = Reader::new(bytes);
         let function = u16::try_from(r.u64()?).ok()?;
         let thread = r.u32()?;
+        let caller = Caller::decode_if_present(&mut r)?;
         let mut values = Vec::new();
         while r.remaining() > 0 {
             values.push(Value::decode(&mut r)?);
@@ -42,6 +46,7 @@ impl Signature {
         Some(Signature {
             function,
             thread,
+            caller,
             values,
             ret,
         })
@@ -120,6 +125,8 @@ pub struct Call<'t> {
     pub site: Option<u32>,
     /// That call site's source position (`file:line`), when known.
     pub at_source: Option<&'t str>,
+    /// The path of the module holding the signature's caller, when the trace names it.
+    pub caller_module: Option<&'t str>,
 }
 
 impl<'t> Call<'t> {
@@ -154,6 +161,9 @@ impl fmt::Display for Call<'_> {
         if let Some(site) = self.site {
             write!(f, "  @{}", self.at_source.unwrap_or("?"))?;
             write!(f, " [v{site}]")?;
+        } else if let Some(c) = self.signature.caller {
+            let module = self.caller_module.map_or("?", |m| m.rsplit('/').next().unwrap_or(m));
+            write!(f, "  @{module}+{:#x}", c.offset)?;
         }
         if let Some(t) = &self.time {
             write!(f, "  {}", human_time(t.duration_ns as f64))?;
@@ -266,11 +276,18 @@ impl Trace {
             .collect();
         let timelines = &entry.timelines;
         let structure = self.record.forest.as_ref().map(|f| &f.structure);
+        let modules: HashMap<u32, &str> = self
+            .meta
+            .modules
+            .iter()
+            .map(|m| (crate::caller::module_key(m), m.as_str()))
+            .collect();
         (0..entry.threads.len())
             .map(move |thread| self.sited_signatures(entry, thread))
             .enumerate()
             .flat_map(move |(thread, seq)| {
                 let memberships = memberships.clone();
+                let modules = modules.clone();
                 let timing = timing.clone();
                 let calls = self.record.thread_calls(entry, thread);
                 let times = timelines
@@ -329,6 +346,9 @@ impl Trace {
                                 .requests()
                                 .find_map(|r| request_positions.get(&r).copied()),
                         };
+                        let caller_module = signature
+                            .caller
+                            .and_then(|c| modules.get(&c.module).copied());
                         Ok(Call {
                             rank,
                             index: index as u64,
@@ -343,6 +363,7 @@ impl Trace {
                             site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
                             at_source: site
                                 .and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
+                            caller_module,
                         })
                     })
             })

@@ -497,6 +497,7 @@ mod tests {
             crate::rank_codes::encode_signature(&crate::decode::Signature {
                 function: 1,
                 thread: 0,
+                caller: None,
                 values: vec![crate::value::Value::Int(count)],
                 ret: 0,
             })
@@ -546,6 +547,7 @@ mod tests {
                 missing_ranks: Vec::new(),
                 options: Vec::new(),
                 partial_reasons: Vec::new(),
+                modules: Vec::new(),
             },
             catalog: Vec::new(),
             record: m,

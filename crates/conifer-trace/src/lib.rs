@@ -5,6 +5,7 @@
 //! rejects foreign, truncated, corrupted or newer files with a [`FormatError`] that says so in
 //! one line.
 
+pub mod caller;
 mod catalog_codec;
 pub mod columns;
 mod container;

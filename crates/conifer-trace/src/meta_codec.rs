@@ -23,6 +23,9 @@ pub(crate) fn encode(meta: &Metadata) -> Vec<u8> {
     }
     put_strings(&mut plain, &meta.options);
     put_strings(&mut plain, &meta.partial_reasons);
+    if !meta.modules.is_empty() {
+        put_strings(&mut plain, &meta.modules);
+    }
     let packed = zstd::bulk::compress(&plain, 19).ok();
     match packed.filter(|p| p.len() < plain.len()) {
         Some(packed) => [&[1u8][..], &packed].concat(),
@@ -53,6 +56,12 @@ fn read(r: &mut Reader) -> Option<Metadata> {
         missing_ranks: (0..r.count()?).map(|_| r.u32()).collect::<Option<_>>()?,
         options: strings(r)?,
         partial_reasons: strings(r)?,
+        // Only traces recorded with `--callsites` list modules.
+        modules: if r.remaining() > 0 {
+            strings(r)?
+        } else {
+            Vec::new()
+        },
     };
     (r.remaining() == 0).then_some(meta)
 }
@@ -87,6 +96,7 @@ mod tests {
             missing_ranks: Vec::new(),
             options: Vec::new(),
             partial_reasons: Vec::new(),
+            modules: Vec::new(),
         }
     }
 
@@ -97,13 +107,16 @@ mod tests {
         partial.missing_ranks = vec![2, 300];
         partial.options = vec!["timing=lossless".into(), "raw".into()];
         partial.partial_reasons = vec!["rank 0: SIGTERM".into(), "rank 1: SIGSEGV".into()];
+        let mut with_callers = ring();
+        with_callers.options = vec!["callsites".into()];
+        with_callers.modules = vec!["/tmp/catapps/ring".into(), "/usr/lib/libc.so.6".into()];
         let mut short = ring();
         short.mpi_library_version = "MPICH Version: 4.0.2".into();
         let mut long = ring();
         long.command_line = (0..20)
             .map(|i| format!("--input=/home/user/project/data/part{i}.dat"))
             .collect();
-        for meta in [ring(), partial, short.clone(), long.clone()] {
+        for meta in [ring(), partial, with_callers, short.clone(), long.clone()] {
             assert_eq!(decode(&encode(&meta)).unwrap(), meta);
         }
         assert_eq!(encode(&short)[0], 0, "a short run stays stored");

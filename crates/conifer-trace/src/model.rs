@@ -29,6 +29,9 @@ pub struct Metadata {
     pub options: Vec<String>,
     /// In a partial trace, why each rank stopped early (`rank 2: SIGSEGV`).
     pub partial_reasons: Vec<String>,
+    /// With `--callsites`: the paths of the executable and the shared libraries rank 0 had
+    /// loaded, which the signatures' callers name by [`crate::caller::module_key`].
+    pub modules: Vec<String>,
 }
 
 /// Which language binding a call came through.
@@ -215,6 +218,7 @@ mod tests {
                 missing_ranks: Vec::new(),
                 options: vec!["raw".into()],
                 partial_reasons: Vec::new(),
+                modules: Vec::new(),
             },
             catalog: vec![
                 FunctionInfo {

@@ -93,6 +93,11 @@ pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
             Some(part) => {
                 meta.partial_reasons
                     .push(format!("rank {rank}: {}", part.reason));
+                for m in &part.meta.modules {
+                    if !meta.modules.contains(m) {
+                        meta.modules.push(m.clone());
+                    }
+                }
                 for f in part.catalog {
                     if !catalog.iter().any(|known| known.id == f.id) {
                         catalog.push(f);
@@ -149,6 +154,7 @@ mod tests {
                 missing_ranks: Vec::new(),
                 options: Vec::new(),
                 partial_reasons: Vec::new(),
+                modules: Vec::new(),
             },
             catalog: vec![FunctionInfo {
                 id: 0,

@@ -167,6 +167,9 @@ pub(crate) fn encode_signature(signature: &Signature) -> Vec<u8> {
     let mut out = Vec::new();
     put_u64(&mut out, signature.function.into());
     put_u64(&mut out, signature.thread.into());
+    if let Some(caller) = &signature.caller {
+        caller.encode(&mut out);
+    }
     signature.values.iter().for_each(|v| v.encode(&mut out));
     Value::Int(signature.ret).encode(&mut out);
     out
@@ -545,6 +548,7 @@ mod tests {
                 encode_signature(&Signature {
                     function: 1,
                     thread: 0,
+                    caller: None,
                     values: vec![Value::Rank(Rank::Relative(peer - rank)), WORLD],
                     ret: 0,
                 })

@@ -363,6 +363,7 @@ mod tests {
         encode_signature(&Signature {
             function: 3,
             thread: 0,
+            caller: None,
             values: vec![
                 Value::Buffer(Buffer::Segment { id: 2, offset }),
                 Value::Int(count),

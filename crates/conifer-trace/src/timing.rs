@@ -251,6 +251,9 @@ pub fn timing_family(signature: &[u8]) -> Vec<u8> {
     let mut key = Vec::new();
     crate::varint::put_u64(&mut key, parsed.function.into());
     crate::varint::put_u64(&mut key, parsed.thread.into());
+    if let Some(caller) = &parsed.caller {
+        caller.encode(&mut key);
+    }
     family_values(&parsed.values)
         .iter()
         .for_each(|v| v.encode(&mut key));

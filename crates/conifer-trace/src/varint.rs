@@ -38,6 +38,11 @@ impl<'a> Reader<'a> {
         self.bytes.len()
     }
 
+    /// The next byte, without reading it.
+    pub fn peek(&self) -> Option<u8> {
+        self.bytes.first().copied()
+    }
+
     /// One byte.
     pub fn byte(&mut self) -> Option<u8> {
         let (&b, rest) = self.bytes.split_first()?;

@@ -86,6 +86,7 @@ fn sample() -> Trace {
             missing_ranks: Vec::new(),
             options: Vec::new(),
             partial_reasons: Vec::new(),
+            modules: Vec::new(),
         },
         catalog: (0..2)
             .map(|id| FunctionInfo {

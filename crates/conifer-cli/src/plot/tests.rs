@@ -34,6 +34,7 @@ fn big() -> (Trace, Analysis) {
             missing_ranks: Vec::new(),
             options: Vec::new(),
             partial_reasons: Vec::new(),
+            modules: Vec::new(),
         },
         catalog: Vec::new(),
         record: Default::default(),

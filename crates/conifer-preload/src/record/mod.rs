@@ -7,6 +7,7 @@
 //! threads of an `MPI_THREAD_MULTIPLE` program never wait on each other's communication.
 
 mod addresses;
+pub mod callers;
 mod clock;
 mod comms;
 pub mod handles;
@@ -388,6 +389,11 @@ impl Call {
         sig.clear();
         put_u64(&mut sig, id.into());
         put_u64(&mut sig, thread.into());
+        if let Some(modules) = &mut locked.callers {
+            if let Some(caller) = guard.return_address(anchor).and_then(|a| modules.locate(a)) {
+                caller.encode(&mut sig);
+            }
+        }
         Some(Call {
             sig,
             saved,

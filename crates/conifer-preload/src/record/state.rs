@@ -104,6 +104,8 @@ pub struct State {
     pub timelines: Option<Vec<Vec<(u64, u64)>>>,
     /// Tree mode: per thread, its trace tree builder (see [`super::trees`]).
     pub trees: Vec<Option<TreeBuilder>>,
+    /// With `--callsites`: the loaded modules, where return addresses are looked up.
+    pub callers: Option<super::callers::Modules>,
 }
 
 /// Slots of [`State::recent`].
@@ -156,6 +158,7 @@ impl State {
             calls: vec![0; crate::wrappers::FUNCTION_NAMES.len()],
             timelines: (std::env::var("CONIFER_TIMING").as_deref() == Ok("lossless"))
                 .then(Vec::new),
+            callers: super::callers::requested().then(Default::default),
             raw: std::env::var_os("CONIFER_RAW")
                 .filter(|v| v != "0" && !v.is_empty())
                 .map(|_| Vec::new()),
