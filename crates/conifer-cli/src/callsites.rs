@@ -100,7 +100,9 @@ mod tests {
     #[test]
     fn line_positions_are_told_from_function_names() {
         assert!(has_line("stencil2d.c:83 (main)"));
-        assert!(!has_line("LAMMPS_NS::CommBrick::borders() (liblammps.so.0)"));
+        assert!(!has_line(
+            "LAMMPS_NS::CommBrick::borders() (liblammps.so.0)"
+        ));
         assert!(!has_line("liblammps.so.0"));
     }
 }

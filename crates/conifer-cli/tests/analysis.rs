@@ -974,7 +974,11 @@ fn callsites_name_the_source_lines_of_programs_built_without_conifer_cc() {
         }
         run_ok(Command::new(conifer()).arg("verify").arg(&trace));
         assert_same(source, &trace);
-        let out = run_ok(Command::new(conifer()).args(["profile", "--json"]).arg(&trace));
+        let out = run_ok(
+            Command::new(conifer())
+                .args(["profile", "--json"])
+                .arg(&trace),
+        );
         let profile: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let sites = profile["call_sites"].as_array().unwrap();
         assert!(!sites.is_empty(), "{source}: no call sites");
@@ -990,7 +994,9 @@ fn callsites_name_the_source_lines_of_programs_built_without_conifer_cc() {
             let line: u32 = line.parse().unwrap();
             let calls_in_file = call_lines(&apps.join(file));
             assert!(
-                calls_in_file.get(function).is_some_and(|l| l.contains(&line)),
+                calls_in_file
+                    .get(function)
+                    .is_some_and(|l| l.contains(&line)),
                 "{source}: {function} named {named}, but {file}:{line} makes no such call \
                  (its calls: {:?})",
                 calls_in_file.get(function)
@@ -1005,7 +1011,11 @@ fn callsites_name_the_source_lines_of_programs_built_without_conifer_cc() {
                 .map(|s| s["calls"].as_u64().unwrap())
                 .collect()
         };
-        let loop_call = if source.ends_with(".c") { "MPI_Isend" } else { "MPI_Sendrecv" };
+        let loop_call = if source.ends_with(".c") {
+            "MPI_Isend"
+        } else {
+            "MPI_Sendrecv"
+        };
         let per_iteration = if source.ends_with(".c") { 4 } else { 1 };
         assert_eq!(
             calls_at(loop_call),

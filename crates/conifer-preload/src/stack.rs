@@ -61,8 +61,10 @@ impl Anchor {
         let frame = caller_frame();
         self.caller_sp
             .store(distance(frame.map(|f| f.sp)), Ordering::Relaxed);
-        self.return_slot
-            .store(distance(frame.and_then(|f| f.return_slot)), Ordering::Relaxed);
+        self.return_slot.store(
+            distance(frame.and_then(|f| f.return_slot)),
+            Ordering::Relaxed,
+        );
     }
 
     /// The stack pointer the program had when it called the wrapper whose frame holds

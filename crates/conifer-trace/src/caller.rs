@@ -81,8 +81,14 @@ mod tests {
         };
         let mut bytes = Vec::new();
         c.encode(&mut bytes);
-        assert_eq!(Caller::decode_if_present(&mut Reader::new(&bytes)), Some(Some(c)));
-        assert_eq!(Caller::decode_if_present(&mut Reader::new(&[0, 2])), Some(None));
+        assert_eq!(
+            Caller::decode_if_present(&mut Reader::new(&bytes)),
+            Some(Some(c))
+        );
+        assert_eq!(
+            Caller::decode_if_present(&mut Reader::new(&[0, 2])),
+            Some(None)
+        );
         assert_eq!(c.lookup_address(), 0x1233);
     }
 
@@ -90,7 +96,10 @@ mod tests {
     fn module_keys_differ_by_path_and_are_found() {
         let mods = vec!["/a/app".to_string(), "/usr/lib/libm.so.6".to_string()];
         assert_ne!(module_key(&mods[0]), module_key(&mods[1]));
-        assert_eq!(module_path(&mods, module_key("/usr/lib/libm.so.6")), Some("/usr/lib/libm.so.6"));
+        assert_eq!(
+            module_path(&mods, module_key("/usr/lib/libm.so.6")),
+            Some("/usr/lib/libm.so.6")
+        );
         assert_eq!(module_path(&mods, 7), None);
     }
 }

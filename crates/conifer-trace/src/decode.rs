@@ -162,7 +162,9 @@ impl fmt::Display for Call<'_> {
             write!(f, "  @{}", self.at_source.unwrap_or("?"))?;
             write!(f, " [v{site}]")?;
         } else if let Some(c) = self.signature.caller {
-            let module = self.caller_module.map_or("?", |m| m.rsplit('/').next().unwrap_or(m));
+            let module = self
+                .caller_module
+                .map_or("?", |m| m.rsplit('/').next().unwrap_or(m));
             write!(f, "  @{module}+{:#x}", c.offset)?;
         }
         if let Some(t) = &self.time {

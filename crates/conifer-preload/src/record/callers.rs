@@ -72,16 +72,18 @@ fn module_name(name: &CStr) -> String {
     }
 }
 
-/// Every loaded module: its path and executable ranges (start, end, bias).
-fn loaded() -> Vec<(String, Vec<(usize, usize, usize)>)> {
+/// A loaded module: its path, load bias and executable ranges (start, end) in memory.
+struct Loaded {
+    path: String,
+    bias: usize,
+    ranges: Vec<(usize, usize)>,
+}
+
+/// Every loaded module.
+fn loaded() -> Vec<Loaded> {
     unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _: usize, out: *mut c_void) -> c_int {
         // SAFETY: `dl_iterate_phdr` passes a valid `info` and our `out`.
-        let (info, out) = unsafe {
-            (
-                &*info,
-                &mut *out.cast::<Vec<(String, Vec<(usize, usize, usize)>)>>(),
-            )
-        };
+        let (info, out) = unsafe { (&*info, &mut *out.cast::<Vec<Loaded>>()) };
         let name = if info.dlpi_name.is_null() {
             c""
         } else {
@@ -96,10 +98,14 @@ fn loaded() -> Vec<(String, Vec<(usize, usize, usize)>)> {
             .filter(|h| h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_X != 0)
             .map(|h| {
                 let start = bias + h.p_vaddr as usize;
-                (start, start + h.p_memsz as usize, bias)
+                (start, start + h.p_memsz as usize)
             })
             .collect();
-        out.push((module_name(name), ranges));
+        out.push(Loaded {
+            path: module_name(name),
+            bias,
+            ranges,
+        });
         0
     }
     let mut out = Vec::new();
@@ -111,12 +117,12 @@ fn loaded() -> Vec<(String, Vec<(usize, usize, usize)>)> {
 fn loaded_ranges() -> Vec<Range> {
     let mut ranges: Vec<Range> = loaded()
         .into_iter()
-        .flat_map(|(path, ranges)| {
-            let key = module_key(&path);
-            ranges.into_iter().map(move |(start, end, bias)| Range {
+        .flat_map(|m| {
+            let key = module_key(&m.path);
+            m.ranges.into_iter().map(move |(start, end)| Range {
                 start,
                 end,
-                bias,
+                bias: m.bias,
                 key,
             })
         })
@@ -127,7 +133,7 @@ fn loaded_ranges() -> Vec<Range> {
 
 /// The paths of the loaded modules, for the trace's metadata.
 pub fn module_paths() -> Vec<String> {
-    let mut paths: Vec<String> = loaded().into_iter().map(|(path, _)| path).collect();
+    let mut paths: Vec<String> = loaded().into_iter().map(|m| m.path).collect();
     paths.sort();
     paths.dedup();
     paths
@@ -144,7 +150,11 @@ mod tests {
         let caller = modules.locate(address).expect("located");
         let exe = std::env::current_exe().unwrap();
         assert_eq!(caller.module, module_key(&exe.to_string_lossy()));
-        assert_eq!(modules.locate(address), Some(caller), "second lookup hits the cache");
+        assert_eq!(
+            modules.locate(address),
+            Some(caller),
+            "second lookup hits the cache"
+        );
         assert_eq!(modules.locate(0x10), None, "no module at page zero");
     }
 }
