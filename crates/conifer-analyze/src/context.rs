@@ -85,6 +85,46 @@ impl CommTable {
         let g = *self.of_rank.get(&(k.to_vec(), rank))?;
         Some(&self.groups.get(k)?[g])
     }
+
+    /// The communicator `comm` names in the calls of world rank `rank`, as all its members
+    /// know it (`None` for `MPI_COMM_SELF` and communicators the trace does not list).
+    pub fn group_of(&self, comm: &Value, rank: u32) -> Option<CommGroup> {
+        let id = key(comm);
+        let group = *self.of_rank.get(&(id.clone(), rank))?;
+        Some(CommGroup { id, group })
+    }
+
+    /// Every communicator with its members (world ranks by local rank; `None` where a local
+    /// rank's holder is unknown), in a fixed order.
+    pub fn groups(&self) -> Vec<(CommGroup, &[Option<u32>])> {
+        let mut all: Vec<(CommGroup, &[Option<u32>])> = self
+            .groups
+            .iter()
+            .flat_map(|(id, gs)| {
+                gs.iter().enumerate().map(|(group, members)| {
+                    (
+                        CommGroup {
+                            id: id.clone(),
+                            group,
+                        },
+                        members.as_slice(),
+                    )
+                })
+            })
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+}
+
+/// A communicator as every member knows it: its id in the trace, and which of the disjoint
+/// groups sharing that id (the parts of one `MPI_Comm_split`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommGroup {
+    /// The communicator value's encoding.
+    pub id: Vec<u8>,
+    /// Which group holding that id.
+    pub group: usize,
 }
 
 /// True for the calls that set up state other calls refer to: datatype constructors, window
@@ -133,6 +173,32 @@ pub struct RankContext<'t> {
 }
 
 impl<'t> RankContext<'t> {
+    /// The context of world rank `rank`, from a first pass over its calls that keeps the
+    /// ones setting up state (datatypes, windows, persistent requests).
+    pub fn of_rank(
+        trace: &'t Trace,
+        table: &'t CommTable,
+        rank: u32,
+    ) -> Result<RankContext<'t>, crate::AnalyzeError> {
+        let mut setup: Vec<(conifer_trace::decode::Signature, &str, &[String])> = Vec::new();
+        for call in trace.calls(rank) {
+            let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
+            if is_setup(call.name) {
+                setup.push((call.signature, call.name, call.slots));
+            }
+        }
+        Ok(RankContext::new(
+            trace,
+            table,
+            rank,
+            setup.iter().map(|(s, name, slots)| Args {
+                name,
+                slots,
+                values: &s.values,
+            }),
+        ))
+    }
+
     /// The context of world rank `rank`, given (at least) its setup calls.
     pub fn new<'a>(
         trace: &'t Trace,

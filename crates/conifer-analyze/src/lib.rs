@@ -9,7 +9,7 @@
 //! (`Trace::calls`), as the reference the tests compare with.
 
 pub mod call;
-mod context;
+pub mod context;
 pub mod effect;
 mod skeleton;
 pub mod types;
@@ -557,24 +557,7 @@ pub fn analyze_expanded(
     let (ranks, families, comms, mut a) = start(trace, options);
     for rank in 0..ranks {
         let entry = &trace.record.ranks[rank as usize];
-        // First pass: the calls that set up state (datatypes, windows, persistent requests).
-        let mut setup: Vec<(Signature, &str, &[String])> = Vec::new();
-        for call in trace.calls(rank) {
-            let call = call.map_err(|e| AnalyzeError(e.0))?;
-            if context::is_setup(call.name) {
-                setup.push((call.signature, call.name, call.slots));
-            }
-        }
-        let ctx = RankContext::new(
-            trace,
-            &comms,
-            rank,
-            setup.iter().map(|(s, name, slots)| Args {
-                name,
-                slots,
-                values: &s.values,
-            }),
-        );
+        let ctx = RankContext::of_rank(trace, &comms, rank)?;
         let terminals = (0..entry.threads.len())
             .flat_map(|thread| trace.record.thread_terminals(entry, thread));
         for (call, t) in trace.calls(rank).zip(terminals) {

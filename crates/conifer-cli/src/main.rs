@@ -3,6 +3,7 @@
 mod callsites;
 mod decode;
 mod diff;
+mod export;
 mod info;
 mod launch;
 mod matrix;
@@ -119,6 +120,20 @@ enum Command {
         /// The trace file (`.cft`).
         file: PathBuf,
         /// The HTML file to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
+    /// Write the trace in another tool's format: chrome (Perfetto JSON), otf2 (Vampir,
+    /// Score-P tools), simgrid (SMPI time-independent replay). Timestamps are exact with
+    /// `--timing lossless`, else reconstructed from per-signature means (the output says
+    /// which).
+    Export {
+        /// The format.
+        #[arg(value_enum)]
+        format: export::Format,
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// Where to write: a file (chrome) or a directory (otf2, simgrid).
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
@@ -242,6 +257,11 @@ fn main() -> ExitCode {
             .and_then(|sel| plot::run(&kind, &file, &output, sel)),
         Command::Report { file, output } => report::run(&file, &output),
         Command::Diff { a, b, json } => diff::run(&a, &b, json),
+        Command::Export {
+            format,
+            file,
+            output,
+        } => export::run(format, &file, &output),
         Command::Decode {
             file,
             rank,

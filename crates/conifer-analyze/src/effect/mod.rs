@@ -123,6 +123,28 @@ pub fn local_peer(rank: &Rank, at: Position) -> Option<i64> {
     }
 }
 
+/// The world rank of the peer rank value `r` names in communicator `comm`, for `caller`: a
+/// member of `comm` for an intra-communicator, of its remote group for an
+/// inter-communicator (whose peers are stored absolute or relative to the caller's rank in
+/// its local group). `None` for special ranks and unknown communicators.
+pub fn world_peer(caller: &dyn Caller, comm: &Value, r: &Rank) -> Option<u32> {
+    if r.is_special() {
+        return None;
+    }
+    if let Some((p, _)) = caller.position(comm) {
+        return local_peer(r, p).and_then(|l| caller.member(comm, l));
+    }
+    let (my, group) = caller.remote(comm)?;
+    let peer = local_peer(
+        r,
+        Position {
+            rank: my,
+            grid: None,
+        },
+    )?;
+    group.get(usize::try_from(peer).ok()?).copied().flatten()
+}
+
 /// True when `v` is `MPI_IN_PLACE`.
 fn is_in_place(v: Option<&Value>) -> bool {
     matches!(v, Some(Value::Buffer(Buffer::InPlace)))
@@ -146,12 +168,7 @@ pub fn evaluate(a: &Args, caller: &dyn Caller) -> Effect {
     let name = base(a.name);
     let comm = a.get("comm");
     let at = comm.and_then(|c| caller.position(c));
-    let peers = p2p::Peers {
-        a,
-        caller,
-        comm,
-        at,
-    };
+    let peers = p2p::Peers { a, caller, comm };
     match name {
         "Send" | "Isend" | "Ssend" | "Issend" | "Bsend" | "Ibsend" | "Rsend" | "Irsend" => {
             peers.send(&mut e, "count", "datatype", "dest");

@@ -3,7 +3,7 @@
 
 use super::{local_peer, Caller, Effect, Kind};
 use crate::call::Args;
-use conifer_trace::value::{Position, Rank, Value};
+use conifer_trace::value::{Rank, Value};
 
 /// One call's arguments with what a send or receive needs to resolve its peer.
 pub(super) struct Peers<'a> {
@@ -13,9 +13,6 @@ pub(super) struct Peers<'a> {
     pub caller: &'a dyn Caller,
     /// The communicator the call names.
     pub comm: Option<&'a Value>,
-    /// The caller's position in `comm` and its size, when `comm` is an intra-communicator
-    /// the caller knows.
-    pub at: Option<(Position<'a>, u32)>,
 }
 
 impl Peers<'_> {
@@ -40,22 +37,7 @@ impl Peers<'_> {
         if r.is_special() {
             return;
         }
-        let to = match (self.comm, self.at) {
-            (Some(c), Some((p, _))) => local_peer(r, p).and_then(|l| self.caller.member(c, l)),
-            // An inter-communicator: its peers are ranks of the remote group, stored absolute
-            // or relative to the caller's rank in its local group.
-            (Some(c), None) => self.caller.remote(c).and_then(|(my, g)| {
-                let peer = local_peer(
-                    r,
-                    Position {
-                        rank: my,
-                        grid: None,
-                    },
-                )?;
-                g.get(usize::try_from(peer).ok()?).copied().flatten()
-            }),
-            _ => None,
-        };
+        let to = self.comm.and_then(|c| super::world_peer(self.caller, c, r));
         match b {
             Some(bytes) => e.link(to.map(|to| (self.caller.world(), to)), bytes, Kind::P2p),
             None => e.unresolved = true,

@@ -1,0 +1,36 @@
+//! `conifer export FORMAT FILE.cft -o OUT`: the trace in another tool's format (see the
+//! `conifer-export` crate). Functions a format cannot express are listed once on stderr.
+
+use clap::ValueEnum;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The formats `conifer export` writes.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    /// Chrome trace-event JSON (open in ui.perfetto.dev or chrome://tracing); OUT is a file.
+    Chrome,
+}
+
+/// Writes `file` as `format` to `output`.
+pub fn run(format: Format, file: &Path, output: &Path) -> Result<ExitCode, String> {
+    let trace = crate::stats::load(file)?;
+    let started = std::time::Instant::now();
+    let summary = match format {
+        Format::Chrome => {
+            let f = std::fs::File::create(output)
+                .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
+            let mut out = std::io::BufWriter::new(f);
+            let w = conifer_export::chrome::export(&trace, &mut out)?;
+            std::io::Write::flush(&mut out)
+                .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+            format!("{} slices, {} flows", w.slices, w.flows)
+        }
+    };
+    eprintln!(
+        "conifer: {} written ({summary}, {:.2}s)",
+        output.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
