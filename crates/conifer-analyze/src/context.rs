@@ -33,6 +33,11 @@ fn self_key() -> Vec<u8> {
     key(&Value::Handle(HandleKind::Comm, HandleRef::Named(2)))
 }
 
+/// True for `MPI_COMM_SELF`.
+pub fn is_comm_self(v: &Value) -> bool {
+    key(v) == self_key()
+}
+
 impl CommTable {
     /// From the trace's `COMM` column.
     pub fn new(trace: &Trace) -> CommTable {

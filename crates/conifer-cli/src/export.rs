@@ -10,6 +10,8 @@ use std::process::ExitCode;
 pub enum Format {
     /// Chrome trace-event JSON (open in ui.perfetto.dev or chrome://tracing); OUT is a file.
     Chrome,
+    /// An OTF2 archive (Vampir, Score-P tools, otf2-print); OUT is a new directory.
+    Otf2,
 }
 
 /// Writes `file` as `format` to `output`.
@@ -25,6 +27,14 @@ pub fn run(format: Format, file: &Path, output: &Path) -> Result<ExitCode, Strin
             std::io::Write::flush(&mut out)
                 .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
             format!("{} slices, {} flows", w.slices, w.flows)
+        }
+        Format::Otf2 => {
+            let mut left = conifer_export::Left::default();
+            let w = conifer_export::otf2::export(&trace, output, &mut left)?;
+            if let Some(line) = left.report("otf2") {
+                eprintln!("{line}");
+            }
+            format!("{} locations, {} events", w.locations, w.events)
         }
     };
     eprintln!(

@@ -51,10 +51,10 @@ impl Channels {
                 None => {
                     self.unknown_source.insert((comm.clone(), rank));
                 }
-                Some(from) if *tag < 0 => {
+                Some((from, _)) if *tag < 0 => {
                     self.unknown_tag.insert((comm.clone(), *from, rank));
                 }
-                Some(from) => {
+                Some((from, _)) => {
                     *self
                         .receives
                         .entry((comm.clone(), *from, rank, *tag))
@@ -167,13 +167,13 @@ pub fn export(trace: &Trace, out: &mut dyn Write) -> Result<Written, String> {
                         ((comm.clone(), rank, *to, *tag), &mut sent, "s")
                     }
                     Op::Recv {
-                        from: Some(from),
+                        from: Some((from, _)),
                         tag,
                         comm,
                         ..
                     }
                     | Op::IrecvComplete {
-                        from: Some(from),
+                        from: Some((from, _)),
                         tag,
                         comm,
                         ..

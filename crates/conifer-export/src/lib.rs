@@ -7,6 +7,7 @@
 
 pub mod chrome;
 pub mod messages;
+pub mod otf2;
 pub mod timeline;
 
 use conifer_analyze::context::CommTable;

@@ -6,18 +6,21 @@
 
 use conifer_analyze::call::Args;
 use conifer_analyze::context::{CommGroup, CommTable, RankContext};
-use conifer_analyze::effect::{self, world_peer, Caller};
+use conifer_analyze::effect::{self, local_peer, world_peer, Caller};
 use conifer_trace::decode::Call;
-use conifer_trace::value::{HandleKind, HandleRef, Rank, Status, Value};
+use conifer_trace::value::{HandleKind, HandleRef, Position, Rank, Status, Value};
 use conifer_trace::{Language, Trace};
 use std::collections::HashMap;
 
-/// A communicator as an export names it: one of the trace's communicator groups, or the
-/// caller's `MPI_COMM_SELF`.
+/// A communicator as an export names it: one of the trace's communicator groups, an
+/// inter-communicator, or the caller's `MPI_COMM_SELF`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Comm {
-    /// A communicator all its members know (see [`CommGroup`]).
+    /// An intra-communicator all its members know (see [`CommGroup`]).
     Group(CommGroup),
+    /// An inter-communicator, by its id in the trace (both groups know it by that id; each
+    /// group is a [`CommGroup`] of that id).
+    Inter(Vec<u8>),
     /// `MPI_COMM_SELF`, or a communicator the trace does not describe.
     Own,
 }
@@ -29,6 +32,9 @@ pub enum Op {
     Send {
         /// Receiver, world rank.
         to: u32,
+        /// Receiver, rank in the communicator (in the remote group of an
+        /// inter-communicator).
+        to_rank: u32,
         /// Tag.
         tag: i64,
         /// Communicator.
@@ -40,6 +46,8 @@ pub enum Op {
     Isend {
         /// Receiver, world rank.
         to: u32,
+        /// Receiver, rank in the communicator.
+        to_rank: u32,
         /// Tag.
         tag: i64,
         /// Communicator.
@@ -61,9 +69,9 @@ pub enum Op {
     },
     /// A blocking receive (or the receive half of `MPI_Sendrecv`) completed.
     Recv {
-        /// Sender, world rank (`None` when the trace cannot tell: `MPI_ANY_SOURCE` with the
-        /// status ignored).
-        from: Option<u32>,
+        /// Sender, world rank and rank in the communicator (`None` when the trace cannot
+        /// tell: `MPI_ANY_SOURCE` with the status ignored).
+        from: Option<(u32, u32)>,
         /// Tag.
         tag: i64,
         /// Communicator.
@@ -73,8 +81,8 @@ pub enum Op {
     },
     /// A non-blocking receive completed.
     IrecvComplete {
-        /// Sender, world rank, when known.
-        from: Option<u32>,
+        /// Sender, world rank and rank in the communicator, when known.
+        from: Option<(u32, u32)>,
         /// Tag.
         tag: i64,
         /// Communicator.
@@ -90,7 +98,7 @@ pub enum Op {
         operation: String,
         /// Communicator.
         comm: Comm,
-        /// Root, world rank, for rooted collectives.
+        /// Root, rank in the communicator, for rooted collectives.
         root: Option<u32>,
         /// Bytes the caller sends.
         sent: u64,
@@ -124,8 +132,9 @@ pub const COLLECTIVES: &[&str] = &[
 #[derive(Debug, Clone)]
 struct Posted {
     send: bool,
-    /// The peer as recorded (resolved at completion for receives, from their status).
-    peer: Option<u32>,
+    /// The peer, world rank and rank in the communicator (resolved at completion for
+    /// receives, from their status).
+    peer: Option<(u32, u32)>,
     tag: i64,
     comm_value: Option<Value>,
     comm: Comm,
@@ -309,9 +318,7 @@ impl<'t> Messages<'t> {
             return None;
         }
         let comm_value = a.get("comm").cloned();
-        let peer = comm_value
-            .as_ref()
-            .and_then(|c| world_peer(&self.ctx, c, &rank));
+        let peer = comm_value.as_ref().and_then(|c| self.peer(c, &rank));
         let size = a
             .get(dt)
             .and_then(|t| self.ctx.types().size(t))
@@ -329,9 +336,38 @@ impl<'t> Messages<'t> {
         })
     }
 
+    /// The peer rank value `r` names in `comm`: its world rank and its rank in `comm` (in the
+    /// remote group of an inter-communicator).
+    fn peer(&self, comm: &Value, r: &Rank) -> Option<(u32, u32)> {
+        let world = world_peer(&self.ctx, comm, r)?;
+        let local = match self.ctx.position(comm) {
+            Some((at, _)) => local_peer(r, at)?,
+            None => {
+                let (my, _) = self.ctx.remote(comm)?;
+                local_peer(
+                    r,
+                    Position {
+                        rank: my,
+                        grid: None,
+                    },
+                )?
+            }
+        };
+        Some((world, u32::try_from(local).ok()?))
+    }
+
     /// The export's name of communicator `comm`.
     fn comm(&self, comm: Option<&Value>) -> Comm {
-        comm.and_then(|c| self.table.group_of(c, self.rank))
+        let Some(c) = comm.filter(|c| !conifer_analyze::context::is_comm_self(c)) else {
+            return Comm::Own;
+        };
+        if self.ctx.position(c).is_none() && self.ctx.remote(c).is_some() {
+            let mut id = Vec::new();
+            c.encode(&mut id);
+            return Comm::Inter(id);
+        }
+        self.table
+            .group_of(c, self.rank)
             .map_or(Comm::Own, Comm::Group)
     }
 
@@ -346,9 +382,10 @@ impl<'t> Messages<'t> {
         let request = self.next_request;
         self.next_request += 1;
         if p.send {
-            if let Some(to) = p.peer {
+            if let Some((to, to_rank)) = p.peer {
                 ops.push(Op::Isend {
                     to,
+                    to_rank,
                     tag: p.tag,
                     comm: p.comm.clone(),
                     bytes: p.bytes,
@@ -403,7 +440,7 @@ impl<'t> Messages<'t> {
             from = p
                 .comm_value
                 .as_ref()
-                .and_then(|c| world_peer(&self.ctx, c, source))
+                .and_then(|c| self.peer(c, source))
                 .or(from);
             tag = *t;
             bytes = u64::try_from(*b).unwrap_or(bytes);
@@ -430,8 +467,8 @@ impl<'t> Messages<'t> {
         let e = effect::evaluate(a, &self.ctx);
         let comm_value = a.get("comm");
         let root = match (a.get("root"), comm_value) {
-            (Some(Value::Rank(r)), Some(c)) => world_peer(&self.ctx, c, r),
-            (Some(Value::Int(r)), Some(c)) => self.ctx.member(c, *r),
+            (Some(Value::Rank(r)), Some(c)) => self.peer(c, r).map(|(_, local)| local),
+            (Some(Value::Int(r)), _) => u32::try_from(*r).ok(),
             _ => None,
         };
         Op::Collective {
@@ -446,8 +483,10 @@ impl<'t> Messages<'t> {
 
 /// The [`Op::Send`] of a blocking send posted as `p`.
 fn send_op(p: &Posted) -> Option<Op> {
+    let (to, to_rank) = p.peer?;
     Some(Op::Send {
-        to: p.peer?,
+        to,
+        to_rank,
         tag: p.tag,
         comm: p.comm.clone(),
         bytes: p.bytes,
