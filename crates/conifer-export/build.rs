@@ -31,6 +31,8 @@ fn main() {
         .allowlist_function("OTF2_EvtWriter_.*")
         .allowlist_function("OTF2_GlobalDefWriter_.*")
         .allowlist_function("OTF2_Error_GetName")
+        .allowlist_function("OTF2_Error_GetDescription")
+        .allowlist_function("OTF2_Error_RegisterCallback")
         .allowlist_type("OTF2_.*")
         .allowlist_var("OTF2_.*")
         .default_enum_style(bindgen::EnumVariation::Consts)

@@ -92,3 +92,53 @@ fn zero_ranks() {
     let err = conifer_fails(&["run", "-n", "0", "./app"]);
     assert!(one_line(&err).contains("-n must be at least 1"), "{err}");
 }
+
+#[test]
+fn export_refuses_bad_input_and_outputs_in_one_line() {
+    let dir = scratch("cli-errors-export");
+    let trace = dir.join("ring.cft");
+    {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new("timeout")
+                .arg("300")
+                .arg(conifer())
+                .args(["run", "-n", "2", "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join("ring"))
+                .arg("3")
+                .current_dir(&dir),
+        );
+    }
+    let t = trace.to_str().unwrap();
+    let err = conifer_fails(&["export", "otf2", "/nonexistent/run.cft", "-o", "/tmp/x"]);
+    assert!(
+        one_line(&err).contains("cannot read /nonexistent/run.cft"),
+        "{err}"
+    );
+    let err = conifer_fails(&[
+        "export",
+        "otf2",
+        conifer().to_str().unwrap(),
+        "-o",
+        "/tmp/x",
+    ]);
+    assert!(one_line(&err).contains("not a Conifer trace"), "{err}");
+    // An OTF2 archive goes to a new directory: a non-empty one is refused, not overwritten.
+    let taken = dir.join("taken");
+    std::fs::create_dir_all(&taken).unwrap();
+    std::fs::write(taken.join("keep.txt"), "mine").unwrap();
+    let err = conifer_fails(&["export", "otf2", t, "-o", taken.to_str().unwrap()]);
+    assert!(one_line(&err).contains("not empty"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(taken.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    let err = conifer_fails(&["export", "chrome", t, "-o", "/nonexistent/dir/run.json"]);
+    assert!(
+        one_line(&err).contains("cannot create /nonexistent/dir/run.json"),
+        "{err}"
+    );
+    let err = conifer_fails(&["export", "vampir", t, "-o", "/tmp/x"]);
+    assert!(err.contains("invalid value 'vampir'"), "{err}");
+}

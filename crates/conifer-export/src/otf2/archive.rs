@@ -11,9 +11,32 @@ fn check(code: ffi::OTF2_ErrorCode, what: &str) -> Result<(), String> {
     if code == ffi::OTF2_SUCCESS {
         return Ok(());
     }
-    // SAFETY: OTF2_Error_GetName returns a static string for every code.
-    let name = unsafe { CStr::from_ptr(ffi::OTF2_Error_GetName(code)) };
-    Err(format!("OTF2 {what} failed: {}", name.to_string_lossy()))
+    // SAFETY: OTF2_Error_GetName and GetDescription return static strings for every code.
+    let (name, description) = unsafe {
+        (
+            CStr::from_ptr(ffi::OTF2_Error_GetName(code)),
+            CStr::from_ptr(ffi::OTF2_Error_GetDescription(code)),
+        )
+    };
+    Err(format!(
+        "OTF2 {what} failed: {} ({})",
+        name.to_string_lossy(),
+        description.to_string_lossy()
+    ))
+}
+
+/// libotf2's error callback: quiet (the error comes back as the call's result, which the
+/// export reports in one line).
+unsafe extern "C" fn quiet(
+    _user: *mut c_void,
+    _file: *const std::ffi::c_char,
+    _line: u64,
+    _function: *const std::ffi::c_char,
+    code: ffi::OTF2_ErrorCode,
+    _format: *const std::ffi::c_char,
+    _va: *mut ffi::__va_list_tag,
+) -> ffi::OTF2_ErrorCode {
+    code
 }
 
 unsafe extern "C" fn pre_flush(
@@ -48,9 +71,19 @@ pub struct Archive {
 }
 
 impl Archive {
-    /// Creates the archive in `dir` (which must not hold one already), with its creator and
+    /// Creates the archive in `dir`, a new or empty directory, with its creator and
     /// description.
     pub fn create(dir: &Path, creator: &str, description: &str) -> Result<Archive, String> {
+        if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+            return Err(format!(
+                "{} is not empty: give a new directory for the OTF2 archive",
+                dir.display()
+            ));
+        }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // SAFETY: registers a function that only returns its argument.
+        unsafe { ffi::OTF2_Error_RegisterCallback(Some(quiet), std::ptr::null_mut()) };
         let path = CString::new(dir.as_os_str().as_encoded_bytes())
             .map_err(|_| format!("{}: a path with a NUL byte", dir.display()))?;
         // SAFETY: valid C strings; the archive is closed in Drop.
