@@ -181,12 +181,13 @@ impl<'t> RankContext<'t> {
     /// The context of world rank `rank`, from a first pass over its calls that keeps the
     /// ones setting up state (datatypes, windows, persistent requests).
     pub fn of_rank(
-        trace: &'t Trace,
+        reader: &conifer_trace::decode::CallReader<'t>,
         table: &'t CommTable,
         rank: u32,
     ) -> Result<RankContext<'t>, crate::AnalyzeError> {
+        let trace = reader.trace();
         let mut setup: Vec<(conifer_trace::decode::Signature, &str, &[String])> = Vec::new();
-        for call in trace.calls(rank) {
+        for call in reader.calls(rank) {
             let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
             if is_setup(call.name) {
                 setup.push((call.signature, call.name, call.slots));

@@ -555,12 +555,13 @@ pub fn analyze_expanded(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Analysis, AnalyzeError> {
     let (ranks, families, comms, mut a) = start(trace, options);
+    let reader = trace.reader();
     for rank in 0..ranks {
         let entry = &trace.record.ranks[rank as usize];
-        let ctx = RankContext::of_rank(trace, &comms, rank)?;
+        let ctx = RankContext::of_rank(&reader, &comms, rank)?;
         let terminals = (0..entry.threads.len())
             .flat_map(|thread| trace.record.thread_terminals(entry, thread));
-        for (call, t) in trace.calls(rank).zip(terminals) {
+        for (call, t) in reader.calls(rank).zip(terminals) {
             let call = call.map_err(|e| AnalyzeError(e.0))?;
             let args = Args {
                 name: call.name,

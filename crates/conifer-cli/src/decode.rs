@@ -58,8 +58,9 @@ pub fn print(
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let reader = trace.reader();
     for r in range {
-        for call in trace.calls(r) {
+        for call in reader.calls(r) {
             let call = call.map_err(|e| format!("{}: {e}", path.display()))?;
             let written = if json {
                 let args: serde_json::Map<String, serde_json::Value> = call

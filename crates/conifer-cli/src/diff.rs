@@ -6,7 +6,7 @@
 use crate::output::{emit, emit_json};
 use crate::profile::{self, Times};
 use conifer_analyze::{human_bytes, Analysis, Site, Totals};
-use conifer_trace::decode::{human_time, Call};
+use conifer_trace::decode::{human_time, Call, CallReader};
 use conifer_trace::timing::timing_family;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -86,7 +86,11 @@ fn call_text(c: &Call) -> String {
 type Divergence = (u64, Option<String>, Option<String>);
 
 /// Where rank `rank`'s calls first differ, `None` if they do not.
-fn divergence(a: &Trace, b: &Trace, rank: u32) -> Result<Option<Divergence>, String> {
+fn divergence(
+    a: &CallReader,
+    b: &CallReader,
+    rank: u32,
+) -> Result<Option<Divergence>, String> {
     let mut ia = a.calls(rank);
     let mut ib = b.calls(rank);
     let mut index = 0u64;
@@ -178,8 +182,9 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
     let mut diverging = Vec::new();
     if same_ranks {
         let bar = crate::output::progress("comparing calls", u64::from(a.trace.meta.ranks));
+        let (ra, rb) = (a.trace.reader(), b.trace.reader());
         for r in 0..a.trace.meta.ranks {
-            if let Some(d) = divergence(&a.trace, &b.trace, r)? {
+            if let Some(d) = divergence(&ra, &rb, r)? {
                 diverging.push((r, d));
             }
             bar.set_position(u64::from(r) + 1);

@@ -109,11 +109,12 @@ fn exact_times(trace: &Trace) -> Option<Times> {
         exact: true,
         ..Times::default()
     };
+    let reader = trace.reader();
     for rank in 0..trace.meta.ranks {
         let entry = &trace.record.ranks[rank as usize];
         let terminals =
             (0..entry.threads.len()).flat_map(|th| trace.record.thread_terminals(entry, th));
-        for (call, term) in trace.calls(rank).zip(terminals) {
+        for (call, term) in reader.calls(rank).zip(terminals) {
             let call = call.ok()?;
             let d = call.time?.duration_ns as f64;
             t.functions

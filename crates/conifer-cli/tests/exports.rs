@@ -117,6 +117,9 @@ fn expected(trace: &Path) -> BTreeMap<u32, Expected> {
     for call in decode_all(trace) {
         let rank = call["rank"].as_u64().unwrap() as u32;
         let f = call["function"].as_str().unwrap();
+        if f == "free" {
+            continue; // Conifer's heap-tracking records: not MPI calls, not exported
+        }
         let args = &call["args"];
         let arg = |s: &str| args[s].as_str().unwrap_or("").to_string();
         let e = out.entry(rank).or_default();

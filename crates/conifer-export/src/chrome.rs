@@ -96,9 +96,10 @@ pub struct Written {
 /// Writes `trace` as Chrome trace-event JSON to `out`.
 pub fn export(trace: &Trace, out: &mut dyn Write) -> Result<Written, String> {
     let table = CommTable::new(trace);
+    let reader = trace.reader();
     let mut channels = Channels::default();
     for rank in 0..trace.meta.ranks {
-        for event in rank_events(trace, &table, rank)? {
+        for event in rank_events(&reader, &table, rank)? {
             for op in &event?.ops {
                 channels.count(rank, op);
             }
@@ -145,7 +146,7 @@ pub fn export(trace: &Trace, out: &mut dyn Write) -> Result<Written, String> {
         let mut sent: BTreeMap<Channel, u64> = BTreeMap::new();
         let mut received: BTreeMap<Channel, u64> = BTreeMap::new();
         let mut threads = HashSet::new();
-        for event in rank_events(trace, &table, rank)? {
+        for event in rank_events(&reader, &table, rank)? {
             let event = event?;
             let thread = event.call.signature.thread;
             if threads.insert(thread) {

@@ -11,8 +11,7 @@ pub mod otf2;
 pub mod timeline;
 
 use conifer_analyze::context::CommTable;
-use conifer_trace::decode::Call;
-use conifer_trace::Trace;
+use conifer_trace::decode::{Call, CallReader};
 use messages::{Messages, Op};
 use std::collections::{BTreeMap, HashMap};
 use timeline::{Clock, Span};
@@ -27,15 +26,19 @@ pub struct Event<'t> {
     pub ops: Vec<Op>,
 }
 
-/// The events of world rank `rank`, thread by thread, each thread in call order.
+/// The events of world rank `rank`, thread by thread, each thread in call order. Conifer's
+/// own `free` records (heap tracking) are not MPI calls and are left out.
 pub fn rank_events<'t>(
-    trace: &'t Trace,
+    reader: &CallReader<'t>,
     table: &'t CommTable,
     rank: u32,
 ) -> Result<impl Iterator<Item = Result<Event<'t>, String>> + 't, String> {
-    let mut messages = Messages::new(trace, table, rank)?;
+    let mut messages = Messages::new(reader, table, rank)?;
     let mut clocks: HashMap<u32, Clock> = HashMap::new();
-    Ok(trace.calls(rank).map(move |call| {
+    let calls = reader
+        .calls(rank)
+        .filter(|c| c.as_ref().map_or(true, |c| c.name != "free"));
+    Ok(calls.map(move |call| {
         let call = call.map_err(|e| e.0)?;
         let span = clocks.entry(call.signature.thread).or_default().next(&call);
         let ops = messages.ops(&call);

@@ -7,7 +7,7 @@
 use conifer_analyze::call::Args;
 use conifer_analyze::context::{CommGroup, CommTable, RankContext};
 use conifer_analyze::effect::{self, local_peer, world_peer, Caller};
-use conifer_trace::decode::Call;
+use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::value::{HandleKind, HandleRef, Position, Rank, Status, Value};
 use conifer_trace::{Language, Trace};
 use std::collections::HashMap;
@@ -157,11 +157,11 @@ pub struct Messages<'t> {
 impl<'t> Messages<'t> {
     /// A follower for world rank `rank` (runs a first pass over its calls for datatypes and
     /// other state later calls refer to).
-    pub fn new(trace: &'t Trace, table: &'t CommTable, rank: u32) -> Result<Self, String> {
+    pub fn new(reader: &CallReader<'t>, table: &'t CommTable, rank: u32) -> Result<Self, String> {
         Ok(Messages {
-            trace,
+            trace: reader.trace(),
             table,
-            ctx: RankContext::of_rank(trace, table, rank).map_err(|e| e.0)?,
+            ctx: RankContext::of_rank(reader, table, rank).map_err(|e| e.0)?,
             rank,
             next_request: 0,
             pending: HashMap::new(),

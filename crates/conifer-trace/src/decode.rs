@@ -11,6 +11,7 @@ use crate::varint::Reader;
 use crate::Trace;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::fmt;
 
 /// A parsed signature.
@@ -255,9 +256,59 @@ impl Trace {
     }
 
     /// Every call of `rank`, thread by thread, each thread in call order. Streams: memory does
-    /// not grow with the number of calls.
+    /// not grow with the number of calls. (To read many ranks, make one [`Trace::reader`]:
+    /// this computes the trace-wide tables again on every call.)
     pub fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'_>, DecodeError>> + '_ {
-        let entry = &self.record.ranks[rank as usize];
+        self.reader().calls(rank)
+    }
+
+    /// A reader of every rank's calls, with the trace-wide tables decoding needs (each
+    /// signature's timing, the callers' modules) computed once.
+    pub fn reader(&self) -> CallReader<'_> {
+        let timing = self
+            .record
+            .timing_index()
+            .into_iter()
+            .map(|f| Some(self.record.timing.get(f? as usize)?.stats))
+            .collect();
+        let modules = self
+            .meta
+            .modules
+            .iter()
+            .map(|m| (crate::caller::module_key(m), m.as_str()))
+            .collect();
+        CallReader {
+            trace: self,
+            shared: Rc::new(Shared { timing, modules }),
+        }
+    }
+}
+
+/// What decoding needs from the whole trace, computed once per [`CallReader`].
+struct Shared<'t> {
+    /// Each terminal's timing family statistics.
+    timing: Vec<Option<CallTiming>>,
+    /// Module key → path of the callers' modules.
+    modules: HashMap<u32, &'t str>,
+}
+
+/// Reads the calls of any rank of a trace (see [`Trace::reader`]).
+pub struct CallReader<'t> {
+    trace: &'t Trace,
+    shared: Rc<Shared<'t>>,
+}
+
+impl<'t> CallReader<'t> {
+    /// The trace read.
+    pub fn trace(&self) -> &'t Trace {
+        self.trace
+    }
+
+    /// Every call of `rank`, thread by thread, each thread in call order.
+    pub fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'t>, DecodeError>> + 't {
+        let trace = self.trace;
+        let shared = Rc::clone(&self.shared);
+        let entry = &trace.record.ranks[rank as usize];
         let memberships: HashMap<&[u8], Position> = entry
             .comms
             .iter()
@@ -270,28 +321,15 @@ impl Trace {
                 (m.comm.as_slice(), at)
             })
             .collect();
-        let timing: Vec<Option<CallTiming>> = self
-            .record
-            .timing_index()
-            .into_iter()
-            .map(|f| Some(self.record.timing.get(f? as usize)?.stats))
-            .collect();
         let timelines = &entry.timelines;
-        let structure = self.record.forest.as_ref().map(|f| &f.structure);
-        let modules: HashMap<u32, &str> = self
-            .meta
-            .modules
-            .iter()
-            .map(|m| (crate::caller::module_key(m), m.as_str()))
-            .collect();
+        let structure = trace.record.forest.as_ref().map(|f| &f.structure);
         (0..entry.threads.len())
-            .map(move |thread| self.sited_signatures(entry, thread))
+            .map(move |thread| trace.sited_signatures(entry, thread))
             .enumerate()
             .flat_map(move |(thread, seq)| {
                 let memberships = memberships.clone();
-                let modules = modules.clone();
-                let timing = timing.clone();
-                let calls = self.record.thread_calls(entry, thread);
+                let shared = Rc::clone(&shared);
+                let calls = trace.record.thread_calls(entry, thread);
                 let times = timelines
                     .get(thread)
                     .and_then(|t| crate::timeline::decode(t, calls));
@@ -313,7 +351,7 @@ impl Trace {
                             ))
                         })?;
                         crate::int_codes::resolve(&mut signature, rank);
-                        let info = self
+                        let info = trace
                             .catalog
                             .iter()
                             .find(|c| c.id == signature.function)
@@ -350,7 +388,7 @@ impl Trace {
                         };
                         let caller_module = signature
                             .caller
-                            .and_then(|c| modules.get(&c.module).copied());
+                            .and_then(|c| shared.modules.get(&c.module).copied());
                         Ok(Call {
                             rank,
                             index: index as u64,
@@ -358,7 +396,7 @@ impl Trace {
                             slots: &info.slots,
                             at,
                             value_at,
-                            timing: timing[terminal as usize],
+                            timing: shared.timing[terminal as usize],
                             time,
                             start_ns,
                             signature,

@@ -22,11 +22,12 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
     let mut end_max = 1u64;
     let width = f64::from(area.dim_in_pixel().0.max(200));
     let mut per_rank: Vec<Vec<(u64, u64, usize)>> = Vec::new();
+    let reader = trace.reader();
     for rank in 0..trace.meta.ranks {
         let mut calls = Vec::new();
         // Time runs from the end of MPI_Init, which would dwarf everything else.
         let mut origin = 0u64;
-        for call in trace.calls(rank) {
+        for call in reader.calls(rank) {
             let call = call.map_err(|e| e.0)?;
             let (Some(start), Some(t)) = (call.start_ns, call.time) else {
                 continue;

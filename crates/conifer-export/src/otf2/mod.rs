@@ -132,6 +132,7 @@ fn comm_name(g: &CommGroup) -> String {
 /// Writes `trace` as an OTF2 archive in `dir`; what it could not express goes to `left`.
 pub fn export(trace: &Trace, dir: &Path, left: &mut Left) -> Result<Written, String> {
     let table = CommTable::new(trace);
+    let reader = trace.reader();
     let mut comms = Comms::new(&table);
     let description = format!(
         "{} ranks of `{}`; timestamps {}",
@@ -144,7 +145,7 @@ pub fn export(trace: &Trace, dir: &Path, left: &mut Left) -> Result<Written, Str
     let mut regions: BTreeMap<String, u32> = BTreeMap::new();
     let mut end_ns = 0u64;
     for rank in 0..trace.meta.ranks {
-        for event in rank_events(trace, &table, rank)? {
+        for event in rank_events(&reader, &table, rank)? {
             let event = event?;
             let w = archive.writer(location(rank, event.call.signature.thread))?;
             let next = regions.len() as u32;
