@@ -10,10 +10,25 @@ use std::process::ExitCode;
 pub enum Format {
     /// Chrome trace-event JSON (open in ui.perfetto.dev or chrome://tracing); OUT is a file.
     Chrome,
+    /// SimGrid time-independent traces for SMPI's replay (`smpirun -replay OUT/traces.txt`);
+    /// OUT is a directory.
+    Simgrid,
+}
+
+/// Settings only some formats use.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// simgrid: flop rate turning time between calls into `compute` actions.
+    pub flops_per_second: f64,
 }
 
 /// Writes `file` as `format` to `output`.
-pub fn run(format: Format, file: &Path, output: &Path) -> Result<ExitCode, String> {
+pub fn run(
+    format: Format,
+    file: &Path,
+    output: &Path,
+    options: Options,
+) -> Result<ExitCode, String> {
     let trace = crate::stats::load(file)?;
     let started = std::time::Instant::now();
     let summary = match format {
@@ -25,6 +40,18 @@ pub fn run(format: Format, file: &Path, output: &Path) -> Result<ExitCode, Strin
             std::io::Write::flush(&mut out)
                 .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
             format!("{} slices, {} flows", w.slices, w.flows)
+        }
+        Format::Simgrid => {
+            let w = conifer_export::simgrid::export(&trace, output, options.flops_per_second)?;
+            if let Some(line) = w.left.report("simgrid") {
+                eprintln!("{line}");
+            }
+            format!(
+                "{} rank files and {}, {} actions",
+                w.ranks,
+                conifer_export::simgrid::LIST,
+                w.actions
+            )
         }
     };
     eprintln!(
