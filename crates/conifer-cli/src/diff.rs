@@ -86,11 +86,7 @@ fn call_text(c: &Call) -> String {
 type Divergence = (u64, Option<String>, Option<String>);
 
 /// Where rank `rank`'s calls first differ, `None` if they do not.
-fn divergence(
-    a: &CallReader,
-    b: &CallReader,
-    rank: u32,
-) -> Result<Option<Divergence>, String> {
+fn divergence(a: &CallReader, b: &CallReader, rank: u32) -> Result<Option<Divergence>, String> {
     let mut ia = a.calls(rank);
     let mut ib = b.calls(rank);
     let mut index = 0u64;

@@ -12,10 +12,25 @@ pub enum Format {
     Chrome,
     /// An OTF2 archive (Vampir, Score-P tools, otf2-print); OUT is a new directory.
     Otf2,
+    /// SimGrid time-independent traces for SMPI's replay (`smpirun -replay OUT/traces.txt`);
+    /// OUT is a directory.
+    Simgrid,
+}
+
+/// Settings only some formats use.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// simgrid: flop rate turning time between calls into `compute` actions.
+    pub flops_per_second: f64,
 }
 
 /// Writes `file` as `format` to `output`.
-pub fn run(format: Format, file: &Path, output: &Path) -> Result<ExitCode, String> {
+pub fn run(
+    format: Format,
+    file: &Path,
+    output: &Path,
+    options: Options,
+) -> Result<ExitCode, String> {
     let trace = crate::stats::load(file)?;
     let started = std::time::Instant::now();
     let summary = match format {
@@ -35,6 +50,18 @@ pub fn run(format: Format, file: &Path, output: &Path) -> Result<ExitCode, Strin
                 eprintln!("{line}");
             }
             format!("{} locations, {} events", w.locations, w.events)
+        }
+        Format::Simgrid => {
+            let w = conifer_export::simgrid::export(&trace, output, options.flops_per_second)?;
+            if let Some(line) = w.left.report("simgrid") {
+                eprintln!("{line}");
+            }
+            format!(
+                "{} rank files and {}, {} actions",
+                w.ranks,
+                conifer_export::simgrid::LIST,
+                w.actions
+            )
         }
     };
     eprintln!(

@@ -136,6 +136,10 @@ enum Command {
         /// Where to write: a file (chrome) or a directory (otf2, simgrid).
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
+        /// simgrid: the flop rate that turns the time between two calls into `compute`
+        /// actions; give the platform's host speed to replay the recorded times.
+        #[arg(long, default_value_t = 1e9)]
+        flops_per_second: f64,
     },
     /// Compare two traces: calls, bytes, matrix, time, first diverging call per rank; exits
     /// 0 when they are equal up to timing, 1 when not.
@@ -261,7 +265,8 @@ fn main() -> ExitCode {
             format,
             file,
             output,
-        } => export::run(format, &file, &output),
+            flops_per_second,
+        } => export::run(format, &file, &output, export::Options { flops_per_second }),
         Command::Decode {
             file,
             rank,

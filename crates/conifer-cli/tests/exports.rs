@@ -12,9 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Traces `app` on `ranks` ranks with `args`.
-fn trace(app: &str, ranks: u32, args: &[&str]) -> PathBuf {
-    let dir = scratch(&format!("exports-{app}-{ranks}"));
+/// Traces `app` on `ranks` ranks with `args`, in a scratch directory of test `test` (tests
+/// run in parallel).
+fn trace(test: &str, app: &str, ranks: u32, args: &[&str]) -> PathBuf {
+    let dir = scratch(&format!("exports-{test}-{app}-{ranks}"));
     let trace = dir.join(format!("{app}.cft"));
     let _guard = mpi_lock();
     let mut cmd = Command::new("timeout");
@@ -208,7 +209,7 @@ fn otf2_archives_read_back_by_otf2_print_and_python_match_the_decoded_calls() {
         return;
     }
     for (app, ranks, args) in apps() {
-        let t = trace(app, ranks, &args);
+        let t = trace("otf2", app, ranks, &args);
         let archive = t.with_extension("otf2");
         let _ = std::fs::remove_dir_all(&archive);
         run_ok(
@@ -340,7 +341,7 @@ type Slice = (f64, f64, String);
 #[test]
 fn chrome_json_is_well_formed_and_its_flows_join_sends_to_receives() {
     for (app, ranks, args) in apps() {
-        let t = trace(app, ranks, &args);
+        let t = trace("chrome", app, ranks, &args);
         let doc = chrome(&t);
         let events = doc["traceEvents"].as_array().expect("traceEvents");
         let want = expected(&t);

@@ -8,10 +8,11 @@
 pub mod chrome;
 pub mod messages;
 pub mod otf2;
+pub mod simgrid;
 pub mod timeline;
 
 use conifer_analyze::context::CommTable;
-use conifer_trace::decode::{Call, CallReader};
+use conifer_trace::decode::{Call, CallReader, DecodeError};
 use messages::{Messages, Op};
 use std::collections::{BTreeMap, HashMap};
 use timeline::{Clock, Span};
@@ -32,18 +33,48 @@ pub fn rank_events<'t>(
     reader: &CallReader<'t>,
     table: &'t CommTable,
     rank: u32,
-) -> Result<impl Iterator<Item = Result<Event<'t>, String>> + 't, String> {
-    let mut messages = Messages::new(reader, table, rank)?;
-    let mut clocks: HashMap<u32, Clock> = HashMap::new();
+) -> Result<RankEvents<'t>, String> {
     let calls = reader
         .calls(rank)
         .filter(|c| c.as_ref().map_or(true, |c| c.name != "free"));
-    Ok(calls.map(move |call| {
-        let call = call.map_err(|e| e.0)?;
-        let span = clocks.entry(call.signature.thread).or_default().next(&call);
-        let ops = messages.ops(&call);
-        Ok(Event { call, span, ops })
-    }))
+    Ok(RankEvents {
+        calls: Box::new(calls),
+        messages: Messages::new(reader, table, rank)?,
+        clocks: HashMap::new(),
+    })
+}
+
+/// One rank's [`Event`]s (see [`rank_events`]); between events, [`RankEvents::messages`]
+/// gives the state the ops were derived from (datatype sizes, pending requests).
+pub struct RankEvents<'t> {
+    calls: Box<dyn Iterator<Item = Result<Call<'t>, DecodeError>> + 't>,
+    messages: Messages<'t>,
+    clocks: HashMap<u32, Clock>,
+}
+
+impl<'t> RankEvents<'t> {
+    /// The follower that turns this rank's calls into ops.
+    pub fn messages(&self) -> &Messages<'t> {
+        &self.messages
+    }
+}
+
+impl<'t> Iterator for RankEvents<'t> {
+    type Item = Result<Event<'t>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let call = match self.calls.next()? {
+            Ok(call) => call,
+            Err(e) => return Some(Err(e.0)),
+        };
+        let span = self
+            .clocks
+            .entry(call.signature.thread)
+            .or_default()
+            .next(&call);
+        let ops = self.messages.ops(&call);
+        Some(Ok(Event { call, span, ops }))
+    }
 }
 
 /// Calls of functions a format cannot express, counted by function: reported once on stderr.

@@ -7,6 +7,7 @@
 use conifer_analyze::call::Args;
 use conifer_analyze::context::{CommGroup, CommTable, RankContext};
 use conifer_analyze::effect::{self, local_peer, world_peer, Caller};
+use conifer_analyze::types::TypeSizes;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::value::{HandleKind, HandleRef, Position, Rank, Status, Value};
 use conifer_trace::{Language, Trace};
@@ -64,6 +65,15 @@ pub enum Op {
     },
     /// A non-blocking receive posted.
     IrecvRequest {
+        /// Sender as posted, world rank (`None` for `MPI_ANY_SOURCE`; the completion's
+        /// [`Op::IrecvComplete`] names the actual sender when the status was recorded).
+        from: Option<u32>,
+        /// Tag as posted (negative for `MPI_ANY_TAG`).
+        tag: i64,
+        /// Communicator.
+        comm: Comm,
+        /// Bytes the receive buffer holds.
+        bytes: u64,
         /// Request number, unique in the rank.
         request: u64,
     },
@@ -167,6 +177,11 @@ impl<'t> Messages<'t> {
             pending: HashMap::new(),
             persistent: HashMap::new(),
         })
+    }
+
+    /// The rank's datatype sizes.
+    pub fn types(&self) -> &TypeSizes {
+        self.ctx.types()
     }
 
     /// The ops of the rank's next call.
@@ -291,9 +306,8 @@ impl<'t> Messages<'t> {
                 }
             }
             _ => {
-                let operation = name.strip_prefix('I').filter(|n| COLLECTIVES.contains(n));
-                if let Some(operation) = operation.or(COLLECTIVES.contains(&name).then_some(name)) {
-                    ops.push(self.collective(&a, operation));
+                if let Some(operation) = collective_operation(name) {
+                    ops.push(self.collective(&a, &operation));
                 }
             }
         }
@@ -393,7 +407,13 @@ impl<'t> Messages<'t> {
                 });
             }
         } else {
-            ops.push(Op::IrecvRequest { request });
+            ops.push(Op::IrecvRequest {
+                from: p.peer.map(|(world, _)| world),
+                tag: p.tag,
+                comm: p.comm.clone(),
+                bytes: p.bytes,
+                request,
+            });
         }
         self.pending.insert(h, (request, p));
     }
@@ -497,6 +517,20 @@ fn send_op(p: &Posted) -> Option<Op> {
 fn base(name: &str) -> &str {
     let n = name.strip_prefix("MPI_").unwrap_or(name);
     n.strip_suffix("_c").unwrap_or(n)
+}
+
+/// The [`COLLECTIVES`] entry a base name starts (`Allreduce` for `Allreduce` and the
+/// non-blocking `Iallreduce`), if any.
+fn collective_operation(name: &str) -> Option<String> {
+    if COLLECTIVES.contains(&name) {
+        return Some(name.to_string());
+    }
+    let mut rest = name.strip_prefix('I')?.chars();
+    let first = rest.next()?.to_ascii_uppercase();
+    let operation = format!("{first}{}", rest.as_str());
+    COLLECTIVES
+        .contains(&operation.as_str())
+        .then_some(operation)
 }
 
 /// True when the call's `flag` output is set.

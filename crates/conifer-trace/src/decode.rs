@@ -11,8 +11,8 @@ use crate::varint::Reader;
 use crate::Trace;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::fmt;
+use std::rc::Rc;
 
 /// A parsed signature.
 #[derive(Debug, Clone, PartialEq)]

@@ -223,7 +223,7 @@ unsafe fn write_op(
             ffi::OTF2_EvtWriter_MpiIsendComplete(w, none, end, *request),
             "MpiIsendComplete",
         ),
-        Op::IrecvRequest { request } => checked(
+        Op::IrecvRequest { request, .. } => checked(
             ffi::OTF2_EvtWriter_MpiIrecvRequest(w, none, start, *request),
             "MpiIrecvRequest",
         ),
