@@ -171,7 +171,9 @@ impl<I> TraceProgram<'_, I> {
                         });
                     }
                 }
-                Op::Recv { from, tag, comm, .. } => {
+                Op::Recv {
+                    from, tag, comm, ..
+                } => {
                     let req = self.fresh();
                     out.push_back(Action::Recv {
                         req,

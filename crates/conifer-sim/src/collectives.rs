@@ -217,7 +217,14 @@ pub struct Step {
 }
 
 /// The rounds member `me` of `n` runs for `c` by `alg` (root `root`, blocks of `m` bytes).
-pub fn schedule(c: Collective, alg: Algorithm, n: u32, me: u32, root: u32, m: u64) -> Vec<Vec<Step>> {
+pub fn schedule(
+    c: Collective,
+    alg: Algorithm,
+    n: u32,
+    me: u32,
+    root: u32,
+    m: u64,
+) -> Vec<Vec<Step>> {
     if n < 2 || me >= n {
         return Vec::new();
     }
@@ -249,9 +256,9 @@ pub fn schedule(c: Collective, alg: Algorithm, n: u32, me: u32, root: u32, m: u6
         (Collective::Reduce, _) => rel(tree_up(n, v, |_| m)),
         (Collective::Gather, _) => rel(tree_up(n, v, |sub| m * u64::from(sub))),
         (Collective::Barrier, _) => doubling_ring(n, me, |_| 0),
-        (Collective::Alltoall, Algorithm::Bruck) => {
-            doubling_ring(n, me, |pow| m * u64::from((0..n).filter(|j| j & pow != 0).count() as u32))
-        }
+        (Collective::Alltoall, Algorithm::Bruck) => doubling_ring(n, me, |pow| {
+            m * u64::from((0..n).filter(|j| j & pow != 0).count() as u32)
+        }),
         (Collective::Alltoall, _) => (1..n)
             .map(|k| exchange((me + k) % n, (me + n - k) % n, m))
             .collect(),

@@ -75,10 +75,18 @@ fn ping_pong(p: Params, m: u64) -> Outcome {
         vec![
             vec![
                 vec![call(1, 0.0), send(1, 1, 0, m), Action::Wait(vec![1])],
-                vec![call(2, 0.0), recv(2, Some(1), Some(0)), Action::Wait(vec![2])],
+                vec![
+                    call(2, 0.0),
+                    recv(2, Some(1), Some(0)),
+                    Action::Wait(vec![2]),
+                ],
             ],
             vec![
-                vec![call(3, 0.0), recv(1, Some(0), Some(0)), Action::Wait(vec![1])],
+                vec![
+                    call(3, 0.0),
+                    recv(1, Some(0), Some(0)),
+                    Action::Wait(vec![1]),
+                ],
                 vec![call(4, 0.0), send(2, 0, 0, m), Action::Wait(vec![2])],
             ],
         ],
@@ -130,10 +138,18 @@ fn compute_scales() {
     let o = run(
         p,
         vec![
-            vec![vec![call(1, 1000.0), send(1, 1, 0, 0), Action::Wait(vec![1])]],
+            vec![vec![
+                call(1, 1000.0),
+                send(1, 1, 0, 0),
+                Action::Wait(vec![1]),
+            ]],
             vec![
                 vec![call(2, 1000.0)],
-                vec![call(3, 1000.0), recv(1, Some(0), Some(0)), Action::Wait(vec![1])],
+                vec![
+                    call(3, 1000.0),
+                    recv(1, Some(0), Some(0)),
+                    Action::Wait(vec![1]),
+                ],
             ],
         ],
     )
@@ -205,10 +221,18 @@ fn wildcard_takes_earliest_arrival() {
         params(),
         vec![
             vec![vec![call(1, 0.0), send(1, 2, 1, 0), Action::Wait(vec![1])]],
-            vec![vec![call(1, 5000.0), send(1, 2, 2, 0), Action::Wait(vec![1])]],
+            vec![vec![
+                call(1, 5000.0),
+                send(1, 2, 2, 0),
+                Action::Wait(vec![1]),
+            ]],
             vec![
                 vec![call(2, 0.0), recv(1, None, None), Action::Wait(vec![1])],
-                vec![call(3, 10000.0), recv(2, Some(1), Some(2)), Action::Wait(vec![2])],
+                vec![
+                    call(3, 10000.0),
+                    recv(2, Some(1), Some(2)),
+                    Action::Wait(vec![2]),
+                ],
             ],
         ],
     )
@@ -229,7 +253,11 @@ fn two_tags(first: Option<i64>, second: Option<i64>) -> Result<Outcome, Result<S
             ]],
             vec![
                 vec![call(2, 0.0), recv(1, Some(0), first), Action::Wait(vec![1])],
-                vec![call(3, 0.0), recv(2, Some(0), second), Action::Wait(vec![2])],
+                vec![
+                    call(3, 0.0),
+                    recv(2, Some(0), second),
+                    Action::Wait(vec![2]),
+                ],
             ],
         ],
     )
@@ -252,7 +280,10 @@ fn matching_by_tag_and_non_overtaking() {
 fn failed_test_costs_o() {
     let o = run(
         params(),
-        vec![vec![vec![call(1, 10.0), Action::Poll], vec![call(2, 0.0), Action::Poll]]],
+        vec![vec![
+            vec![call(1, 10.0), Action::Poll],
+            vec![call(2, 0.0), Action::Poll],
+        ]],
     )
     .expect("runs");
     assert_eq!(ends(&o), vec![210.0]);
@@ -269,9 +300,15 @@ fn rule_follows_sizes_and_overrides() {
         rule.choose(Collective::Allreduce, 8, 64 << 10),
         Algorithm::Rabenseifner
     );
-    assert_eq!(rule.choose(Collective::Allreduce, 6, 64 << 10), Algorithm::Ring);
+    assert_eq!(
+        rule.choose(Collective::Allreduce, 6, 64 << 10),
+        Algorithm::Ring
+    );
     assert_eq!(rule.choose(Collective::Alltoall, 8, 16), Algorithm::Bruck);
-    assert_eq!(rule.choose(Collective::Alltoall, 8, 4096), Algorithm::Pairwise);
+    assert_eq!(
+        rule.choose(Collective::Alltoall, 8, 4096),
+        Algorithm::Pairwise
+    );
     let rule = Rule::with_overrides("allreduce=ring").expect("valid");
     assert_eq!(rule.choose(Collective::Allreduce, 8, 8), Algorithm::Ring);
     assert!(Rule::with_overrides("bcast=ring").is_err());
@@ -323,5 +360,11 @@ fn parameters_parse() {
     assert!(p.set_all("X=1").is_err());
     let mut q = Params::default();
     q.set_file(&p.to_file()).expect("round trip");
-    assert_eq!(q, Params { compute_scale: 1.0, ..p });
+    assert_eq!(
+        q,
+        Params {
+            compute_scale: 1.0,
+            ..p
+        }
+    );
 }
