@@ -55,8 +55,14 @@ impl Shared {
     /// The matching context of communicator `comm`: point-to-point or collective traffic.
     fn context(&self, comm: &Comm, collective: bool) -> u32 {
         let mut contexts = self.contexts.borrow_mut();
-        let next = contexts.len() as u32;
-        let id = *contexts.entry(comm.clone()).or_insert(next);
+        let id = match contexts.get(comm) {
+            Some(&id) => id,
+            None => {
+                let id = contexts.len() as u32;
+                contexts.insert(comm.clone(), id);
+                id
+            }
+        };
         2 * id + u32::from(collective)
     }
 }

@@ -414,7 +414,7 @@ fn allreduce_doubling(n: u32, me: u32, m: u64) -> Vec<Vec<Step>> {
     };
     let mut rounds = Vec::new();
     let new_rank = if me < 2 * rem {
-        if me % 2 == 0 {
+        if me.is_multiple_of(2) {
             rounds.push(one(me + 1, true));
             None
         } else {
@@ -434,7 +434,7 @@ fn allreduce_doubling(n: u32, me: u32, m: u64) -> Vec<Vec<Step>> {
         }
     }
     if me < 2 * rem {
-        rounds.push(if me % 2 == 0 {
+        rounds.push(if me.is_multiple_of(2) {
             one(me + 1, false)
         } else {
             one(me - 1, true)

@@ -26,9 +26,34 @@
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 use crate::params::Params;
+
+/// Hashes the engine's integer keys (request numbers, ranks) with one multiply: they are
+/// not adversarial, and SipHash would dominate a wait.
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+}
+
+type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// A critical-path profile: time (ns) per call key.
 type Profile = Rc<Vec<f64>>;
@@ -163,10 +188,10 @@ struct Rank<P> {
     key: u32,
     nic_free: f64,
     profile: Profile,
-    requests: HashMap<u64, Req>,
+    requests: IntMap<u64, Req>,
     posted: VecDeque<Posted>,
     unexpected: VecDeque<Msg>,
-    last_arrival: HashMap<u32, f64>,
+    last_arrival: IntMap<u32, f64>,
     /// Requests of the current wait not yet determined.
     blocked: usize,
     finished: bool,
@@ -253,10 +278,10 @@ impl<P: Program> Engine<P> {
                 key: COMPUTE_KEY,
                 nic_free: 0.0,
                 profile: Rc::new(Vec::new()),
-                requests: HashMap::new(),
+                requests: IntMap::default(),
                 posted: VecDeque::new(),
                 unexpected: VecDeque::new(),
-                last_arrival: HashMap::new(),
+                last_arrival: IntMap::default(),
                 blocked: 0,
                 finished: false,
                 times: RankTimes::default(),
@@ -378,11 +403,8 @@ impl<P: Program> Engine<P> {
             match rank.requests.get(id).map(|q| q.done) {
                 None => {}
                 Some(None) => unknown += 1,
-                Some(Some(t)) => {
-                    if latest.is_none_or(|(l, _)| t > l) {
-                        latest = Some((t, *id));
-                    }
-                }
+                Some(Some(t)) if latest.is_none_or(|(l, _)| t > l) => latest = Some((t, *id)),
+                Some(Some(_)) => {}
             }
         }
         if unknown > 0 {

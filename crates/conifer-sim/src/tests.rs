@@ -368,3 +368,49 @@ fn parameters_parse() {
         }
     );
 }
+
+/// A ring exchange generated on the fly: each call posts a receive from the left and a
+/// send to the right and waits for both.
+struct RingExchange {
+    rank: u32,
+    n: u32,
+    left: u64,
+}
+
+impl Program for RingExchange {
+    fn next_call(&mut self, out: &mut VecDeque<Action>) -> Result<bool, String> {
+        if self.left == 0 {
+            return Ok(false);
+        }
+        self.left -= 1;
+        out.push_back(call(1, 50.0));
+        out.push_back(recv(1, Some((self.rank + self.n - 1) % self.n), Some(0)));
+        out.push_back(send(2, (self.rank + 1) % self.n, 0, 64));
+        out.push_back(Action::Wait(vec![1, 2]));
+        Ok(true)
+    }
+}
+
+/// The engine's own throughput, without decoding (`cargo test --release -p conifer-sim --
+/// --ignored --nocapture`).
+#[test]
+#[ignore]
+fn engine_throughput() {
+    let (n, calls) = (16, 250_000);
+    let programs = (0..n)
+        .map(|rank| RingExchange {
+            rank,
+            n,
+            left: calls,
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let o = Engine::new(params(), programs).run().expect("runs");
+    let s = started.elapsed().as_secs_f64();
+    println!(
+        "{} events in {s:.2}s: {:.1} M events/s",
+        o.events,
+        o.events as f64 / s / 1e6
+    );
+    assert_eq!(o.messages, u64::from(n) * calls);
+}
