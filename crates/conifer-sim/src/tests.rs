@@ -128,9 +128,9 @@ fn rendezvous_ping_pong() {
 
 #[test]
 fn compute_scales() {
-    // Computation before each call is scaled: 1000 ns × 3 on each of two calls, then an eager
-    // 0-byte message: rank 1 receives at 3000 + (o + L) + o = 4200 (sender at 3000, receiver
-    // posted at 6000 > arrival 4100, so done 6000 + o = 6100).
+    // Computation before each call is scaled: 1000 ns × 3. Rank 0 sends 0 B at 3000 (ends
+    // at 3000 + o = 3100; arrival 3000 + o + L = 4100); rank 1 computes twice (6000), finds
+    // the message unexpected and completes at 6000 + o = 6100.
     let p = Params {
         compute_scale: 3.0,
         ..params()
