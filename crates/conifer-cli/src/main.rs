@@ -12,6 +12,7 @@ mod output;
 mod plot;
 mod profile;
 mod report;
+mod sim;
 mod static_pass;
 mod stats;
 mod verify;
@@ -141,6 +142,35 @@ enum Command {
         #[arg(long, default_value_t = 1e9)]
         flops_per_second: f64,
     },
+    /// Predict the run from the trace: a LogGP/LogGPO simulation of every rank (computation
+    /// from the recorded intervals, messages by the network model, collectives by the
+    /// algorithms MPI libraries run). Parameters: L, o (os, or), g, G, O, eager, compute.
+    Sim {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// Network parameters file (`key = value` lines, e.g. written by hand or calibrated).
+        #[arg(long)]
+        net: Option<PathBuf>,
+        /// Parameters, e.g. `L=2us,o=200ns,g=100ns,G=0.1ns/B,O=0.1ns/B,eager=64KiB`.
+        #[arg(long)]
+        set: Option<String>,
+        /// Factor on every recorded computation interval (0: communication only).
+        #[arg(long)]
+        compute_scale: Option<f64>,
+        /// Collective algorithm overrides, e.g. `allreduce=ring,alltoall=bruck,bcast=linear`.
+        #[arg(long)]
+        coll: Option<String>,
+        /// Predict over a range of one parameter: `L=1us..100us[:POINTS]` (also o, g, G, O,
+        /// compute).
+        #[arg(long)]
+        sweep: Option<String>,
+        /// Critical-path contributors to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Compare two traces: calls, bytes, matrix, time, first diverging call per rank; exits
     /// 0 when they are equal up to timing, 1 when not.
     Diff {
@@ -261,6 +291,25 @@ fn main() -> ExitCode {
             .and_then(|sel| plot::run(&kind, &file, &output, sel)),
         Command::Report { file, output } => report::run(&file, &output),
         Command::Diff { a, b, json } => diff::run(&a, &b, json),
+        Command::Sim {
+            file,
+            net,
+            set,
+            compute_scale,
+            coll,
+            sweep,
+            top,
+            json,
+        } => sim::run(&sim::Args {
+            file: &file,
+            net: net.as_deref(),
+            set: set.as_deref(),
+            compute_scale,
+            coll: coll.as_deref(),
+            sweep: sweep.as_deref(),
+            top,
+            json,
+        }),
         Command::Export {
             format,
             file,

@@ -138,6 +138,22 @@ pub const COLLECTIVES: &[&str] = &[
     "Exscan",
 ];
 
+/// What a non-blocking receive asked for when it was posted (before any message matched it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// Request number (as in [`Op::IrecvRequest`]).
+    pub request: u64,
+    /// Source, world rank and rank in the communicator; `None` for `MPI_ANY_SOURCE` (or a
+    /// source the trace cannot name).
+    pub from: Option<(u32, u32)>,
+    /// Tag as posted (`-1` is `MPI_ANY_TAG`).
+    pub tag: i64,
+    /// Communicator.
+    pub comm: Comm,
+    /// Bytes of the receive buffer.
+    pub bytes: u64,
+}
+
 /// A posted point-to-point operation.
 #[derive(Debug, Clone)]
 struct Posted {
@@ -162,6 +178,8 @@ pub struct Messages<'t> {
     pending: HashMap<HandleRef, (u64, Posted)>,
     /// Persistent requests: symbolic handle → what each start posts.
     persistent: HashMap<HandleRef, Posted>,
+    /// Receives the last call posted (see [`Messages::posted_receives`]).
+    posted_receives: Vec<Envelope>,
 }
 
 impl<'t> Messages<'t> {
@@ -176,6 +194,7 @@ impl<'t> Messages<'t> {
             next_request: 0,
             pending: HashMap::new(),
             persistent: HashMap::new(),
+            posted_receives: Vec::new(),
         })
     }
 
@@ -184,8 +203,20 @@ impl<'t> Messages<'t> {
         self.ctx.types()
     }
 
+    /// The rank's context (communicator positions, datatypes), for evaluating its calls.
+    pub fn context(&self) -> &RankContext<'t> {
+        &self.ctx
+    }
+
+    /// The non-blocking receives the call last given to [`Messages::ops`] posted (`MPI_Irecv`,
+    /// started persistent receives), with what each asked for, in posting order.
+    pub fn posted_receives(&self) -> &[Envelope] {
+        &self.posted_receives
+    }
+
     /// The ops of the rank's next call.
     pub fn ops(&mut self, call: &Call) -> Vec<Op> {
+        self.posted_receives.clear();
         let a = Args {
             name: call.name,
             slots: call.slots,
@@ -413,6 +444,13 @@ impl<'t> Messages<'t> {
                 comm: p.comm.clone(),
                 bytes: p.bytes,
                 request,
+            });
+            self.posted_receives.push(Envelope {
+                request,
+                from: p.peer,
+                tag: p.tag,
+                comm: p.comm.clone(),
+                bytes: p.bytes,
             });
         }
         self.pending.insert(h, (request, p));

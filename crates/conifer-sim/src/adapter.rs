@@ -1,0 +1,253 @@
+//! From decoded calls to simulator actions. One [`TraceProgram`] per rank reads the rank's
+//! calls lazily (`Trace::calls`), turns each into message-level ops with the export crate's
+//! [`Messages`] (world ranks, tags, communicators, bytes, request numbers, which requests a
+//! wait or a successful test completed) and those into [`Action`]s:
+//!
+//! - the computation before the call: the call's own interval with lossless timing, else
+//!   its timing family's mean interval;
+//! - sends and receives are posted (blocking ones as a post and a wait); a receive posted
+//!   with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` matches as a wildcard (a blocking receive
+//!   whose status was recorded uses the recorded source and tag);
+//! - `Wait*` and tests that succeeded wait for the requests the trace says they completed;
+//!   a test that failed (or an `Iprobe`/`Probe`) is a poll costing `o_r`;
+//! - collectives become the point-to-point rounds of their algorithm
+//!   ([`crate::collectives`]) on a matching context of their own; non-blocking ones run
+//!   at the call that starts them.
+//!
+//! Only the main thread (thread 0) of each rank is simulated.
+
+use crate::collectives::{self, Collective, Rule};
+use crate::engine::{Action, Program};
+use crate::keys::KeyTable;
+use conifer_analyze::context::{CommGroup, CommTable};
+use conifer_export::messages::{Comm, Messages, Op};
+use conifer_trace::decode::{Call, CallReader, DecodeError};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+
+/// What every rank's program shares: communicator members, matching contexts, call keys,
+/// the collective rule.
+pub struct Shared {
+    members: HashMap<CommGroup, Vec<u32>>,
+    contexts: RefCell<HashMap<Comm, u32>>,
+    /// The call keys met so far.
+    pub keys: RefCell<KeyTable>,
+    rule: Rule,
+}
+
+impl Shared {
+    /// From the trace's communicator table and the collective rule.
+    pub fn new(table: &CommTable, rule: Rule) -> Shared {
+        let members = table
+            .groups()
+            .into_iter()
+            .filter_map(|(g, m)| Some((g, m.iter().copied().collect::<Option<Vec<u32>>>()?)))
+            .collect();
+        Shared {
+            members,
+            contexts: RefCell::new(HashMap::new()),
+            keys: RefCell::new(KeyTable::default()),
+            rule,
+        }
+    }
+
+    /// The matching context of communicator `comm`: point-to-point or collective traffic.
+    fn context(&self, comm: &Comm, collective: bool) -> u32 {
+        let mut contexts = self.contexts.borrow_mut();
+        let id = match contexts.get(comm) {
+            Some(&id) => id,
+            None => {
+                let id = contexts.len() as u32;
+                contexts.insert(comm.clone(), id);
+                id
+            }
+        };
+        2 * id + u32::from(collective)
+    }
+}
+
+/// One rank's calls as simulator actions.
+pub struct TraceProgram<'t, I> {
+    calls: I,
+    messages: Messages<'t>,
+    shared: &'t Shared,
+    rank: u32,
+    next_req: u64,
+    collectives: HashMap<u32, i64>,
+}
+
+/// Request numbers of blocking operations and collective steps (the trace's own requests
+/// are numbered from 0).
+const INTERNAL_REQUESTS: u64 = 1 << 62;
+
+/// The program of world rank `rank` of `trace`.
+pub fn program<'t>(
+    reader: &CallReader<'t>,
+    table: &'t CommTable,
+    shared: &'t Shared,
+    rank: u32,
+) -> Result<TraceProgram<'t, impl Iterator<Item = Result<Call<'t>, DecodeError>> + 't>, String> {
+    Ok(TraceProgram {
+        calls: reader.calls(rank),
+        messages: Messages::new(reader, table, rank)?,
+        shared,
+        rank,
+        next_req: INTERNAL_REQUESTS,
+        collectives: HashMap::new(),
+    })
+}
+
+impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TraceProgram<'t, I> {
+    fn next_call(&mut self, out: &mut VecDeque<Action>) -> Result<bool, String> {
+        let Some(call) = self.calls.next() else {
+            return Ok(false);
+        };
+        let call = call.map_err(|e| format!("rank {}: {}", self.rank, e.0))?;
+        if call.signature.thread != 0 {
+            // Threads come one after the other: the main thread is over.
+            return Ok(false);
+        }
+        let compute = match call.time {
+            Some(t) => t.interval_ns as f64,
+            None => call.timing.map_or(0.0, |t| t.interval.mean()),
+        };
+        let key = self.shared.keys.borrow_mut().key(&call);
+        out.push_back(Action::Call { key, compute });
+        let ops = self.messages.ops(&call);
+        self.translate(&call, ops, out);
+        Ok(true)
+    }
+}
+
+impl<I> TraceProgram<'_, I> {
+    fn fresh(&mut self) -> u64 {
+        self.next_req += 1;
+        self.next_req
+    }
+
+    /// Appends the actions of one call's `ops`.
+    fn translate(&mut self, call: &Call, ops: Vec<Op>, out: &mut VecDeque<Action>) {
+        let mut waits = Vec::new();
+        for op in ops {
+            match op {
+                Op::Send {
+                    to,
+                    tag,
+                    comm,
+                    bytes,
+                    ..
+                } => {
+                    let req = self.fresh();
+                    let ctx = self.shared.context(&comm, false);
+                    out.push_back(Action::Send {
+                        req,
+                        to,
+                        ctx,
+                        tag,
+                        bytes,
+                    });
+                    waits.push(req);
+                }
+                Op::Isend {
+                    to,
+                    tag,
+                    comm,
+                    bytes,
+                    request,
+                    ..
+                } => {
+                    let ctx = self.shared.context(&comm, false);
+                    out.push_back(Action::Send {
+                        req: request,
+                        to,
+                        ctx,
+                        tag,
+                        bytes,
+                    });
+                }
+                Op::IrecvRequest { request, .. } => {
+                    let posted = self.messages.posted_receives();
+                    if let Some(e) = posted.iter().find(|e| e.request == request) {
+                        out.push_back(Action::Recv {
+                            req: request,
+                            from: e.from.map(|(world, _)| world),
+                            ctx: self.shared.context(&e.comm, false),
+                            tag: (e.tag != -1).then_some(e.tag),
+                        });
+                    }
+                }
+                Op::Recv {
+                    from, tag, comm, ..
+                } => {
+                    let req = self.fresh();
+                    out.push_back(Action::Recv {
+                        req,
+                        from: from.map(|(world, _)| world),
+                        ctx: self.shared.context(&comm, false),
+                        tag: (tag != -1).then_some(tag),
+                    });
+                    waits.push(req);
+                }
+                Op::IsendComplete { request } | Op::IrecvComplete { request, .. } => {
+                    waits.push(request)
+                }
+                Op::Collective {
+                    operation,
+                    comm,
+                    root,
+                    sent,
+                    received,
+                } => self.collective(&operation, &comm, root, sent, received, out),
+            }
+        }
+        let name = call.name.strip_prefix("MPI_").unwrap_or(call.name);
+        if !waits.is_empty() {
+            out.push_back(Action::Wait(waits));
+        } else if name.starts_with("Test") || name.starts_with("Iprobe") || name == "Probe" {
+            out.push_back(Action::Poll);
+        }
+    }
+
+    /// Appends the rounds of a collective (nothing on `MPI_COMM_SELF`, on
+    /// inter-communicators, or on communicators whose members the trace does not name).
+    fn collective(
+        &mut self,
+        operation: &str,
+        comm: &Comm,
+        root: Option<u32>,
+        sent: u64,
+        received: u64,
+        out: &mut VecDeque<Action>,
+    ) {
+        let shared = self.shared;
+        let (Some(c), Comm::Group(g)) = (Collective::of_operation(operation), comm) else {
+            return;
+        };
+        let Some(members) = shared.members.get(g) else {
+            return;
+        };
+        let n = members.len() as u32;
+        let Some(me) = members.iter().position(|&w| w == self.rank) else {
+            return;
+        };
+        let me = me as u32;
+        if n < 2 {
+            return;
+        }
+        let others = u64::from(n - 1);
+        let m = if c.rooted() && root != Some(me) {
+            sent.max(received)
+        } else if c == Collective::Scan {
+            (sent + received) / others
+        } else {
+            sent.max(received) / others
+        };
+        let algorithm = shared.rule.choose(c, n, m);
+        let rounds = collectives::schedule(c, algorithm, n, me, root.unwrap_or(0), m);
+        let ctx = shared.context(comm, true);
+        let seq = self.collectives.entry(ctx).or_insert(0);
+        let tag = *seq;
+        *seq += 1;
+        collectives::expand(&rounds, members, ctx, tag, &mut self.next_req, out);
+    }
+}

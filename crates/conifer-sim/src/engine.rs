@@ -1,0 +1,565 @@
+//! The discrete-event engine: ranks run their actions (computation, posted sends and
+//! receives, waits) against one clock each; messages travel as timed arrival events; MPI
+//! matching happens at the receiver.
+//!
+//! A rank runs ahead until it must wait for something another rank determines; events are
+//! processed in time order (ties in creation order), which keeps MPI's matching outcome:
+//! a receive takes the earliest-arriving matching message, a message the earliest-posted
+//! matching receive, and messages between one pair of ranks arrive in the order they were
+//! sent (arrival times are made monotone per pair, so none overtakes another).
+//!
+//! Timing of a message of m bytes posted by the sender at time t (LogGP + LogGPO's O):
+//! - it departs at `d = max(t, sender's NIC free)`;
+//! - eager (m ≤ eager limit): the sender's CPU is busy `o_s + m·O` (the send request is
+//!   then complete), its NIC is busy `max(g, m·G)`, the message arrives at
+//!   `d + o_s + m·G + L`; the receive is ready at `max(arrival, posted)` and costs the
+//!   receiver `o_r + m·O` when it completes;
+//! - rendezvous: the sender pays `o_s` and its NIC `g` for a request-to-send arriving at
+//!   `d + o_s + L`; once matched at `M = max(arrival, posted)`, the clear-to-send comes back
+//!   (`L`), the sender pushes the data (`o_s + m·G`; its request completes at
+//!   `S = M + L + o_s + m·G`), the data lands at `S + L` and costs the receiver `o_r`.
+//!
+//! Each rank also carries its *critical-path profile*: for the longest chain of
+//! dependencies ending at its clock, the time each call key contributed (the sum equals the
+//! clock). When a wait is ended by a message, the receiver's profile becomes the sender's
+//! profile at the send plus the transfer, attributed to the waiting call.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
+
+use crate::params::Params;
+
+/// Hashes the engine's integer keys (request numbers, ranks) with one multiply: they are
+/// not adversarial, and SipHash would dominate a wait.
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+}
+
+type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+
+/// A critical-path profile: time (ns) per call key.
+type Profile = Rc<Vec<f64>>;
+
+/// The call key computation is attributed to.
+pub const COMPUTE_KEY: u32 = 0;
+
+/// One thing a rank does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A call begins after `compute` ns of computation (before scaling) since the previous
+    /// call; what follows until the next `Call` is attributed to `key`.
+    Call {
+        /// The call's key (see [`crate::keys::KeyTable`]).
+        key: u32,
+        /// Computation before the call, ns.
+        compute: f64,
+    },
+    /// Posts a send as request `req`.
+    Send {
+        /// Request number, unique among the rank's pending requests.
+        req: u64,
+        /// Receiver, world rank.
+        to: u32,
+        /// Matching context (communicator, point-to-point or collective).
+        ctx: u32,
+        /// Tag.
+        tag: i64,
+        /// Bytes.
+        bytes: u64,
+    },
+    /// Posts a receive as request `req`.
+    Recv {
+        /// Request number.
+        req: u64,
+        /// Sender, world rank; `None` for any source.
+        from: Option<u32>,
+        /// Matching context.
+        ctx: u32,
+        /// Tag; `None` for any tag.
+        tag: Option<i64>,
+    },
+    /// Waits until every listed request completed (unknown numbers are ignored).
+    Wait(Vec<u64>),
+    /// A poll that found nothing (a failed test): costs `o_r`.
+    Poll,
+}
+
+/// Where a rank's actions come from, one call at a time.
+pub trait Program {
+    /// Appends the actions of the rank's next call to `out`; `false` when there are no more.
+    fn next_call(&mut self, out: &mut VecDeque<Action>) -> Result<bool, String>;
+}
+
+/// Time split of one rank.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RankTimes {
+    /// When the rank ended, ns.
+    pub end: f64,
+    /// Computation, ns.
+    pub compute: f64,
+    /// Communication overheads the rank's CPU paid (o, m·O, NIC stalls), ns.
+    pub comm: f64,
+    /// Waiting for other ranks or the network, ns.
+    pub wait: f64,
+}
+
+/// What a simulation produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Per rank.
+    pub ranks: Vec<RankTimes>,
+    /// The critical path (the profile of the rank that ended last): ns per call key.
+    pub critical: Vec<f64>,
+    /// Actions and message arrivals processed.
+    pub events: u64,
+    /// Messages sent (collectives' included).
+    pub messages: u64,
+}
+
+/// The simulation could not finish: a rank waits for something that never happens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stall {
+    /// The rank.
+    pub rank: u32,
+    /// The key of the call it waits in.
+    pub key: u32,
+}
+
+/// A pending request.
+struct Req {
+    /// When it completes (receives: when the data is there), once known.
+    done: Option<f64>,
+    /// CPU cost paid when a wait completes it.
+    cost: f64,
+    /// The sender's profile and its time, when a remote rank determined `done`.
+    dep: Option<(Profile, f64)>,
+    /// True while the rank is blocked waiting for it.
+    waited: bool,
+}
+
+/// A message (or rendezvous request-to-send) in flight or unexpected.
+struct Msg {
+    from: u32,
+    ctx: u32,
+    tag: i64,
+    bytes: u64,
+    send_req: u64,
+    rendezvous: bool,
+    arrival: f64,
+    snapshot: Profile,
+    snapshot_at: f64,
+}
+
+/// A posted receive no message matched yet.
+struct Posted {
+    req: u64,
+    from: Option<u32>,
+    ctx: u32,
+    tag: Option<i64>,
+    at: f64,
+}
+
+fn matches(p: &Posted, m: &Msg) -> bool {
+    p.ctx == m.ctx && p.from.is_none_or(|f| f == m.from) && p.tag.is_none_or(|t| t == m.tag)
+}
+
+struct Rank<P> {
+    program: P,
+    actions: VecDeque<Action>,
+    clock: f64,
+    key: u32,
+    nic_free: f64,
+    profile: Profile,
+    requests: IntMap<u64, Req>,
+    posted: VecDeque<Posted>,
+    unexpected: VecDeque<Msg>,
+    last_arrival: IntMap<u32, f64>,
+    /// Requests of the current wait not yet determined.
+    blocked: usize,
+    finished: bool,
+    times: RankTimes,
+}
+
+impl<P> Rank<P> {
+    /// Spends `d` ns of the current call's CPU time (or waiting, when `wait`).
+    fn spend(&mut self, d: f64, wait: bool) {
+        if d <= 0.0 {
+            return;
+        }
+        self.clock += d;
+        if wait {
+            self.times.wait += d;
+        } else {
+            self.times.comm += d;
+        }
+        add(&mut self.profile, self.key, d);
+    }
+}
+
+fn add(p: &mut Profile, key: u32, d: f64) {
+    let v = Rc::make_mut(p);
+    let k = key as usize;
+    if v.len() <= k {
+        v.resize(k + 1, 0.0);
+    }
+    v[k] += d;
+}
+
+enum Event {
+    Run(u32),
+    Arrive(u32, Box<Msg>),
+}
+
+struct Entry {
+    time: f64,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed, so the heap pops the earliest (then the first created).
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .time
+            .total_cmp(&self.time)
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+
+/// The simulation of one run.
+pub struct Engine<P> {
+    params: Params,
+    ranks: Vec<Rank<P>>,
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+    now: f64,
+    events: u64,
+    messages: u64,
+}
+
+impl<P: Program> Engine<P> {
+    /// An engine over one program per rank (index = world rank).
+    pub fn new(params: Params, programs: Vec<P>) -> Self {
+        let ranks = programs
+            .into_iter()
+            .map(|program| Rank {
+                program,
+                actions: VecDeque::new(),
+                clock: 0.0,
+                key: COMPUTE_KEY,
+                nic_free: 0.0,
+                profile: Rc::new(Vec::new()),
+                requests: IntMap::default(),
+                posted: VecDeque::new(),
+                unexpected: VecDeque::new(),
+                last_arrival: IntMap::default(),
+                blocked: 0,
+                finished: false,
+                times: RankTimes::default(),
+            })
+            .collect();
+        Engine {
+            params,
+            ranks,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0.0,
+            events: 0,
+            messages: 0,
+        }
+    }
+
+    fn push(&mut self, time: f64, event: Event) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            time,
+            seq: self.seq,
+            event,
+        });
+    }
+
+    /// Runs every rank to its end. `Err(Ok(stall))` when a rank waits forever,
+    /// `Err(Err(message))` when a program failed.
+    pub fn run(mut self) -> Result<Outcome, Result<Stall, String>> {
+        for r in 0..self.ranks.len() as u32 {
+            self.push(0.0, Event::Run(r));
+        }
+        while let Some(e) = self.heap.pop() {
+            self.now = e.time;
+            match e.event {
+                Event::Run(r) => self.run_rank(r).map_err(Err)?,
+                Event::Arrive(to, msg) => {
+                    self.events += 1;
+                    self.arrive(to, *msg);
+                }
+            }
+        }
+        if let Some(r) = self.ranks.iter().position(|r| !r.finished) {
+            return Err(Ok(Stall {
+                rank: r as u32,
+                key: self.ranks[r].key,
+            }));
+        }
+        let last = (0..self.ranks.len())
+            .max_by(|&a, &b| self.ranks[a].clock.total_cmp(&self.ranks[b].clock));
+        Ok(Outcome {
+            critical: last.map_or_else(Vec::new, |r| self.ranks[r].profile.to_vec()),
+            ranks: self.ranks.iter().map(|r| r.times).collect(),
+            events: self.events,
+            messages: self.messages,
+        })
+    }
+
+    /// Runs rank `r` until it waits for another rank or ends.
+    fn run_rank(&mut self, r: u32) -> Result<(), String> {
+        let ri = r as usize;
+        if self.ranks[ri].finished || self.ranks[ri].blocked > 0 {
+            return Ok(());
+        }
+        loop {
+            let rank = &mut self.ranks[ri];
+            let Some(action) = rank.actions.pop_front() else {
+                if !rank.program.next_call(&mut rank.actions)? {
+                    rank.finished = true;
+                    rank.times.end = rank.clock;
+                    return Ok(());
+                }
+                continue;
+            };
+            self.events += 1;
+            match action {
+                Action::Call { key, compute } => {
+                    let d = compute.max(0.0) * self.params.compute_scale;
+                    rank.clock += d;
+                    rank.times.compute += d;
+                    if d > 0.0 {
+                        add(&mut rank.profile, COMPUTE_KEY, d);
+                    }
+                    rank.key = key;
+                }
+                Action::Send {
+                    req,
+                    to,
+                    ctx,
+                    tag,
+                    bytes,
+                } => self.send(r, req, to, ctx, tag, bytes),
+                Action::Recv {
+                    req,
+                    from,
+                    ctx,
+                    tag,
+                } => self.post_recv(r, req, from, ctx, tag),
+                Action::Poll => {
+                    let o = self.params.recv_overhead;
+                    rank.spend(o, false);
+                }
+                Action::Wait(reqs) => {
+                    if !self.try_wait(ri, &reqs) {
+                        self.ranks[ri].actions.push_front(Action::Wait(reqs));
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Completes the wait for `reqs` if every one's completion is known; else marks the
+    /// rank blocked on the unknown ones.
+    fn try_wait(&mut self, ri: usize, reqs: &[u64]) -> bool {
+        let rank = &mut self.ranks[ri];
+        let mut unknown = 0;
+        let mut latest: Option<(f64, u64)> = None;
+        for id in reqs {
+            match rank.requests.get(id).map(|q| q.done) {
+                None => {}
+                Some(None) => unknown += 1,
+                Some(Some(t)) if latest.is_none_or(|(l, _)| t > l) => latest = Some((t, *id)),
+                Some(Some(_)) => {}
+            }
+        }
+        if unknown > 0 {
+            for id in reqs {
+                if let Some(q) = rank.requests.get_mut(id).filter(|q| q.done.is_none()) {
+                    q.waited = true;
+                }
+            }
+            rank.blocked = unknown;
+            return false;
+        }
+        if let Some((t, id)) = latest.filter(|(t, _)| *t > rank.clock) {
+            let wait = t - rank.clock;
+            match rank.requests.get(&id).and_then(|q| q.dep.clone()) {
+                Some((snapshot, at)) => {
+                    rank.profile = snapshot;
+                    add(&mut rank.profile, rank.key, t - at);
+                    rank.clock = t;
+                    rank.times.wait += wait;
+                }
+                None => rank.spend(wait, true),
+            }
+        }
+        let cost: f64 = reqs
+            .iter()
+            .filter_map(|id| rank.requests.remove(id))
+            .map(|q| q.cost)
+            .sum();
+        rank.spend(cost, false);
+        true
+    }
+
+    /// Rank `r` posts a send.
+    fn send(&mut self, r: u32, req: u64, to: u32, ctx: u32, tag: i64, bytes: u64) {
+        let p = self.params;
+        let rank = &mut self.ranks[r as usize];
+        let stall = rank.nic_free - rank.clock;
+        rank.spend(stall, false);
+        let depart = rank.clock;
+        let (snapshot, snapshot_at) = (rank.profile.clone(), rank.clock);
+        let m = bytes as f64;
+        let rendezvous = bytes > p.eager_limit;
+        let (arrival, done) = if rendezvous {
+            rank.spend(p.send_overhead, false);
+            rank.nic_free = depart + p.gap;
+            (depart + p.send_overhead + p.latency, None)
+        } else {
+            rank.spend(p.send_overhead + m * p.copy_per_byte, false);
+            rank.nic_free = depart + p.gap.max(m * p.gap_per_byte);
+            (
+                depart + p.send_overhead + m * p.gap_per_byte + p.latency,
+                Some(rank.clock),
+            )
+        };
+        let last = rank.last_arrival.entry(to).or_insert(0.0);
+        let arrival = arrival.max(*last);
+        *last = arrival;
+        rank.requests.insert(
+            req,
+            Req {
+                done,
+                cost: 0.0,
+                dep: None,
+                waited: false,
+            },
+        );
+        self.messages += 1;
+        let msg = Msg {
+            from: r,
+            ctx,
+            tag,
+            bytes,
+            send_req: req,
+            rendezvous,
+            arrival,
+            snapshot,
+            snapshot_at,
+        };
+        self.push(arrival, Event::Arrive(to, Box::new(msg)));
+    }
+
+    /// Rank `r` posts a receive: it takes the first matching unexpected message, else
+    /// waits in the posted queue.
+    fn post_recv(&mut self, r: u32, req: u64, from: Option<u32>, ctx: u32, tag: Option<i64>) {
+        let rank = &mut self.ranks[r as usize];
+        rank.requests.insert(
+            req,
+            Req {
+                done: None,
+                cost: 0.0,
+                dep: None,
+                waited: false,
+            },
+        );
+        let posted = Posted {
+            req,
+            from,
+            ctx,
+            tag,
+            at: rank.clock,
+        };
+        match rank.unexpected.iter().position(|m| matches(&posted, m)) {
+            Some(i) => {
+                let msg = rank.unexpected.remove(i).expect("index from position");
+                self.matched(r, &posted, msg);
+            }
+            None => rank.posted.push_back(posted),
+        }
+    }
+
+    /// A message arrives at rank `to`: it matches the first matching posted receive, else
+    /// waits as unexpected.
+    fn arrive(&mut self, to: u32, msg: Msg) {
+        let rank = &mut self.ranks[to as usize];
+        match rank.posted.iter().position(|p| matches(p, &msg)) {
+            Some(i) => {
+                let posted = rank.posted.remove(i).expect("index from position");
+                self.matched(to, &posted, msg);
+            }
+            None => rank.unexpected.push_back(msg),
+        }
+    }
+
+    /// Receive `posted` of rank `to` matched `msg`: the completion times follow.
+    fn matched(&mut self, to: u32, posted: &Posted, msg: Msg) {
+        let p = self.params;
+        let m = msg.bytes as f64;
+        let at = msg.arrival.max(posted.at);
+        let dep = Some((msg.snapshot, msg.snapshot_at));
+        if msg.rendezvous {
+            let sent = at + p.latency + p.send_overhead + m * p.gap_per_byte;
+            self.resolve(msg.from, msg.send_req, sent, 0.0, None);
+            self.resolve(to, posted.req, sent + p.latency, p.recv_overhead, dep);
+        } else {
+            let cost = p.recv_overhead + m * p.copy_per_byte;
+            self.resolve(to, posted.req, at, cost, dep);
+        }
+    }
+
+    /// Request `req` of rank `r` completes at `done`; wakes the rank when its wait is over.
+    fn resolve(&mut self, r: u32, req: u64, done: f64, cost: f64, dep: Option<(Profile, f64)>) {
+        let rank = &mut self.ranks[r as usize];
+        let Some(q) = rank.requests.get_mut(&req) else {
+            return;
+        };
+        q.done = Some(done);
+        q.cost = cost;
+        q.dep = dep;
+        if q.waited {
+            q.waited = false;
+            rank.blocked -= 1;
+            if rank.blocked == 0 {
+                let at = done.max(self.now);
+                self.push(at, Event::Run(r));
+            }
+        }
+    }
+}
