@@ -44,20 +44,7 @@ fn foreign_file() {
 #[test]
 fn truncated_and_corrupted_traces() {
     let dir = scratch("cli-errors");
-    let trace = dir.join("ring.cft");
-    {
-        let _lock = mpi_lock();
-        run_ok(
-            Command::new("timeout")
-                .arg("300")
-                .arg(conifer())
-                .args(["run", "-n", "2", "-o"])
-                .arg(&trace)
-                .arg(apps_dir().join("ring"))
-                .arg("3")
-                .current_dir(&dir),
-        );
-    }
+    let trace = traced(&dir, "ring", 2, &[], &apps_dir().join("ring"), &["3"]);
     let bytes = std::fs::read(&trace).unwrap();
     let cut = dir.join("cut.cft");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
@@ -96,20 +83,7 @@ fn zero_ranks() {
 #[test]
 fn export_refuses_bad_input_and_outputs_in_one_line() {
     let dir = scratch("cli-errors-export");
-    let trace = dir.join("ring.cft");
-    {
-        let _lock = mpi_lock();
-        run_ok(
-            Command::new("timeout")
-                .arg("300")
-                .arg(conifer())
-                .args(["run", "-n", "2", "-o"])
-                .arg(&trace)
-                .arg(apps_dir().join("ring"))
-                .arg("3")
-                .current_dir(&dir),
-        );
-    }
+    let trace = traced(&dir, "ring", 2, &[], &apps_dir().join("ring"), &["3"]);
     let t = trace.to_str().unwrap();
     let err = conifer_fails(&["export", "otf2", "/nonexistent/run.cft", "-o", "/tmp/x"]);
     assert!(

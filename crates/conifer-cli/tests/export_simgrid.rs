@@ -36,20 +36,7 @@ fn have_smpirun() -> bool {
 
 /// Traces `app` (10 iterations) on [`RANKS`] ranks in `dir`.
 fn trace(app: &str, dir: &Path) -> PathBuf {
-    let trace = dir.join(format!("{app}.cft"));
-    let _guard = mpi_lock();
-    let mut cmd = Command::new("timeout");
-    cmd.arg("300")
-        .arg(conifer())
-        .args(["run", "-n", &RANKS.to_string(), "-o"])
-        .arg(&trace)
-        .current_dir(dir);
-    if !is_mpich() {
-        cmd.arg("--launcher-arg=--oversubscribe");
-    }
-    cmd.arg(apps_dir().join(app)).arg("10");
-    run_ok(&mut cmd);
-    trace
+    traced(dir, app, RANKS, &[], &apps_dir().join(app), &["10"])
 }
 
 /// A 16-node cluster (1 Gflop/s hosts, 10 GB/s links, 1 µs latency) and a hostfile naming

@@ -16,19 +16,7 @@ use std::process::Command;
 /// run in parallel).
 fn trace(test: &str, app: &str, ranks: u32, args: &[&str]) -> PathBuf {
     let dir = scratch(&format!("exports-{test}-{app}-{ranks}"));
-    let trace = dir.join(format!("{app}.cft"));
-    let _guard = mpi_lock();
-    let mut cmd = Command::new("timeout");
-    cmd.arg("300")
-        .arg(conifer())
-        .args(["run", "-n", &ranks.to_string(), "-o"])
-        .arg(&trace)
-        .current_dir(&dir);
-    if ranks > 2 && !is_mpich() {
-        cmd.arg("--launcher-arg=--oversubscribe");
-    }
-    run_ok(cmd.arg(apps_dir().join(app)).args(args));
-    trace
+    traced(&dir, app, ranks, &[], &apps_dir().join(app), args)
 }
 
 /// The test apps exported, with rank counts and arguments.

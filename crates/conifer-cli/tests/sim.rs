@@ -12,19 +12,7 @@ use std::process::Command;
 /// Traces `app` on 4 ranks with `args`.
 fn trace(app: &str, args: &[&str]) -> PathBuf {
     let dir = scratch(&format!("sim-{app}"));
-    let trace = dir.join(format!("{app}.cft"));
-    let _guard = mpi_lock();
-    let mut cmd = Command::new("timeout");
-    cmd.arg("300")
-        .arg(conifer())
-        .args(["run", "-n", "4", "-o"])
-        .arg(&trace)
-        .current_dir(&dir);
-    if !is_mpich() {
-        cmd.arg("--launcher-arg=--oversubscribe");
-    }
-    run_ok(cmd.arg(apps_dir().join(app)).args(args));
-    trace
+    traced(&dir, app, 4, &[], &apps_dir().join(app), args)
 }
 
 fn sim(trace: &PathBuf, args: &[&str]) -> Json {

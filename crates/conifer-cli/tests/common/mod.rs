@@ -114,6 +114,32 @@ pub fn conifer_run_raw(ranks: u32, trace: &Path, dir: &Path) -> Command {
     cmd
 }
 
+/// Traces `program` with `args` on `ranks` ranks by `conifer run` (plus `options`) in `dir`,
+/// into `dir/<name>.cft`, under a 300 s timeout and the MPI lock (Open MPI oversubscribed).
+pub fn traced(
+    dir: &Path,
+    name: &str,
+    ranks: u32,
+    options: &[&str],
+    program: &Path,
+    args: &[&str],
+) -> PathBuf {
+    let trace = dir.join(format!("{name}.cft"));
+    let _guard = mpi_lock();
+    let mut cmd = Command::new("timeout");
+    cmd.arg("300")
+        .arg(conifer())
+        .args(["run", "-n", &ranks.to_string(), "-o"])
+        .arg(&trace)
+        .args(options)
+        .current_dir(dir);
+    if ranks > 2 && !is_mpich() {
+        cmd.arg("--launcher-arg=--oversubscribe");
+    }
+    run_ok(cmd.arg(program).args(args));
+    trace
+}
+
 /// Runs a command to completion and fails the test, showing its output, if it did not succeed.
 pub fn run_ok(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("command starts");
