@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// order within each part (a key equal to the parent rank, as almost every code uses).
 pub struct CommTable {
     groups: HashMap<Vec<u8>, Vec<Vec<Option<u32>>>>,
-    of_rank: HashMap<(Vec<u8>, u32), usize>,
+    /// Communicator id → world rank → which group of that id the rank is in.
+    of_rank: HashMap<Vec<u8>, HashMap<u32, usize>>,
 }
 
 fn key(v: &Value) -> Vec<u8> {
@@ -56,7 +57,7 @@ impl CommTable {
         held.entry(world_key())
             .or_insert_with(|| (0..trace.meta.ranks).map(|r| (r, i64::from(r))).collect());
         let mut groups = HashMap::new();
-        let mut of_rank = HashMap::new();
+        let mut of_rank: HashMap<Vec<u8>, HashMap<u32, usize>> = HashMap::new();
         for (k, mut members) in held {
             members.sort_unstable();
             let mut gs: Vec<Vec<Option<u32>>> = Vec::new();
@@ -78,7 +79,7 @@ impl CommTable {
                     gs[g].resize(l + 1, None);
                 }
                 gs[g][l] = Some(world);
-                of_rank.insert((k.clone(), world), g);
+                of_rank.entry(k.clone()).or_default().insert(world, g);
             }
             groups.insert(k, gs);
         }
@@ -87,7 +88,7 @@ impl CommTable {
 
     /// The members of the communicator `k` world rank `rank` belongs to.
     fn members(&self, k: &[u8], rank: u32) -> Option<&[Option<u32>]> {
-        let g = *self.of_rank.get(&(k.to_vec(), rank))?;
+        let g = *self.of_rank.get(k)?.get(&rank)?;
         Some(&self.groups.get(k)?[g])
     }
 
@@ -95,7 +96,7 @@ impl CommTable {
     /// know it (`None` for `MPI_COMM_SELF` and communicators the trace does not list).
     pub fn group_of(&self, comm: &Value, rank: u32) -> Option<CommGroup> {
         let id = key(comm);
-        let group = *self.of_rank.get(&(id.clone(), rank))?;
+        let group = *self.of_rank.get(&id)?.get(&rank)?;
         Some(CommGroup { id, group })
     }
 
@@ -175,9 +176,21 @@ pub struct RankContext<'t> {
     windows: HashMap<HandleRef, Value>,
     persistent: HashMap<HandleRef, Effect>,
     remote: HashMap<Vec<u8>, (i64, Vec<Option<u32>>)>,
+    /// `MPI_COMM_SELF`'s key.
+    self_key: Vec<u8>,
+    /// A buffer for encoding lookup keys without allocating on every call.
+    scratch: std::cell::RefCell<Vec<u8>>,
 }
 
 impl<'t> RankContext<'t> {
+    /// `f` of the key of `v` (its encoding).
+    fn with_key<R>(&self, v: &Value, f: impl FnOnce(&[u8]) -> R) -> R {
+        let mut k = self.scratch.borrow_mut();
+        k.clear();
+        v.encode(&mut k);
+        f(&k)
+    }
+
     /// The context of world rank `rank`, from a first pass over its calls that keeps the
     /// ones setting up state (datatypes, windows, persistent requests).
     pub fn of_rank(
@@ -279,6 +292,8 @@ impl<'t> RankContext<'t> {
             windows,
             persistent: HashMap::new(),
             remote,
+            self_key: self_key(),
+            scratch: Default::default(),
         };
         let mut persistent = HashMap::new();
         for a in &setup {
@@ -306,17 +321,18 @@ impl Caller for RankContext<'_> {
     }
 
     fn position(&self, comm: &Value) -> Option<(Position<'_>, u32)> {
-        let &(rank, grid, size) = self.positions.get(&key(comm))?;
+        let (rank, grid, size) = self.with_key(comm, |k| self.positions.get(k).copied())?;
         (size > 0).then_some((Position { rank, grid }, size))
     }
 
     fn member(&self, comm: &Value, local: i64) -> Option<u32> {
-        let k = key(comm);
-        if k == self_key() {
-            return (local == 0).then_some(self.world);
-        }
-        let g = self.table.members(&k, self.world)?;
-        *g.get(usize::try_from(local).ok()?)?
+        self.with_key(comm, |k| {
+            if k == self.self_key.as_slice() {
+                return (local == 0).then_some(self.world);
+            }
+            let g = self.table.members(k, self.world)?;
+            *g.get(usize::try_from(local).ok()?)?
+        })
     }
 
     fn types(&self) -> &TypeSizes {
