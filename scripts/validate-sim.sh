@@ -106,7 +106,7 @@ run "ring 50000" "$APPS/ring" 50000
 run "stencil2d 8000" "$APPS/stencil2d" 8000
 run "stencil3d 2000" "$APPS/stencil3d" 2000
 run "mg 2000" "$APPS/mg" 2000
-run "cg 20" "$APPS/cg" 20
+# cg needs a square number of ranks (1, 4, 16, ...): not at 2.
 run "waitany 20000" "$APPS/waitany" 20000
 run "reduce0 20000" "$APPS/reduce0" 20000
 run "butterfly 20000" "$APPS/butterfly" 20000
