@@ -127,9 +127,12 @@ pub fn exec(options: &TraceOptions, program: &[String]) -> Result<ExitCode, Stri
     Err(format!("cannot run {}: {error}", program[0]))
 }
 
-/// The launcher of the MPI this conifer is built for, and the flags this machine needs.
-fn launcher(ranks: u32) -> (String, Vec<String>, Vec<(&'static str, &'static str)>) {
-    let mpi = env!("CONIFER_BUILT_FOR_MPI");
+/// The MPI this conifer is built for (`openmpi` or `mpich`).
+pub const BUILT_FOR_MPI: &str = env!("CONIFER_BUILT_FOR_MPI");
+
+/// The launcher of MPI `mpi` (`openmpi`, `mpich`), the flags this machine needs for
+/// `ranks` ranks, and the environment it needs.
+pub fn launcher(mpi: &str, ranks: u32) -> (String, Vec<String>, Vec<(&'static str, &'static str)>) {
     let mut flags = vec!["-n".to_string(), ranks.to_string()];
     let mut env = Vec::new();
     if mpi == "openmpi" {
@@ -161,7 +164,7 @@ pub fn run(
     preload_library()?;
     let me =
         std::env::current_exe().map_err(|e| format!("cannot locate the conifer binary: {e}"))?;
-    let (launcher, flags, env) = launcher(ranks);
+    let (launcher, flags, env) = launcher(BUILT_FOR_MPI, ranks);
     let status = Command::new(&launcher)
         .args(flags)
         .args(launcher_args)

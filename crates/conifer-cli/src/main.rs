@@ -1,5 +1,6 @@
 //! `conifer`: launch traced MPI runs and read the traces they leave.
 
+mod calibrate;
 mod callsites;
 mod decode;
 mod diff;
@@ -164,10 +165,36 @@ enum Command {
         /// compute).
         #[arg(long)]
         sweep: Option<String>,
+        /// With --sweep: also draw predicted time against the parameter (`.svg` or `.png`).
+        #[arg(long)]
+        plot: Option<PathBuf>,
         /// Critical-path contributors to list.
         #[arg(long, default_value_t = 10)]
         top: usize,
         /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure this machine's MPI (ping-pong and message trains, 1 B to 4 MiB, Netgauge's
+    /// PRTT method) and fit the simulator's parameters, written as a `conifer sim --net`
+    /// file.
+    Calibrate {
+        /// Ranks to launch (the benchmark runs between ranks 0 and 1).
+        #[arg(short = 'n', long = "np", default_value_t = 2)]
+        ranks: u32,
+        /// The MPI to measure (default: the one conifer is built for).
+        #[arg(long, value_parser = ["openmpi", "mpich"])]
+        mpi: Option<String>,
+        /// Fewer sizes (1 B to 2 MiB by ×8, and 4 KiB) and repetitions.
+        #[arg(long)]
+        quick: bool,
+        /// The parameter file to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+        /// Seconds the benchmark may run before it is stopped.
+        #[arg(long, default_value_t = 600)]
+        timeout: u32,
+        /// Print JSON (measurements, parameters, fit error).
         #[arg(long)]
         json: bool,
     },
@@ -298,6 +325,7 @@ fn main() -> ExitCode {
             compute_scale,
             coll,
             sweep,
+            plot,
             top,
             json,
         } => sim::run(&sim::Args {
@@ -307,7 +335,23 @@ fn main() -> ExitCode {
             compute_scale,
             coll: coll.as_deref(),
             sweep: sweep.as_deref(),
+            plot: plot.as_deref(),
             top,
+            json,
+        }),
+        Command::Calibrate {
+            ranks,
+            mpi,
+            quick,
+            output,
+            timeout,
+            json,
+        } => calibrate::run(&calibrate::Args {
+            ranks,
+            mpi: mpi.as_deref(),
+            quick,
+            output: &output,
+            timeout,
             json,
         }),
         Command::Export {

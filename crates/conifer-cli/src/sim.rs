@@ -25,6 +25,8 @@ pub struct Args<'a> {
     pub coll: Option<&'a str>,
     /// `--sweep KEY=A..B[:N]`.
     pub sweep: Option<&'a str>,
+    /// `--plot FILE`: the sweep as a picture.
+    pub plot: Option<&'a Path>,
     /// Critical-path contributors to list.
     pub top: usize,
     /// JSON output.
@@ -51,21 +53,43 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     }
     let rule = Rule::with_overrides(args.coll.unwrap_or("")).map_err(|e| format!("--coll: {e}"))?;
     let sweep = args.sweep.map(parse_sweep).transpose()?;
+    if let Some(plot) = args.plot {
+        let ext = plot
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        if sweep.is_none() || !matches!(ext.as_deref(), Some("svg" | "png")) {
+            return Err(format!(
+                "--plot {}: needs --sweep and a file ending in .svg or .png",
+                plot.display()
+            ));
+        }
+    }
     let trace = crate::stats::load(args.file)?;
     let mut options = Options {
         params: p,
         rule,
         top: args.top,
     };
-    if let Some((key, values)) = sweep {
-        let mut rows = Vec::new();
-        for (text, v) in values {
+    if let Some((key, unit, values)) = sweep {
+        let mut points = Vec::new();
+        for x in values {
             options.params = p;
-            options.params.set(&key, &v)?;
+            options.params.set(&key, &format!("{x}{unit}"))?;
             let r = conifer_sim::simulate(&trace, &options)?;
-            rows.push((text, r.total_ns));
+            points.push((x, r.total_ns));
         }
-        return print_sweep(&key, &rows, args.json).map(|()| ExitCode::SUCCESS);
+        if let Some(plot) = args.plot {
+            let name = args.file.file_name().unwrap_or_default().to_string_lossy();
+            let s = crate::plot::sweep::Sweep {
+                key: &key,
+                unit,
+                points: &points,
+                name: &name,
+            };
+            crate::plot::sweep::write(&s, plot)?;
+        }
+        return print_sweep(&key, unit, &points, args.json).map(|()| ExitCode::SUCCESS);
     }
     let started = Instant::now();
     let report = conifer_sim::simulate(&trace, &options)?;
@@ -82,8 +106,9 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `KEY=A..B[:N]` → the key and N values from A to B (evenly spaced, as text `set` reads).
-fn parse_sweep(text: &str) -> Result<(String, Vec<(String, String)>), String> {
+/// `KEY=A..B[:N]` → the key, the unit of its values and N values from A to B, evenly
+/// spaced.
+fn parse_sweep(text: &str) -> Result<(String, &'static str, Vec<f64>), String> {
     let bad = || {
         format!("--sweep: bad range {text:?}: expected KEY=FROM..TO[:POINTS], e.g. L=1us..100us")
     };
@@ -111,15 +136,16 @@ fn parse_sweep(text: &str) -> Result<(String, Vec<(String, String)>), String> {
     };
     let (a, b) = a.zip(b).ok_or_else(bad)?;
     let values = (0..points)
-        .map(|i| {
-            let x = a + (b - a) * i as f64 / (points - 1) as f64;
-            (format!("{x}{unit}"), format!("{x}{unit}"))
-        })
+        .map(|i| a + (b - a) * i as f64 / (points - 1) as f64)
         .collect();
-    Ok((key.to_string(), values))
+    Ok((key.to_string(), unit, values))
 }
 
-fn print_sweep(key: &str, rows: &[(String, f64)], json: bool) -> Result<(), String> {
+fn print_sweep(key: &str, unit: &str, rows: &[(f64, f64)], json: bool) -> Result<(), String> {
+    let rows: Vec<(String, f64)> = rows
+        .iter()
+        .map(|(x, t)| (format!("{x}{unit}"), *t))
+        .collect();
     if json {
         let v: Vec<serde_json::Value> = rows
             .iter()
@@ -128,7 +154,7 @@ fn print_sweep(key: &str, rows: &[(String, f64)], json: bool) -> Result<(), Stri
         return crate::output::emit_json(&serde_json::Value::Array(v));
     }
     let mut s = format!("{key:>14}  predicted time\n");
-    for (x, t) in rows {
+    for (x, t) in &rows {
         let _ = writeln!(s, "{x:>14}  {}", human_time(*t));
     }
     crate::output::emit(&s)

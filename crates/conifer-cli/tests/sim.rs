@@ -109,6 +109,28 @@ fn stencil2d_hops_and_sweep() {
     assert_eq!(rows.len(), 3);
     let times: Vec<f64> = rows.iter().map(|row| f(&row["total_ns"])).collect();
     assert!(times[0] < times[1] && times[1] < times[2], "{times:?}");
+    // The same sweep drawn.
+    let svg = t.with_extension("sweep.svg");
+    run_ok(
+        Command::new(conifer())
+            .arg("sim")
+            .arg(&t)
+            .args([
+                "--compute-scale",
+                "0",
+                "--sweep",
+                "L=1us..100us:3",
+                "--plot",
+            ])
+            .arg(&svg),
+    );
+    let picture = std::fs::read_to_string(&svg).expect("the picture is written");
+    assert!(
+        picture.starts_with("<svg"),
+        "{}",
+        &picture[..80.min(picture.len())]
+    );
+    assert!(picture.contains("Predicted run time against L"));
 }
 
 #[test]
@@ -123,6 +145,11 @@ fn bad_input_is_one_line() {
         (vec!["sim", "x.cft", "--set", "Q=1"], "unknown parameter"),
         (vec!["sim", "x.cft", "--coll", "bcast=ring"], "--coll"),
         (vec!["sim", "x.cft", "--sweep", "L=1us"], "--sweep"),
+        (vec!["sim", "x.cft", "--plot", "a.svg"], "needs --sweep"),
+        (
+            vec!["sim", "x.cft", "--sweep", "L=1us..2us", "--plot", "a.txt"],
+            ".svg",
+        ),
         (vec!["sim", "x.cft", "--compute-scale=-1"], "compute-scale"),
     ];
     for (args, needle) in cases {

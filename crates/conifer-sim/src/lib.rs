@@ -3,6 +3,7 @@
 //! a network model; messages are matched as MPI matches them; collectives run the
 //! point-to-point algorithms MPI libraries use.
 //!
+//! - [`calibrate`]: fitting the parameters to benchmark measurements;
 //! - [`params`]: the model's parameters (L, o_s, o_r, g, G, O, eager limit, compute scale);
 //! - [`engine`]: the discrete-event engine (protocols, matching, waits, critical path);
 //! - [`collectives`]: collective algorithms and the rule choosing them;
@@ -14,6 +15,7 @@
 //! over ranks).
 
 pub mod adapter;
+pub mod calibrate;
 pub mod collectives;
 pub mod engine;
 pub mod keys;

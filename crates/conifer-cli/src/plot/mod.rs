@@ -1,12 +1,14 @@
 //! `conifer plot`: pictures of a run as SVG or PNG (plotters), each with a title, axis labels
 //! and units: the rank × rank matrix (log colour scale; beyond 256 ranks, blocks of ranks
 //! summed), the message-size histogram per function, time per function, time per rank (MPI
-//! and between calls: imbalance), and, with lossless timing, a per-rank timeline.
+//! and between calls: imbalance), and, with lossless timing, a per-rank timeline; and for
+//! `conifer sim --sweep`, predicted time against the swept parameter.
 
 mod bars;
 mod chart;
 mod matrix;
 mod style;
+pub mod sweep;
 #[cfg(test)]
 mod tests;
 mod timeline;
