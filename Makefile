@@ -10,7 +10,7 @@ CARGO_FOR = CONIFER_MPI=$(1) CARGO_TARGET_DIR=$(call TARGET_DIR,$(1)) cargo
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: setup build demo test test-one lint bench spec spec-check clean
+.PHONY: setup build demo test test-one lint bench spec spec-check clean install uninstall
 
 setup:
 	@scripts/setup.sh --real-apps
@@ -55,6 +55,18 @@ spec-check: setup
 	@python3 tools/gen-mpi-table.py target/mpi-functions.check.json 2>/dev/null
 	@cmp -s target/mpi-functions.check.json crates/conifer-spec/mpi-functions.json || \
 	  { echo "crates/conifer-spec/mpi-functions.json is stale: run 'make spec' and commit it"; exit 1; }
+
+# make install [PREFIX=/usr/local]: builds Conifer for every MPI installed here and installs
+# one `conifer` plus a preload library per MPI (scripts/install.sh); make uninstall removes it.
+PREFIX ?= /usr/local
+install:
+	@for mpi in $(MPIS); do \
+	  if command -v mpicc.$$mpi >/dev/null; then $(MAKE) --no-print-directory build MPI=$$mpi || exit 1; fi; \
+	done
+	@scripts/install.sh $(PREFIX)
+
+uninstall:
+	@scripts/install.sh $(PREFIX) --uninstall
 
 clean:
 	cargo clean

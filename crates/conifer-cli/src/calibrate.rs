@@ -35,7 +35,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             "-n must be at least 2: the benchmark measures messages between two ranks".into(),
         );
     }
-    let mpi = args.mpi.unwrap_or(crate::launch::BUILT_FOR_MPI);
+    let mpi = args.mpi.unwrap_or(crate::installed::BUILT_FOR_MPI);
     let compiler = format!("mpicc.{mpi}");
     let (launcher, flags, env) = crate::launch::launcher(mpi, args.ranks);
     for tool in [&compiler, &launcher] {

@@ -1,12 +1,12 @@
-//! `conifer info`: the MPI this build targets and what its preload library wraps, read from
-//! the library itself.
+//! `conifer info`: the preload libraries installed for each MPI, and what one of them wraps,
+//! read from the library itself.
 
+use crate::installed;
 use std::ffi::{c_char, CStr};
 use std::process::ExitCode;
 
-/// Loads libconifer.so and returns the wrap report it was built with.
-fn wrap_report() -> Result<serde_json::Value, String> {
-    let library = crate::launch::preload_library()?;
+/// Loads `library` (a libconifer.so) and returns the wrap report it was built with.
+fn wrap_report(library: &std::path::Path) -> Result<serde_json::Value, String> {
     let path = std::ffi::CString::new(library.as_os_str().as_encoded_bytes())
         .map_err(|_| "library path contains a NUL byte".to_string())?;
     // SAFETY: dlopen/dlsym with valid C strings; the symbol is `extern "C" fn() -> *const c_char`
@@ -32,15 +32,40 @@ fn wrap_report() -> Result<serde_json::Value, String> {
     }
 }
 
-/// Prints the wrap report.
-pub fn print(json: bool) -> Result<ExitCode, String> {
-    let report = wrap_report()?;
+/// Prints the installed preload libraries and the wrap report of the one for `mpi` (by
+/// default the MPI this conifer was built for). With `json`, the wrap report gains an
+/// `installed` object: MPI → library path (null when not built).
+pub fn print(json: bool, mpi: Option<&str>) -> Result<ExitCode, String> {
+    let mpi = match mpi {
+        Some(m) => installed::check_mpi(m)?,
+        None => installed::BUILT_FOR_MPI,
+    };
+    let mut libraries = serde_json::Map::new();
+    for m in installed::MPIS {
+        let path = installed::find(m, "libconifer.so")?;
+        libraries.insert(
+            m.to_string(),
+            path.map_or(serde_json::Value::Null, |p| {
+                let p = std::fs::canonicalize(&p).unwrap_or(p);
+                serde_json::Value::String(p.display().to_string())
+            }),
+        );
+    }
+    let mut report = wrap_report(&installed::preload_library(mpi)?)?;
     if json {
+        report["installed"] = serde_json::Value::Object(libraries);
         println!(
             "{}",
             serde_json::to_string_pretty(&report).expect("JSON value prints")
         );
         return Ok(ExitCode::SUCCESS);
+    }
+    for (m, path) in &libraries {
+        println!(
+            "{:<17} {}",
+            format!("preload ({m})"),
+            path.as_str().unwrap_or("not built")
+        );
     }
     let count = |key: &str| report[key].as_u64().unwrap_or(0);
     let list = |key: &str| report[key].as_array().map(Vec::len).unwrap_or(0);

@@ -1,5 +1,6 @@
 //! `conifer exec` and `conifer run`: start programs with libconifer.so preloaded.
 
+use crate::installed;
 use clap::Args;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -27,6 +28,10 @@ pub struct TraceOptions {
     /// (decoding restores the values; also `CONIFER_RELATIVE_TAGS=1`).
     #[arg(long)]
     pub relative_tags: bool,
+    /// The MPI the program uses (`openmpi`, `mpich`); by default told from the launcher or
+    /// the program's libraries (also `CONIFER_MPI`).
+    #[arg(long, value_parser = ["openmpi", "mpich"])]
+    pub mpi: Option<String>,
     /// Record each call's call site (its return address, as module and offset) so `profile`
     /// can name the source line of calls in programs not built with `conifer cc` (needs the
     /// binary's debug information, `-g`, to name lines; also `CONIFER_CALLSITES=1`).
@@ -81,38 +86,11 @@ fn absolute(path: &std::path::Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Finds libconifer.so: `CONIFER_LIB`, else next to the `conifer` binary (as cargo builds
-/// them), else in `../lib` relative to it (as installed).
-pub fn preload_library() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("CONIFER_LIB") {
-        let path = PathBuf::from(path);
-        return if path.is_file() {
-            Ok(path)
-        } else {
-            Err(format!(
-                "CONIFER_LIB={} does not exist; unset it or point it to libconifer.so",
-                path.display()
-            ))
-        };
-    }
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot locate the conifer binary: {e}"))?;
-    let dir = exe.parent().unwrap_or(std::path::Path::new("."));
-    [dir.join("libconifer.so"), dir.join("../lib/libconifer.so")]
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            format!(
-                "libconifer.so not found next to {}; build it with `make build` or set CONIFER_LIB",
-                exe.display()
-            )
-        })
-}
-
 /// Replaces this process with `program`, libconifer.so preloaded (after anything already in
 /// `LD_PRELOAD`, which keeps its precedence).
 pub fn exec(options: &TraceOptions, program: &[String]) -> Result<ExitCode, String> {
-    let library = preload_library()?;
+    let (mpi, _) = installed::mpi_of(&program[0], options.mpi.as_deref())?;
+    let library = installed::preload_library(mpi)?;
     let mut preload = OsString::new();
     if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
         preload.push(existing);
@@ -126,9 +104,6 @@ pub fn exec(options: &TraceOptions, program: &[String]) -> Result<ExitCode, Stri
         .exec();
     Err(format!("cannot run {}: {error}", program[0]))
 }
-
-/// The MPI this conifer is built for (`openmpi` or `mpich`).
-pub const BUILT_FOR_MPI: &str = env!("CONIFER_BUILT_FOR_MPI");
 
 /// The launcher of MPI `mpi` (`openmpi`, `mpich`), the flags this machine needs for
 /// `ranks` ranks, and the environment it needs.
@@ -151,7 +126,8 @@ pub fn launcher(mpi: &str, ranks: u32) -> (String, Vec<String>, Vec<(&'static st
     (format!("mpirun.{mpi}"), flags, env)
 }
 
-/// Runs `program` on `ranks` ranks under this MPI's launcher, each rank through `conifer exec`.
+/// Runs `program` on `ranks` ranks under the launcher of its MPI, each rank through
+/// `conifer exec`.
 pub fn run(
     ranks: u32,
     launcher_args: &[String],
@@ -161,16 +137,18 @@ pub fn run(
     if ranks == 0 {
         return Err("-n must be at least 1".into());
     }
-    preload_library()?;
+    let (mpi, _) = installed::mpi_of(&program[0], options.mpi.as_deref())?;
+    installed::preload_library(mpi)?;
     let me =
         std::env::current_exe().map_err(|e| format!("cannot locate the conifer binary: {e}"))?;
-    let (launcher, flags, env) = launcher(BUILT_FOR_MPI, ranks);
+    let (launcher, flags, env) = launcher(mpi, ranks);
     let status = Command::new(&launcher)
         .args(flags)
         .args(launcher_args)
         .arg(me)
         .arg("exec")
         .args(options.as_args())
+        .arg(format!("--mpi={mpi}"))
         .arg("--")
         .args(program)
         .envs(env)

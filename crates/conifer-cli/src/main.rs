@@ -6,6 +6,7 @@ mod decode;
 mod diff;
 mod export;
 mod info;
+mod installed;
 mod launch;
 mod matrix;
 mod merge;
@@ -268,11 +269,14 @@ enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
-    /// Which MPI this Conifer is built for and what its preload library wraps.
+    /// The preload libraries installed for each MPI, and what one of them wraps.
     Info {
         /// Print JSON instead of a summary.
         #[arg(long)]
         json: bool,
+        /// The MPI whose library to describe (default: the one this conifer was built for).
+        #[arg(long, value_parser = ["openmpi", "mpich"])]
+        mpi: Option<String>,
     },
 }
 
@@ -368,7 +372,7 @@ fn main() -> ExitCode {
         } => decode::print(&file, rank, ranks.as_deref(), json),
         Command::Verify { file, raw } => verify::run(&file, raw.as_deref()),
         Command::Merge { dir, output } => merge::run(&dir, &output),
-        Command::Info { json } => info::print(json),
+        Command::Info { json, mpi } => info::print(json, mpi.as_deref()),
         Command::Cc { args } => static_pass::exec("cc", &args),
         Command::Cxx { args } => static_pass::exec("cxx", &args),
         Command::Fc { args } => static_pass::exec("fc", &args),
