@@ -2,6 +2,7 @@
 //! read from the library itself.
 
 use crate::installed;
+use crate::outln;
 use std::ffi::{c_char, CStr};
 use std::process::ExitCode;
 
@@ -36,6 +37,14 @@ fn wrap_report(library: &std::path::Path) -> Result<serde_json::Value, String> {
 /// default the MPI this conifer was built for). With `json`, the wrap report gains an
 /// `installed` object: MPI → library path (null when not built).
 pub fn print(json: bool, mpi: Option<&str>) -> Result<ExitCode, String> {
+    let mut out = String::new();
+    let result = print_into(&mut out, json, mpi);
+    crate::output::emit(&out)?;
+    result
+}
+
+/// Writes what [`print`] prints into `out`.
+fn print_into(out: &mut String, json: bool, mpi: Option<&str>) -> Result<ExitCode, String> {
     let mpi = match mpi {
         Some(m) => installed::check_mpi(m)?,
         None => installed::BUILT_FOR_MPI,
@@ -54,14 +63,16 @@ pub fn print(json: bool, mpi: Option<&str>) -> Result<ExitCode, String> {
     let mut report = wrap_report(&installed::preload_library(mpi)?)?;
     if json {
         report["installed"] = serde_json::Value::Object(libraries);
-        println!(
+        outln!(
+            out,
             "{}",
             serde_json::to_string_pretty(&report).expect("JSON value prints")
         );
         return Ok(ExitCode::SUCCESS);
     }
     for (m, path) in &libraries {
-        println!(
+        outln!(
+            out,
             "{:<17} {}",
             format!("preload ({m})"),
             path.as_str().unwrap_or("not built")
@@ -69,21 +80,24 @@ pub fn print(json: bool, mpi: Option<&str>) -> Result<ExitCode, String> {
     }
     let count = |key: &str| report[key].as_u64().unwrap_or(0);
     let list = |key: &str| report[key].as_array().map(Vec::len).unwrap_or(0);
-    println!(
+    outln!(
+        out,
         "built for         {}",
         report["mpi"].as_str().unwrap_or("?")
     );
-    println!(
+    outln!(
+        out,
         "MPI library       {}",
         report["library"].as_str().unwrap_or("?")
     );
-    println!(
+    outln!(out,
         "C wrappers        {} of the library's {} exported MPI_* functions ({} without a PMPI_ entry)",
         count("c_wrapped"),
         count("library_mpi_functions"),
         list("c_not_wrapped")
     );
-    println!(
+    outln!(
+        out,
         "Fortran wrappers  {} procedures x 4 manglings = {} symbols",
         count("fortran_wrapped"),
         count("fortran_symbols")

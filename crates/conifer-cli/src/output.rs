@@ -17,6 +17,19 @@ pub fn emit(text: &str) -> Result<(), String> {
     }
 }
 
+/// `writeln!` into a `String` (which cannot fail): the commands build their text output and
+/// print it with [`emit`], which ends quietly when the reader has gone.
+#[macro_export]
+macro_rules! outln {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
 /// Prints a JSON value.
 pub fn emit_json(v: &serde_json::Value) -> Result<(), String> {
     let mut text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;

@@ -1,5 +1,6 @@
 //! `conifer stats`: what a trace says about a run.
 
+use crate::outln;
 use conifer_trace::decode::{human_time, Signature};
 use conifer_trace::forest::Forest;
 use conifer_trace::{Language, Trace};
@@ -134,6 +135,14 @@ fn calls_through(trace: &Trace, language: Language) -> u64 {
 
 /// Prints the statistics of the trace at `path`.
 pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
+    let mut out = String::new();
+    let result = print_into(&mut out, path, json);
+    crate::output::emit(&out)?;
+    result
+}
+
+/// Writes what [`print`] prints into `out`.
+fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, String> {
     let trace = load(path)?;
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let sections =
@@ -183,34 +192,38 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
             "functions": functions,
             "functions_per_rank": per_rank,
         });
-        println!(
+        outln!(
+            out,
             "{}",
             serde_json::to_string_pretty(&value).expect("JSON value prints")
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
+        out,
         "trace       {} ({} bytes){}",
         path.display(),
         bytes.len(),
         if m.partial { "  PARTIAL" } else { "" }
     );
     if m.partial {
-        println!("PARTIAL     {}", partial_summary(m));
+        outln!(out, "PARTIAL     {}", partial_summary(m));
     }
-    println!("command     {}", m.command_line.join(" "));
-    println!("mpi         {} ({})", m.mpi_library_version, m.mpi);
-    println!("ranks       {}", m.ranks);
-    println!(
+    outln!(out, "command     {}", m.command_line.join(" "));
+    outln!(out, "mpi         {} ({})", m.mpi_library_version, m.mpi);
+    outln!(out, "ranks       {}", m.ranks);
+    outln!(
+        out,
         "calls       {calls} ({} C, {} Fortran), {} in MPI over all ranks",
         calls_through(&trace, Language::C),
         calls_through(&trace, Language::Fortran),
         human_time(time_ns)
     );
     if let Some(forest) = &trace.record.forest {
-        println!("trace tree  {}", tree_summary(&trace, forest));
+        outln!(out, "trace tree  {}", tree_summary(&trace, forest));
     }
-    println!(
+    outln!(
+        out,
         "compressed  {} signatures, {} distinct grammars ({} rules) for {} rank threads",
         trace.record.signatures.len(),
         trace.record.grammars.len(),
@@ -223,18 +236,26 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
             .sum::<usize>()
     );
     let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();
-    println!("sections    {}", sizes.join(", "));
+    outln!(out, "sections    {}", sizes.join(", "));
     if !counters_agree && m.partial {
-        println!(
+        outln!(
+            out,
             "note        the wrappers' counters include the calls in progress when ranks stopped"
         );
     } else if !counters_agree {
-        println!("warning     the wrappers' call counters disagree with the grammars");
+        outln!(
+            out,
+            "warning     the wrappers' call counters disagree with the grammars"
+        );
     }
-    println!();
-    println!(
+    out.push('\n');
+    outln!(
+        out,
         "{:<28} {:>12} {:>10} {:>10}",
-        "function", "calls", "min/rank", "max/rank"
+        "function",
+        "calls",
+        "min/rank",
+        "max/rank"
     );
     let mut by_count: Vec<_> = per_rank.iter().collect();
     by_count.sort_by(|a, b| {
@@ -245,7 +266,8 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
     for (name, counts) in by_count {
         let min = counts.iter().min().copied().unwrap_or(0);
         let max = counts.iter().max().copied().unwrap_or(0);
-        println!(
+        outln!(
+            out,
             "{name:<28} {:>12} {min:>10} {max:>10}",
             functions[name.as_str()]
         );

@@ -1,5 +1,6 @@
 //! `conifer verify`: the trace against the raw record written with `--raw`, call by call.
 
+use crate::outln;
 use crate::stats::load;
 use conifer_trace::decode::Signature;
 use conifer_trace::varint::Reader;
@@ -47,6 +48,14 @@ fn is_free_event(trace: &conifer_trace::Trace, sig: &[u8]) -> bool {
 
 /// Compares the trace at `path` with the raw record in `raw` (default: `<path>.raw`).
 pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
+    let mut out = String::new();
+    let result = run_into(&mut out, path, raw);
+    crate::output::emit(&out)?;
+    result
+}
+
+/// Writes what [`run`] prints into `out`.
+fn run_into(out: &mut String, path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
     let trace = load(path)?;
     let dir: PathBuf = raw
         .map(Path::to_path_buf)
@@ -66,7 +75,8 @@ pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
         let raw = read_raw(&dir.join(format!("rank{rank}.raw")))?;
         let traced = trace.thread_sequences(rank);
         if traced.len() != raw.len() {
-            println!(
+            outln!(
+                out,
                 "rank {rank}: the trace has {} threads, the raw record {}",
                 traced.len(),
                 raw.len()
@@ -79,7 +89,7 @@ pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
                 match expected.get(n) {
                     Some(want) if want.as_slice() == &*got => {}
                     Some(want) => {
-                        println!(
+                        outln!(out,
                             "first difference: rank {rank} thread {thread} call {n}:\n  raw:   {}\n  trace: {}",
                             describe(want),
                             describe(&got)
@@ -87,14 +97,15 @@ pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
                         return Ok(ExitCode::FAILURE);
                     }
                     None => {
-                        println!("rank {rank} thread {thread}: the trace has more calls than the raw record ({n})");
+                        outln!(out, "rank {rank} thread {thread}: the trace has more calls than the raw record ({n})");
                         return Ok(ExitCode::FAILURE);
                     }
                 }
                 n += 1;
             }
             if n != expected.len() {
-                println!(
+                outln!(
+                    out,
                     "rank {rank} thread {thread}: the trace has {n} calls, the raw record {}",
                     expected.len()
                 );
@@ -108,9 +119,14 @@ pub fn run(path: &Path, raw: Option<&Path>) -> Result<ExitCode, String> {
         }
     }
     if present.len() == trace.meta.ranks as usize {
-        println!("identical: {calls} calls on {} ranks", trace.meta.ranks);
+        outln!(
+            out,
+            "identical: {calls} calls on {} ranks",
+            trace.meta.ranks
+        );
     } else {
-        println!(
+        outln!(
+            out,
             "identical: {calls} calls on {} ranks ({} of {} left no record)",
             present.len(),
             trace.meta.missing_ranks.len(),

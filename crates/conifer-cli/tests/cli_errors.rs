@@ -116,3 +116,42 @@ fn export_refuses_bad_input_and_outputs_in_one_line() {
     let err = conifer_fails(&["export", "vampir", t, "-o", "/tmp/x"]);
     assert!(err.contains("invalid value 'vampir'"), "{err}");
 }
+
+#[test]
+fn read_commands_end_quietly_when_their_reader_goes() {
+    let dir = scratch("cli-errors-pipe");
+    let trace = traced(&dir, "stencil2d", 2, &[], &apps_dir().join("stencil2d"), &["3"]);
+    let t = trace.to_str().unwrap();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["stats", t],
+        vec!["stats", "--json", t],
+        vec!["decode", t],
+        vec!["decode", "--json", t],
+        vec!["profile", t],
+        vec!["profile", "--json", t],
+        vec!["matrix", "--csv", t],
+        vec!["matrix", "--json", t],
+        vec!["diff", t, t],
+        vec!["sim", t],
+        vec!["sim", "--json", t],
+        vec!["info"],
+        vec!["info", "--json"],
+    ];
+    for args in commands {
+        // The reader is gone before the command writes anything: every write fails (EPIPE).
+        let mut child = Command::new(conifer())
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "conifer {args:?} with its reader gone: {}\n{stderr}",
+            out.status
+        );
+    }
+}
