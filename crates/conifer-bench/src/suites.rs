@@ -442,7 +442,7 @@ type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
 /// Every suite, in report order. A suite that fails is reported as a table saying why, and
 /// the others still run.
 pub fn all(setup: &Setup, quick: bool) -> Vec<Table> {
-    let suites: [(&str, Suite); 8] = [
+    let suites: [(&str, Suite); 9] = [
         ("Per-call overhead", &|| per_call_overhead(setup, quick)),
         ("Trace tree vs grammar: per-call overhead", &|| {
             crate::tree_suite::overhead(setup, quick)
@@ -458,6 +458,9 @@ pub fn all(setup: &Setup, quick: bool) -> Vec<Table> {
         ("Peak memory per rank", &|| peak_memory(setup)),
         ("Trace size of every test app against ranks", &|| {
             crate::size_suite::against_ranks(setup, quick)
+        }),
+        ("Reading a large trace", &|| {
+            crate::readers_suite::readers_table(setup, quick)
         }),
     ];
     suites

@@ -120,7 +120,14 @@ fn export_refuses_bad_input_and_outputs_in_one_line() {
 #[test]
 fn read_commands_end_quietly_when_their_reader_goes() {
     let dir = scratch("cli-errors-pipe");
-    let trace = traced(&dir, "stencil2d", 2, &[], &apps_dir().join("stencil2d"), &["3"]);
+    let trace = traced(
+        &dir,
+        "stencil2d",
+        2,
+        &[],
+        &apps_dir().join("stencil2d"),
+        &["3"],
+    );
     let t = trace.to_str().unwrap();
     let commands: Vec<Vec<&str>> = vec![
         vec!["stats", t],
