@@ -11,6 +11,7 @@
 pub mod call;
 pub mod context;
 pub mod effect;
+pub mod messages;
 mod skeleton;
 pub mod types;
 

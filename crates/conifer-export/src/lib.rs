@@ -6,12 +6,12 @@
 //! pending requests, whatever the number of calls.
 
 pub mod chrome;
-pub mod messages;
 pub mod otf2;
 pub mod simgrid;
 pub mod timeline;
 
 use conifer_analyze::context::CommTable;
+pub use conifer_analyze::messages;
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use messages::{Messages, Op};
 use std::collections::{BTreeMap, HashMap};

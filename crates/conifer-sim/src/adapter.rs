@@ -20,7 +20,7 @@ use crate::collectives::{self, Collective, Rule};
 use crate::engine::{Action, Program};
 use crate::keys::KeyTable;
 use conifer_analyze::context::{CommGroup, CommTable};
-use conifer_export::messages::{Comm, Messages, Op};
+use conifer_analyze::messages::{Comm, Messages, Op};
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};

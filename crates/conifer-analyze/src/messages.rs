@@ -4,10 +4,10 @@
 //! order, tracking its pending requests (the trace names a request by a symbolic handle that
 //! is reused once the request completes; exports number requests uniquely per rank).
 
-use conifer_analyze::call::Args;
-use conifer_analyze::context::{CommGroup, CommTable, RankContext};
-use conifer_analyze::effect::{self, local_peer, world_peer, Caller};
-use conifer_analyze::types::TypeSizes;
+use crate::call::Args;
+use crate::context::{CommGroup, CommTable, RankContext};
+use crate::effect::{self, local_peer, world_peer, Caller};
+use crate::types::TypeSizes;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::value::{HandleKind, HandleRef, Position, Rank, Status, Value};
 use conifer_trace::{Language, Trace};
@@ -403,7 +403,7 @@ impl<'t> Messages<'t> {
 
     /// The export's name of communicator `comm`.
     fn comm(&self, comm: Option<&Value>) -> Comm {
-        let Some(c) = comm.filter(|c| !conifer_analyze::context::is_comm_self(c)) else {
+        let Some(c) = comm.filter(|c| !crate::context::is_comm_self(c)) else {
             return Comm::Own;
         };
         if self.ctx.position(c).is_none() && self.ctx.remote(c).is_some() {
