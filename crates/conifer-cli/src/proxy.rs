@@ -77,7 +77,12 @@ pub fn run(
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    report(&trace, &load(&traced)?, &proxy, &dir)
+    let matched = report(&trace, &load(&traced)?, &proxy, &dir)?;
+    if output.is_none() && matched == ExitCode::SUCCESS {
+        // A temporary directory is kept only to look into a proxy that differs.
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(matched)
 }
 
 /// Compares the proxy's trace `replayed` (found in `place`) with `trace`, prints the
@@ -94,7 +99,7 @@ fn report(
     }
     if differences.is_empty() {
         println!(
-            "proxy matches: {} calls on {} ranks ({} lines of C in {})",
+            "proxy matches: {} calls on {} ranks ({} lines of C; {})",
             proxy.calls,
             trace.meta.ranks,
             proxy.source.lines().count(),

@@ -75,6 +75,35 @@ fn fortran_apps_get_c_proxies() {
 }
 
 #[test]
+fn tree_mode_traces_get_proxies() {
+    let dir = scratch("proxy_tree_apps");
+    let apps: &[&str] = if is_mpich() {
+        &["ring", "stencil2d"]
+    } else {
+        &[
+            "ring",
+            "stencil2d",
+            "waitany",
+            "mg",
+            "onesided",
+            "mpiio",
+            "ring_f",
+        ]
+    };
+    for app in apps {
+        let trace = traced(&dir, app, ranks(), &[], &tree_apps_dir().join(app), &[]);
+        let _guard = mpi_lock();
+        let out = run_ok(
+            Command::new(conifer())
+                .args(["proxy", "--check"])
+                .arg(&trace),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("proxy matches"), "{app}: {stdout}");
+    }
+}
+
+#[test]
 fn check_reports_a_proxy_of_another_program() {
     let dir = scratch("proxy_mismatch");
     let (ring, ring_proxy) = check(&dir, "ring");

@@ -8,7 +8,8 @@
 //!   `MPI_Test*`, `MPI_Iprobe`): only their function and counts are compared, since the
 //!   run decides which requests complete when.
 //!
-//! Request ids are compared by pool (the creating call), not by their index in it.
+//! Request ids are compared by pool (the creating call), not by their index in it; not at
+//! all when the original's pools were split by call site (tree mode, `--callsites`).
 //!
 //! Ranks are compared restored (a peer is the rank it names for the caller), so codes the
 //! merge chose differently for the two runs still compare equal.
@@ -42,6 +43,10 @@ pub fn compare(original: &Trace, proxy: &Trace, limit: usize) -> Result<Vec<Diff
             ),
         }]);
     }
+    // Pools follow creating signatures; with call sites in them (tree mode, `--callsites`)
+    // the original's pools split by call site and the proxy's cannot.
+    let pools =
+        original.record.forest.is_none() && !original.meta.options.iter().any(|o| o == "callsites");
     let (ra, rb) = (original.reader(), proxy.reader());
     let mut out = Vec::new();
     for rank in 0..original.meta.ranks {
@@ -56,7 +61,7 @@ pub fn compare(original: &Trace, proxy: &Trace, limit: usize) -> Result<Vec<Diff
                 (None, None) => break,
                 (Some(x), None) => Some(format!("the proxy ends here; the original calls {x}")),
                 (None, Some(y)) => Some(format!("the original ends here; the proxy calls {y}")),
-                (Some(x), Some(y)) => call_difference(x, y),
+                (Some(x), Some(y)) => call_difference(x, y, pools),
             };
             if let Some(why) = why {
                 let stop = x
@@ -76,7 +81,7 @@ pub fn compare(original: &Trace, proxy: &Trace, limit: usize) -> Result<Vec<Diff
 }
 
 /// Why call `b` (of the proxy) is not equal to `a` (of the original), if it is not.
-fn call_difference(a: &Call, b: &Call) -> Option<String> {
+fn call_difference(a: &Call, b: &Call, pools: bool) -> Option<String> {
     if a.name != b.name {
         return Some(format!(
             "the original calls {}, the proxy {}",
@@ -96,8 +101,8 @@ fn call_difference(a: &Call, b: &Call) -> Option<String> {
             continue;
         }
         let (x, y) = (
-            shown(&x.display(a.position(i)).to_string()),
-            shown(&y.display(b.position(i)).to_string()),
+            shown(&x.display(a.position(i)).to_string(), pools),
+            shown(&y.display(b.position(i)).to_string(), pools),
         );
         if x != y {
             why.push(format!("{slot}: {x} vs {y}"));
@@ -112,10 +117,10 @@ fn call_difference(a: &Call, b: &Call) -> Option<String> {
     (!why.is_empty()).then(|| format!("{}: {}", a.name, why.join(", ")))
 }
 
-/// A value's text with request ids cut to their pool (`req3.1` → `req3`): the index within
-/// the pool counts the requests the recorder saw completed, and the proxy completes some
-/// with PMPI calls it does not see.
-fn shown(text: &str) -> String {
+/// A value's text with request ids cut to their pool (`req3.1` → `req3`), or to nothing
+/// unless `pools`: the index within the pool counts the requests the recorder saw
+/// completed, and the proxy completes some with PMPI calls it does not see.
+fn shown(text: &str, pools: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("req") {
@@ -124,7 +129,9 @@ fn shown(text: &str) -> String {
         let digits = tail
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(tail.len());
-        out.push_str(&tail[..digits]);
+        if pools {
+            out.push_str(&tail[..digits]);
+        }
         rest = &tail[digits..];
         if digits > 0 && rest.starts_with('.') {
             let n = rest[1..]
@@ -143,4 +150,17 @@ fn ignored(v: &Value) -> bool {
         v,
         Value::Buffer(_) | Value::Status(_) | Value::Ignored | Value::Opaque
     ) || matches!(v, Value::Array(items) if items.iter().any(|i| matches!(i, Value::Status(_))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn request_ids_shown_by_pool_or_not_at_all() {
+        let text = "[req3.1,MPI_REQUEST_NULL,req12.0]";
+        assert_eq!(shown(text, true), "[req3,MPI_REQUEST_NULL,req12]");
+        assert_eq!(shown(text, false), "[req,MPI_REQUEST_NULL,req]");
+        assert_eq!(shown("comm2", true), "comm2");
+    }
 }

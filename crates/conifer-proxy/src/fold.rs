@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 /// The longest block of statements a loop body is searched for.
-pub const MAX_PERIOD: usize = 32;
+pub const MAX_PERIOD: usize = 512;
 
 /// A folded statement sequence.
 #[derive(Debug, PartialEq)]

@@ -195,7 +195,6 @@ pub fn constructed_extent(
             ints("array_of_sizes").iter().product::<i64>().max(1) * old
         }
         "MPI_Type_dup" => old,
-        f if f.starts_with("MPI_Type_") => return None,
         _ => return None,
     })
 }

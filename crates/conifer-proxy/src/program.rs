@@ -72,7 +72,11 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
                 continue;
             }
             if options.compute != Compute::None {
-                let ns = call.timing.map_or(0.0, |t| t.interval.mean());
+                // The call's own interval with lossless timing, else its family's mean.
+                let ns = call.time.map_or_else(
+                    || call.timing.map_or(0.0, |t| t.interval.mean()),
+                    |t| t.interval_ns as f64,
+                );
                 if ns >= 1000.0 {
                     seq.push(lines.id(format!("compute_ns({});", ns.round() as u64)));
                 }
