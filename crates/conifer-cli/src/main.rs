@@ -13,6 +13,7 @@ mod merge;
 mod output;
 mod plot;
 mod profile;
+mod proxy;
 mod report;
 mod sim;
 mod static_pass;
@@ -210,6 +211,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Generate a C proxy application making the traced calls (`-o DIR`), or with `--check`
+    /// build, run and trace it and compare with the original: exits 0 when they match, 1 when
+    /// not.
+    Proxy {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// Directory to write `proxy.c` and `Makefile` into.
+        #[arg(short = 'o', long = "output", required_unless_present = "check")]
+        output: Option<PathBuf>,
+        /// Computation between calls: `none`, `sleep` or `spin` for the recorded intervals.
+        #[arg(long, default_value = "none", value_parser = ["none", "sleep", "spin"])]
+        compute: String,
+        /// Build the proxy in a temporary directory, trace it on the same ranks and compare.
+        #[arg(long)]
+        check: bool,
+        /// With `--check`: compare with this trace of a proxy run made earlier instead of
+        /// building and running one.
+        #[arg(long, requires = "check")]
+        against: Option<PathBuf>,
+    },
     /// Every call with every argument, one per line.
     Decode {
         /// The trace file (`.cft`).
@@ -284,7 +305,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // `diff` exits 1 for "the traces differ", so its errors exit 2.
     let error_code = match cli.command {
-        Command::Diff { .. } => ExitCode::from(2),
+        Command::Diff { .. } | Command::Proxy { check: true, .. } => ExitCode::from(2),
         _ => ExitCode::FAILURE,
     };
     let result = match cli.command {
@@ -322,6 +343,19 @@ fn main() -> ExitCode {
             .and_then(|sel| plot::run(&kind, &file, &output, sel)),
         Command::Report { file, output } => report::run(&file, &output),
         Command::Diff { a, b, json } => diff::run(&a, &b, json),
+        Command::Proxy {
+            file,
+            output,
+            compute,
+            check,
+            against,
+        } => proxy::run(
+            &file,
+            output.as_deref(),
+            &compute,
+            check,
+            against.as_deref(),
+        ),
         Command::Sim {
             file,
             net,
