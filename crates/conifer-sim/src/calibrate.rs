@@ -191,9 +191,15 @@ pub fn error(p: &Params, b: &Benchmark) -> FitError {
     }
 }
 
-/// (model − measured) / measured, with measured values below 1 ns taken as 1 ns.
+/// Below this, differences are taken as absolute (ns): derived observables of small
+/// messages (a train's gap, a send's cost) are differences of timings with noise of this
+/// order, and can come out near zero or negative; dividing by them would let noise steer
+/// the whole fit (MPICH's quick calibration fitted G = 1e-6 ns/B that way).
+const NOISE_NS: f64 = 100.0;
+
+/// (model − measured) / measured, with measured values below [`NOISE_NS`] taken as that.
 fn relative(model: f64, measured: f64) -> f64 {
-    (model - measured) / measured.max(1.0)
+    (model - measured) / measured.max(NOISE_NS)
 }
 
 /// Fitted parameters and their error.
