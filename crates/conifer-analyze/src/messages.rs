@@ -6,7 +6,7 @@
 
 use crate::call::Args;
 use crate::context::{CommGroup, CommTable, RankContext};
-use crate::effect::{self, local_peer, world_peer, Caller};
+use crate::effect::{self, base, local_peer, world_peer, Caller};
 use crate::types::TypeSizes;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::value::{HandleKind, HandleRef, Position, Rank, Status, Value};
@@ -138,22 +138,6 @@ pub const COLLECTIVES: &[&str] = &[
     "Exscan",
 ];
 
-/// What a non-blocking receive asked for when it was posted (before any message matched it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Envelope {
-    /// Request number (as in [`Op::IrecvRequest`]).
-    pub request: u64,
-    /// Source, world rank and rank in the communicator; `None` for `MPI_ANY_SOURCE` (or a
-    /// source the trace cannot name).
-    pub from: Option<(u32, u32)>,
-    /// Tag as posted (`-1` is `MPI_ANY_TAG`).
-    pub tag: i64,
-    /// Communicator.
-    pub comm: Comm,
-    /// Bytes of the receive buffer.
-    pub bytes: u64,
-}
-
 /// A posted point-to-point operation.
 #[derive(Debug, Clone)]
 struct Posted {
@@ -178,8 +162,6 @@ pub struct Messages<'t> {
     pending: HashMap<HandleRef, (u64, Posted)>,
     /// Persistent requests: symbolic handle → what each start posts.
     persistent: HashMap<HandleRef, Posted>,
-    /// Receives the last call posted (see [`Messages::posted_receives`]).
-    posted_receives: Vec<Envelope>,
 }
 
 impl<'t> Messages<'t> {
@@ -194,7 +176,6 @@ impl<'t> Messages<'t> {
             next_request: 0,
             pending: HashMap::new(),
             persistent: HashMap::new(),
-            posted_receives: Vec::new(),
         })
     }
 
@@ -203,20 +184,8 @@ impl<'t> Messages<'t> {
         self.ctx.types()
     }
 
-    /// The rank's context (communicator positions, datatypes), for evaluating its calls.
-    pub fn context(&self) -> &RankContext<'t> {
-        &self.ctx
-    }
-
-    /// The non-blocking receives the call last given to [`Messages::ops`] posted (`MPI_Irecv`,
-    /// started persistent receives), with what each asked for, in posting order.
-    pub fn posted_receives(&self) -> &[Envelope] {
-        &self.posted_receives
-    }
-
     /// The ops of the rank's next call.
     pub fn ops(&mut self, call: &Call) -> Vec<Op> {
-        self.posted_receives.clear();
         let a = Args {
             name: call.name,
             slots: call.slots,
@@ -445,13 +414,6 @@ impl<'t> Messages<'t> {
                 bytes: p.bytes,
                 request,
             });
-            self.posted_receives.push(Envelope {
-                request,
-                from: p.peer,
-                tag: p.tag,
-                comm: p.comm.clone(),
-                bytes: p.bytes,
-            });
         }
         self.pending.insert(h, (request, p));
     }
@@ -549,12 +511,6 @@ fn send_op(p: &Posted) -> Option<Op> {
         comm: p.comm.clone(),
         bytes: p.bytes,
     })
-}
-
-/// Base name without `MPI_` and the large-count `_c` suffix.
-fn base(name: &str) -> &str {
-    let n = name.strip_prefix("MPI_").unwrap_or(name);
-    n.strip_suffix("_c").unwrap_or(n)
 }
 
 /// The [`COLLECTIVES`] entry a base name starts (`Allreduce` for `Allreduce` and the

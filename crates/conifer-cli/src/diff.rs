@@ -54,12 +54,7 @@ fn site_key(trace: &Trace, site: &Site, st: &conifer_analyze::SiteStats) -> Stri
 
 /// A short stable hash of bytes (FNV-1a, 32 bits of it, hex).
 fn fnv(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    format!("{:08x}", h >> 32)
+    format!("{:08x}", conifer_spec::fnv::fnv1a(bytes) >> 32)
 }
 
 /// A call as compared: function, every argument with ranks restored, return value.

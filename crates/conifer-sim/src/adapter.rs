@@ -165,17 +165,18 @@ impl<I> TraceProgram<'_, I> {
                         bytes,
                     });
                 }
-                Op::IrecvRequest { request, .. } => {
-                    let posted = self.messages.posted_receives();
-                    if let Some(e) = posted.iter().find(|e| e.request == request) {
-                        out.push_back(Action::Recv {
-                            req: request,
-                            from: e.from.map(|(world, _)| world),
-                            ctx: self.shared.context(&e.comm, false),
-                            tag: (e.tag != -1).then_some(e.tag),
-                        });
-                    }
-                }
+                Op::IrecvRequest {
+                    request,
+                    from,
+                    tag,
+                    comm,
+                    ..
+                } => out.push_back(Action::Recv {
+                    req: request,
+                    from,
+                    ctx: self.shared.context(&comm, false),
+                    tag: (tag != -1).then_some(tag),
+                }),
                 Op::Recv {
                     from, tag, comm, ..
                 } => {

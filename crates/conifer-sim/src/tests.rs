@@ -7,8 +7,8 @@ use crate::engine::{Action, Engine, Outcome, Program, Stall};
 use crate::params::Params;
 use std::collections::VecDeque;
 
-/// A rank's calls written out by hand.
-struct Script(VecDeque<Vec<Action>>);
+/// A rank's calls written out by hand (also used by the calibration's tests).
+pub(crate) struct Script(pub(crate) VecDeque<Vec<Action>>);
 
 impl Program for Script {
     fn next_call(&mut self, out: &mut VecDeque<Action>) -> Result<bool, String> {

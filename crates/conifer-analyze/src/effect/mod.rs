@@ -151,7 +151,7 @@ fn is_in_place(v: Option<&Value>) -> bool {
 }
 
 /// Base name without `MPI_`, `P`-less, without the large-count `_c` suffix.
-fn base(name: &str) -> &str {
+pub(crate) fn base(name: &str) -> &str {
     let n = name.strip_prefix("MPI_").unwrap_or(name);
     n.strip_suffix("_c").unwrap_or(n)
 }

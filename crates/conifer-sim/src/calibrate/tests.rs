@@ -1,23 +1,8 @@
 //! The closed forms against the engine, and the fit on synthetic measurements.
 
 use super::*;
-use crate::engine::{Action, Engine, Program};
-use std::collections::VecDeque;
-
-/// A rank's calls written out by hand.
-struct Script(VecDeque<Vec<Action>>);
-
-impl Program for Script {
-    fn next_call(&mut self, out: &mut VecDeque<Action>) -> Result<bool, String> {
-        match self.0.pop_front() {
-            Some(actions) => {
-                out.extend(actions);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-}
+use crate::engine::{Action, Engine};
+use crate::tests::Script;
 
 fn send(req: u64, to: u32, bytes: u64) -> Vec<Action> {
     vec![
