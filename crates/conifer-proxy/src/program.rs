@@ -30,7 +30,7 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
         let mut seq = Vec::new();
         for call in reader.calls(rank) {
             let call = call.map_err(|e| e.to_string())?;
-            calls += 1;
+            calls += u64::from(call.name != "free");
             if call.signature.thread > 0 {
                 *notes
                     .entry(format!(

@@ -293,6 +293,34 @@ pub unsafe fn read_len<T: AsI64>(ptr: *const T) -> usize {
     }
 }
 
+/// Sum of the first `n` integers at `ptr` as a length (0 for a null pointer or `n` ≤ 0).
+///
+/// # Safety
+/// `ptr` is null or points to at least `n` readable integers.
+pub unsafe fn sum_len<T: AsI64>(ptr: *const T, n: impl AsI64) -> usize {
+    let n = n.as_i64();
+    if ptr.is_null() || n <= 0 {
+        return 0;
+    }
+    (0..n as usize)
+        .map(|i| (*ptr.add(i)).as_i64().max(0) as usize)
+        .sum()
+}
+
+/// The integer `ptr[n - 1]` as a length (0 for a null pointer or `n` ≤ 0): the total of a
+/// cumulative array such as a graph's `index`.
+///
+/// # Safety
+/// `ptr` is null or points to at least `n` readable integers.
+pub unsafe fn last_len<T: AsI64>(ptr: *const T, n: impl AsI64) -> usize {
+    let n = n.as_i64();
+    if ptr.is_null() || n <= 0 {
+        0
+    } else {
+        (*ptr.add(n as usize - 1)).as_i64().max(0) as usize
+    }
+}
+
 /// True when a `flag` output says the operation completed.
 ///
 /// # Safety
@@ -456,6 +484,14 @@ impl Call {
             .and_then(|c| c.get(comm.bits()))
             .copied();
         info.map_or(0, |i| i.remote_size.unwrap_or(i.size).max(0) as usize)
+    }
+
+    /// Number of dimensions of `comm`'s Cartesian grid (0 when it has none).
+    pub fn grid_dims<H: HandleBits>(&mut self, comm: H) -> usize {
+        let comms = self.st().comms.as_ref();
+        comms
+            .and_then(|c| c.grid(comm.bits()))
+            .map_or(0, |g| g.dims.len())
     }
 
     /// True when the caller is `root` of `comm` (root-only arguments are read only there).
