@@ -184,7 +184,7 @@ pub fn wrappers(
         .collect();
     let entry = format_ident!("REAL_{}", stem.to_ascii_uppercase());
     let inner = format_ident!("{}_traced", stem);
-    let (before, after, finish_early) = super::c_wrappers::lifecycle_hooks(&function.name);
+    let (before, mut after, finish_early) = super::c_wrappers::lifecycle_hooks(&function.name);
     // Subroutines return nothing; the few Fortran functions (MPI_WTIME, …) pass a value back.
     let (bind, result) = if ret.is_empty() {
         (quote! {}, quote! {})
@@ -196,6 +196,18 @@ pub fn wrappers(
         Some((sig, (locals, strings))) => {
             let e = encoders::encoding(&function.name, sig, Some(function), &strings);
             (locals, e.prologue, e.epilogue, e.slots)
+        }
+        // C's MPI_Pcontrol is variadic, so there is no C view of the Fortran one: its level is
+        // read here.
+        None if function.name == "MPI_Pcontrol" => {
+            let level = quote! { i64::from(*(a0 as *const crate::fortran::FortranInt)) };
+            after = quote! { crate::record::control::pcontrol(#level); };
+            (
+                quote! {},
+                quote! { rec.int(#level); },
+                quote! {},
+                vec!["level".to_string()],
+            )
         }
         None => (quote! {}, quote! {}, quote! {}, Vec::new()),
     };

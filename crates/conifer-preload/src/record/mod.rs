@@ -10,6 +10,7 @@ mod addresses;
 pub mod callers;
 mod clock;
 mod comms;
+pub mod control;
 pub mod handles;
 mod ranks;
 mod requests;
@@ -390,6 +391,9 @@ pub struct Call {
     /// The calling thread's runtime state, where the buffers go back when the call is
     /// finished.
     thread_state: *const ThreadState,
+    /// False when the call is left out of the record ([`control`]): counted and kept track
+    /// of, not appended.
+    keep: bool,
 }
 
 impl Call {
@@ -436,6 +440,7 @@ impl Call {
             returned: 0,
             frame,
             thread_state: state,
+            keep: control::keeps(id),
         })
     }
 
@@ -467,7 +472,9 @@ impl Call {
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
         let (start, site) = (self.start, Some(self.site).filter(|&s| s != NO_SITE));
-        self.st().append(thread, &sig, start, end, site);
+        if self.keep {
+            self.st().append(thread, &sig, start, end, site);
+        }
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
         // SAFETY: the thread-local outlives the call, and the call runs on its thread.
