@@ -8,38 +8,46 @@
 //! so a trace shows where recording was switched off and on.
 
 use conifer_spec::recording::{excluded_by, ALWAYS_RECORDED};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// False between `MPI_Pcontrol(0)` and the next `MPI_Pcontrol` (per process, so per rank).
-static ON: LazyLock<AtomicBool> = LazyLock::new(|| {
+static ON: AtomicBool = AtomicBool::new(true);
+
+/// A function's flag: recorded in every phase ([`ALWAYS_RECORDED`]).
+const PINNED: u8 = 1;
+/// A function's flag: excluded by `CONIFER_EXCLUDE`.
+const EXCLUDED: u8 = 2;
+
+/// Per function id, its [`PINNED`] and [`EXCLUDED`] flags, set by [`read_environment`]: a
+/// plain table, so a call's check is one load from it and one of [`ON`].
+static FLAGS: [AtomicU8; FUNCTIONS] = [const { AtomicU8::new(0) }; FUNCTIONS];
+const FUNCTIONS: usize = crate::wrappers::FUNCTION_NAMES.len();
+
+/// Reads `CONIFER_START_OFF` and `CONIFER_EXCLUDE`. Runs when the rank's recording state is
+/// made, before any call is recorded.
+pub fn read_environment() {
     let off = std::env::var("CONIFER_START_OFF").is_ok_and(|v| !v.is_empty() && v != "0");
-    AtomicBool::new(!off)
-});
-
-/// Per function id: whether the function is excluded.
-static EXCLUDED: LazyLock<Vec<bool>> = LazyLock::new(|| {
-    excluded_ids(
-        &std::env::var("CONIFER_EXCLUDE").unwrap_or_default(),
-        &crate::wrappers::FUNCTION_NAMES,
-    )
-});
-
-/// Per function id: whether the function is one of [`ALWAYS_RECORDED`].
-static PINNED: LazyLock<Vec<bool>> = LazyLock::new(|| {
-    crate::wrappers::FUNCTION_NAMES
-        .iter()
-        .map(|n| ALWAYS_RECORDED.iter().any(|a| a.eq_ignore_ascii_case(n)))
-        .collect()
-});
+    ON.store(!off, Ordering::Relaxed);
+    let names = &crate::wrappers::FUNCTION_NAMES;
+    let excluded = excluded_ids(&std::env::var("CONIFER_EXCLUDE").unwrap_or_default(), names);
+    for ((flag, name), excluded) in FLAGS.iter().zip(names).zip(excluded) {
+        let pinned = ALWAYS_RECORDED.iter().any(|a| a.eq_ignore_ascii_case(name));
+        let value = match (pinned, excluded) {
+            (true, _) => PINNED,
+            (false, true) => EXCLUDED,
+            (false, false) => 0,
+        };
+        flag.store(value, Ordering::Relaxed);
+    }
+}
 
 /// Whether a call of function `id` starting now goes into the record.
+#[inline]
 pub fn keeps(id: u16) -> bool {
-    let id = usize::from(id);
-    if PINNED.get(id).copied().unwrap_or(false) {
-        return true;
-    }
-    ON.load(Ordering::Relaxed) && !EXCLUDED.get(id).copied().unwrap_or(false)
+    let flags = FLAGS
+        .get(usize::from(id))
+        .map_or(0, |f| f.load(Ordering::Relaxed));
+    flags & PINNED != 0 || (flags & EXCLUDED == 0 && ON.load(Ordering::Relaxed))
 }
 
 /// `MPI_Pcontrol(level)` returned: level 0 switches recording off, any other level on.

@@ -30,7 +30,10 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
-static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
+    control::read_environment();
+    Mutex::new(State::new())
+});
 static RECORDING: AtomicBool = AtomicBool::new(true);
 /// True when MPI was initialised with `MPI_THREAD_MULTIPLE`: only then can two threads be in
 /// MPI at once, so only then is the state lock released during the PMPI call.
