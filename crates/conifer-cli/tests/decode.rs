@@ -23,6 +23,13 @@ fn fortran_stencil_messages_pair_up_and_edges_are_proc_null() {
     check_stencil("stencil2d_f");
 }
 
+#[test]
+fn fortran_2008_stencil_messages_pair_up_and_edges_are_proc_null() {
+    if !is_mpich() {
+        check_stencil("stencil2d08_f"); // MPICH's mpi_f08 is not traced (README)
+    }
+}
+
 fn check_stencil(app: &str) {
     let (ranks, iterations) = if is_mpich() { (4, 3) } else { (9, 3) };
     let dir = scratch(&format!("decode-{app}"));

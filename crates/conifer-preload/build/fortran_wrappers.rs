@@ -25,6 +25,16 @@ pub fn manglings(stem: &str) -> [String; 4] {
     ]
 }
 
+/// Open MPI's `mpi_f08` procedures (libmpi_usempif08) do not call the `mpif.h` entry points
+/// but their implementation's global name, `ompi_<name>_f` (`mpi_send_` is an alias of
+/// `ompi_send_f`), with the same arguments: handles are the derived types' integer values,
+/// `ierror` always given. Defining that name too records `use mpi_f08` programs. MPICH's
+/// `mpi_f08` procedures call its internals directly and are not wrapped.
+fn f08_entry(stem: &str, exported: &BTreeSet<String>) -> Option<String> {
+    let name = format!("o{stem}_f");
+    exported.contains(&name).then_some(name)
+}
+
 /// The spec's Fortran procedures whose entry points the installed Fortran MPI library exports.
 pub fn exported<'a>(spec: &'a [Function], exported: &BTreeSet<String>) -> Vec<&'a Function> {
     spec.iter()
@@ -160,6 +170,7 @@ pub fn wrappers(
     function: &Function,
     id: u16,
     c_sig: Option<&Signature>,
+    exported: &BTreeSet<String>,
 ) -> (TokenStream, Vec<String>) {
     let mut params: Vec<Ident> = Vec::new();
     let mut types: Vec<TokenStream> = Vec::new();
@@ -231,6 +242,9 @@ pub fn wrappers(
         )
     };
     let outer: Vec<TokenStream> = manglings(&stem)
+        .into_iter()
+        .chain(f08_entry(&stem, exported))
+        .collect::<Vec<_>>()
         .iter()
         .map(|m| {
             let ident = Ident::new(m, Span::call_site());
