@@ -3,6 +3,7 @@
 //! Usage: `conifer-bench [--quick] --mpi openmpi [--mpi mpich] --out bench/`. Needs the
 //! builds of `make build MPI=<mpi>` (target/<mpi>/release).
 
+mod build_suite;
 mod readers_suite;
 mod report;
 mod runner;

@@ -442,13 +442,16 @@ type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
 /// Every suite, in report order. A suite that fails is reported as a table saying why, and
 /// the others still run.
 pub fn all(setup: &Setup, quick: bool) -> Vec<Table> {
-    let suites: [(&str, Suite); 9] = [
+    let suites: [(&str, Suite); 10] = [
         ("Per-call overhead", &|| per_call_overhead(setup, quick)),
         ("Trace tree vs grammar: per-call overhead", &|| {
             crate::tree_suite::overhead(setup, quick)
         }),
         ("Trace tree vs grammar: size, merge and memory", &|| {
             crate::tree_suite::scaling(setup, quick)
+        }),
+        ("Untraced speed of conifer cc/fc builds", &|| {
+            crate::build_suite::untraced_speed(setup, quick)
         }),
         ("Test apps", &|| app_wall_time(setup, quick)),
         ("Real programs", &|| real_program_overhead(setup, quick)),

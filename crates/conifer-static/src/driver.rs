@@ -135,7 +135,6 @@ pub fn run(lang: Lang, raw: Vec<String>) -> Result<i32, String> {
 fn compile_extras(lang: Lang, mpi: Mpi, debug: bool) -> Result<Vec<String>, String> {
     let mut extra: Vec<String> = vec!["-flto".into()];
     if lang == Lang::Fortran {
-        extra.push("-O0".into());
         extra.push(format!("-I{}", fortran_shim(mpi)?.display()));
     } else {
         extra.extend(
