@@ -133,13 +133,10 @@ app_tests! {
     sections_fortran => "sections_f",
 }
 
-/// A program written against `use mpi_f08` (Open MPI: its F08 procedures call the wrapped
-/// `ompi_<name>_f` entries; MPICH's call its internals and are not traced).
+/// A program written against `use mpi_f08` (derived-type handles, `type(MPI_Status)`,
+/// optional `ierror`).
 #[test]
 fn stencil2d_fortran_2008() {
-    if is_mpich() {
-        return;
-    }
     let (ranks, iterations) = sizes();
     for &n in ranks {
         check_app("stencil2d08_f", n, iterations, Launch::Run);

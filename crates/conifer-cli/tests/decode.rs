@@ -25,9 +25,7 @@ fn fortran_stencil_messages_pair_up_and_edges_are_proc_null() {
 
 #[test]
 fn fortran_2008_stencil_messages_pair_up_and_edges_are_proc_null() {
-    if !is_mpich() {
-        check_stencil("stencil2d08_f"); // MPICH's mpi_f08 is not traced (README)
-    }
+    check_stencil("stencil2d08_f");
 }
 
 fn check_stencil(app: &str) {

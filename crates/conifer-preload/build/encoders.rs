@@ -163,7 +163,11 @@ fn length(function: &str, args: &[Arg], arg: &Arg, after_call: bool) -> Option<T
         }
         // A graph's edges: `index[nnodes - 1]` of them.
         if extent == "*" && spec.name == "edges" {
-            let index = &args.iter().find(|a| a.ident == "index")?.ident;
+            // MPICH's header calls it `indx`.
+            let index = &args
+                .iter()
+                .find(|a| a.ident == "index" || a.ident == "indx")?
+                .ident;
             let nnodes = &args.iter().find(|a| a.ident == "nnodes")?.ident;
             factors.push(quote! { crate::record::last_len(#index, #nnodes) });
             continue;

@@ -35,6 +35,33 @@ fn f08_entry(stem: &str, exported: &BTreeSet<String>) -> Option<String> {
     exported.contains(&name).then_some(name)
 }
 
+/// One set of exported symbols sharing a traced body: the symbols, the real procedure's
+/// candidate names, and whether choice buffers arrive as array descriptors.
+struct Binding {
+    /// Suffix of the traced body's name (`mpi_send_traced`, `mpi_send_f08_traced`).
+    tag: &'static str,
+    symbols: Vec<String>,
+    real: [String; 4],
+    descriptors: bool,
+}
+
+/// MPICH's `mpi_f08` specific procedures: `mpi_send_f08ts_` (its choice buffers are
+/// assumed-rank, passed as array descriptors) or `mpi_comm_rank_f08_`, with the same
+/// arguments as the `mpif.h` procedure otherwise (handles are the derived types' integers;
+/// an absent optional `ierror` is a null pointer), and profiling twins `pmpir_send_f08ts_`.
+fn mpich_f08_binding(stem: &str, exported: &BTreeSet<String>) -> Option<Binding> {
+    ["_f08ts_", "_f08_"].into_iter().find_map(|suffix| {
+        let name = format!("{stem}{suffix}");
+        let real = format!("pmpir{}{suffix}", stem.strip_prefix("mpi")?);
+        (exported.contains(&name) && exported.contains(&real)).then(|| Binding {
+            tag: "f08",
+            symbols: vec![name],
+            real: std::array::from_fn(|_| format!("{real}\0")),
+            descriptors: suffix == "_f08ts_",
+        })
+    })
+}
+
 /// The spec's Fortran procedures whose entry points the installed Fortran MPI library exports.
 pub fn exported<'a>(spec: &'a [Function], exported: &BTreeSet<String>) -> Vec<&'a Function> {
     spec.iter()
@@ -78,7 +105,11 @@ fn fortran_handle(kind: &str) -> Option<TokenStream> {
 /// (every Fortran argument is a pointer), so the C encoders record a Fortran call exactly as
 /// the equivalent C call; and the hidden length of each CHARACTER parameter. `None` when some
 /// C parameter has no Fortran counterpart the encoders could read.
-fn c_view(function: &Function, c_sig: &Signature) -> Option<(TokenStream, Vec<(String, Ident)>)> {
+fn c_view(
+    function: &Function,
+    c_sig: &Signature,
+    descriptors: bool,
+) -> Option<(TokenStream, Vec<(String, Ident)>)> {
     // C parameters pair with the standard's by position (header names differ: `old_comm`,
     // `type_`), and the standard's with the Fortran ones by name.
     if function.params.len() != c_sig.inputs.len() {
@@ -153,6 +184,12 @@ fn c_view(function: &Function, c_sig: &Signature) -> Option<(TokenStream, Vec<(S
             }
             Shape::Pointer {
                 base: Base::Void, ..
+            } if spec.kind == "BUFFER" && descriptors => {
+                // An array descriptor, whose first member is the data's address.
+                quote! { let #local = crate::fortran::c_buffer(*(#a as *const *mut ::std::ffi::c_void)) as #ty; }
+            }
+            Shape::Pointer {
+                base: Base::Void, ..
             } if spec.kind == "BUFFER" => {
                 quote! { let #local = crate::fortran::c_buffer(#a) as #ty; }
             }
@@ -164,8 +201,10 @@ fn c_view(function: &Function, c_sig: &Signature) -> Option<(TokenStream, Vec<(S
     Some((quote! { #(#locals)* }, strings))
 }
 
-/// The four wrappers of one Fortran procedure, recorded under function id `id` with the
-/// encoders of the C function `c_sig` when the C binding exists; returns the recorded slots.
+/// The wrappers of one Fortran procedure — the four `mpif.h` manglings (and Open MPI's
+/// `ompi_<name>_f`), and MPICH's `mpi_f08` procedure when it has one — recorded under function
+/// id `id` with the encoders of the C function `c_sig` when the C binding exists; returns the
+/// recorded slots.
 pub fn wrappers(
     function: &Function,
     id: u16,
@@ -187,14 +226,52 @@ pub fn wrappers(
         params.push(format_ident!("len{i}"));
         types.push(quote! { usize });
     }
+    let stem = function.fortran_stem();
+    let mpif = Binding {
+        tag: "",
+        symbols: manglings(&stem)
+            .into_iter()
+            .chain(f08_entry(&stem, exported))
+            .collect(),
+        real: manglings(&format!("p{stem}")).map(|m| format!("{m}\0")),
+        descriptors: false,
+    };
+    let mut code = Vec::new();
+    let mut slots = Vec::new();
+    for binding in std::iter::once(mpif).chain(mpich_f08_binding(&stem, exported)) {
+        let (body, recorded) = binding_code(function, id, c_sig, &params, &types, &binding);
+        code.push(body);
+        slots = recorded;
+    }
+    (quote! { #(#code)* }, slots)
+}
+
+/// The traced body and exported symbols of one [`Binding`] of a Fortran procedure.
+fn binding_code(
+    function: &Function,
+    id: u16,
+    c_sig: Option<&Signature>,
+    params: &[Ident],
+    types: &[TokenStream],
+    binding: &Binding,
+) -> (TokenStream, Vec<String>) {
     let ret = return_type(function);
     let stem = function.fortran_stem();
-    let profiling_names: Vec<String> = manglings(&format!("p{stem}"))
-        .iter()
-        .map(|m| format!("{m}\0"))
-        .collect();
-    let entry = format_ident!("REAL_{}", stem.to_ascii_uppercase());
-    let inner = format_ident!("{}_traced", stem);
+    let profiling_names = &binding.real;
+    let (entry, inner) = match binding.tag {
+        "" => (
+            format_ident!("REAL_{}", stem.to_ascii_uppercase()),
+            format_ident!("{}_traced", stem),
+        ),
+        tag => (
+            format_ident!(
+                "REAL_{}_{}",
+                stem.to_ascii_uppercase(),
+                tag.to_ascii_uppercase()
+            ),
+            format_ident!("{}_{}_traced", stem, tag),
+        ),
+    };
     let (before, mut after, finish_early) = super::c_wrappers::lifecycle_hooks(&function.name);
     // Subroutines return nothing; the few Fortran functions (MPI_WTIME, …) pass a value back.
     let (bind, result) = if ret.is_empty() {
@@ -202,7 +279,7 @@ pub fn wrappers(
     } else {
         (quote! { let ret = }, quote! { ret })
     };
-    let view = c_sig.and_then(|sig| Some((sig, c_view(function, sig)?)));
+    let view = c_sig.and_then(|sig| Some((sig, c_view(function, sig, binding.descriptors)?)));
     let (locals, prologue, epilogue, slots) = match view {
         Some((sig, (locals, strings))) => {
             let e = encoders::encoding(&function.name, sig, Some(function), &strings);
@@ -241,10 +318,8 @@ pub fn wrappers(
             quote! { if let Some(mut rec) = rec { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } },
         )
     };
-    let outer: Vec<TokenStream> = manglings(&stem)
-        .into_iter()
-        .chain(f08_entry(&stem, exported))
-        .collect::<Vec<_>>()
+    let outer: Vec<TokenStream> = binding
+        .symbols
         .iter()
         .map(|m| {
             let ident = Ident::new(m, Span::call_site());

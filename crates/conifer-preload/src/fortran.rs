@@ -47,6 +47,14 @@ impl ProfilingEntry {
 struct FortranSentinels {
     in_place: usize,
     bottom: usize,
+    /// MPICH's `mpi_f08` `MPI_IN_PLACE` and `MPI_BOTTOM` (0 elsewhere: Open MPI's F08 module
+    /// passes the `mpif.h` ones).
+    f08_in_place: usize,
+    f08_bottom: usize,
+    /// The `mpi_f08` `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE`, where the C binding
+    /// declares them (`MPI_F08_STATUS_IGNORE`: MPICH).
+    f08_status_ignore: usize,
+    f08_statuses_ignore: usize,
 }
 
 fn symbol(name: &std::ffi::CStr) -> usize {
@@ -54,24 +62,46 @@ fn symbol(name: &std::ffi::CStr) -> usize {
     unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) as usize }
 }
 
+/// The address a C pointer variable named `name` holds (0 when there is no such variable).
+fn pointer_variable(name: &std::ffi::CStr) -> usize {
+    match symbol(name) {
+        0 => 0,
+        // SAFETY: the symbol is a pointer variable of the MPI library.
+        variable => unsafe { *(variable as *const usize) },
+    }
+}
+
 fn sentinels() -> FortranSentinels {
-    let (in_place, bottom) = (
+    let (mut in_place, mut bottom) = (
         symbol(c"mpi_fortran_in_place_"),
         symbol(c"mpi_fortran_bottom_"),
     );
-    if in_place != 0 {
-        return FortranSentinels { in_place, bottom };
+    if in_place == 0 {
+        let block = symbol(c"mpipriv1_");
+        if block != 0 {
+            in_place = block + std::mem::size_of::<FortranInt>();
+            bottom = block;
+        }
     }
-    match symbol(c"mpipriv1_") {
-        0 => FortranSentinels {
-            in_place: 0,
-            bottom: 0,
-        },
-        block => FortranSentinels {
-            in_place: block + std::mem::size_of::<FortranInt>(),
-            bottom: block,
-        },
+    FortranSentinels {
+        in_place,
+        bottom,
+        f08_in_place: symbol(c"MPIR_F08_MPI_IN_PLACE"),
+        f08_bottom: symbol(c"MPIR_F08_MPI_BOTTOM"),
+        f08_status_ignore: pointer_variable(c"MPI_F08_STATUS_IGNORE"),
+        f08_statuses_ignore: pointer_variable(c"MPI_F08_STATUSES_IGNORE"),
     }
+}
+
+/// Whether `address` is the `mpi_f08` `MPI_STATUS_IGNORE` (`array`: `MPI_STATUSES_IGNORE`).
+pub fn is_f08_status_ignore(address: usize, array: bool) -> bool {
+    let s = SENTINELS.get_or_init(sentinels);
+    let ignore = if array {
+        s.f08_statuses_ignore
+    } else {
+        s.f08_status_ignore
+    };
+    address != 0 && address == ignore
 }
 
 static SENTINELS: std::sync::OnceLock<FortranSentinels> = std::sync::OnceLock::new();
@@ -83,9 +113,9 @@ pub fn c_buffer(ptr: *mut c_void) -> *const c_void {
     let address = ptr as usize;
     // SAFETY: constants from mpi.h.
     unsafe {
-        if address != 0 && address == s.in_place {
+        if address != 0 && (address == s.in_place || address == s.f08_in_place) {
             crate::mpi::conifer_in_place()
-        } else if address != 0 && address == s.bottom {
+        } else if address != 0 && (address == s.bottom || address == s.f08_bottom) {
             crate::mpi::conifer_bottom()
         } else {
             ptr
@@ -169,7 +199,10 @@ pub mod handles {
 
     impl StatusSlot for FStatus {
         unsafe fn read(ptr: *const Self) -> Option<MPI_Status> {
-            if ptr.is_null() || ptr.cast::<FortranInt>() == MPI_F_STATUS_IGNORE.cast_const() {
+            if ptr.is_null()
+                || ptr.cast::<FortranInt>() == MPI_F_STATUS_IGNORE.cast_const()
+                || super::is_f08_status_ignore(ptr as usize, false)
+            {
                 return None;
             }
             let mut status: MPI_Status = std::mem::zeroed();
@@ -177,6 +210,7 @@ pub mod handles {
         }
         unsafe fn is_ignore_array(ptr: *const Self) -> bool {
             ptr.cast::<FortranInt>() == MPI_F_STATUSES_IGNORE.cast_const()
+                || super::is_f08_status_ignore(ptr as usize, true)
         }
     }
 }
