@@ -18,6 +18,7 @@ mod report;
 mod sim;
 mod static_pass;
 mod stats;
+mod stats_timing;
 mod verify;
 
 use clap::{Parser, Subcommand};
