@@ -45,9 +45,31 @@ impl TimingMode {
         }
     }
 
-    /// Whether every call's times are kept until the record is taken.
+    /// Whether every call's times are kept (and readers get each call's own time).
     pub fn keeps_calls(&self) -> bool {
         matches!(self, TimingMode::Lossless | TimingMode::Lossy(_))
+    }
+
+    /// The timing a trace was recorded with, from its metadata's options (`timing=...`;
+    /// aggregate when there is none).
+    pub fn recorded(options: &[String]) -> TimingMode {
+        options
+            .iter()
+            .find_map(|o| o.strip_prefix("timing="))
+            .and_then(|t| TimingMode::parse(t).ok())
+            .unwrap_or_default()
+    }
+
+    /// How readers describe the times: each call's own, or reconstructed from aggregates.
+    pub fn describe(&self) -> String {
+        match self {
+            TimingMode::Lossless => "lossless (every call's own time)".into(),
+            TimingMode::Lossy(rel) => format!(
+                "{self} (every call's own time, each interval and duration within {}%)",
+                rel * 100.0
+            ),
+            _ => "aggregate (pooled per timing family: time = calls x family mean)".into(),
+        }
     }
 }
 
