@@ -140,7 +140,7 @@ fn families<'t>(trace: &'t Trace, functions: &[&'t str]) -> Vec<Family<'t>> {
             })
         })
         .collect();
-    families.sort_by(|a, b| b.duration.total().cmp(&a.duration.total()));
+    families.sort_by_key(|f| std::cmp::Reverse(f.duration.total()));
     families
 }
 

@@ -6,8 +6,11 @@
 //!   first appearance, the pair numbers compressed by Sequitur (the grammar of
 //!   `conifer-compress`), the pair table and grammar then by zstd;
 //! - [`FORM_PREDICTOR`]: SZ-style, each code predicted by the code of the same kind `lag`
-//!   calls earlier (the lag, 1 to [`MAX_LAG`], chosen per thread to predict best: the length
-//!   of a loop body), the residuals zigzag varints, zstd-compressed.
+//!   calls earlier (the lag, 1 to [`MAX_LAG`], the one that predicts most codes exactly: the
+//!   length of a loop body), the residuals zigzag varints, zstd-compressed; optionally
+//!   without the prediction, and optionally with the calls of each loop-body position
+//!   written together — whichever of the four compresses best (noisy times compress better
+//!   unpredicted: a residual is noisier than the value).
 //!
 //! A thread's bytes: the form byte, REL, the achieved maximum and mean relative error (three
 //! f64, little-endian: the recorder knows the true values), then the zstd frame.
@@ -89,7 +92,13 @@ pub fn encode_both(times: &[CallTime], rel: f64) -> Encoded {
     let mut grammar = header(FORM_GRAMMAR);
     grammar.extend(zstd_of(&grammar_payload(&codes)));
     let mut predictor = header(FORM_PREDICTOR);
-    predictor.extend(zstd_of(&predictor_payload(&codes)));
+    let lag = best_lag(&codes);
+    let smallest = [(false, false), (true, false), (false, true), (true, true)]
+        .into_iter()
+        .map(|(predict, transpose)| zstd_of(&predictor_payload(&codes, lag, predict, transpose)))
+        .min_by_key(Vec::len)
+        .expect("four candidates");
+    predictor.extend(smallest);
     Encoded { grammar, predictor }
 }
 
@@ -121,17 +130,34 @@ fn grammar_payload(codes: &[[u64; 2]]) -> Vec<u8> {
     out
 }
 
-/// The lag, the call count, then per kind (intervals, durations) each code's residual against
-/// the code `lag` calls earlier (0 before the first `lag` calls).
-fn predictor_payload(codes: &[[u64; 2]]) -> Vec<u8> {
-    let lag = best_lag(codes);
+/// The order codes are written in: call order, or `transpose`d — the calls at each position
+/// of a `lag`-call loop body together (calls 0, lag, 2 lag, …, then 1, lag + 1, …), so each
+/// run holds one call of the body's times.
+fn order(n: usize, lag: usize, transpose: bool) -> Vec<usize> {
+    if transpose {
+        (0..lag).flat_map(|p| (p..n).step_by(lag)).collect()
+    } else {
+        (0..n).collect()
+    }
+}
+
+/// The lag, flags (1: `predict`, 2: `transpose`), the call count, then per kind (intervals,
+/// durations), in [`order`], each code — less the code `lag` calls earlier when predicting
+/// (from the `lag`-th call on) — as a zigzag varint.
+fn predictor_payload(codes: &[[u64; 2]], lag: usize, predict: bool, transpose: bool) -> Vec<u8> {
     let mut out = Vec::new();
     put_u64(&mut out, lag as u64);
+    put_u64(&mut out, u64::from(predict) | u64::from(transpose) << 1);
     put_u64(&mut out, codes.len() as u64);
-    for kind in 0..2 {
-        for (i, c) in codes.iter().enumerate() {
-            let predicted = if i >= lag { codes[i - lag][kind] } else { 0 };
-            put_i64(&mut out, c[kind].wrapping_sub(predicted) as i64);
+    let order = order(codes.len(), lag, transpose);
+    for kind in [0, 1] {
+        for &i in &order {
+            let predicted = if predict && i >= lag {
+                codes[i - lag][kind]
+            } else {
+                0
+            };
+            put_i64(&mut out, codes[i][kind].wrapping_sub(predicted) as i64);
         }
     }
     out
@@ -219,14 +245,21 @@ fn grammar_codes(raw: &[u8], calls: u64) -> Option<Vec<[u64; 2]>> {
 fn predictor_codes(raw: &[u8], calls: u64) -> Option<Vec<[u64; 2]>> {
     let mut r = Reader::new(raw);
     let lag = usize::try_from(r.u64()?).ok()?;
+    let flags = r.u64()?;
     let n = r.u64()?;
-    if n > calls || !(1..=MAX_LAG).contains(&lag) {
+    if n > calls || !(1..=MAX_LAG).contains(&lag) || flags > 3 {
         return None;
     }
+    let (predict, transpose) = (flags & 1 != 0, flags & 2 != 0);
     let mut codes = vec![[0u64; 2]; n as usize];
-    for kind in 0..2 {
-        for i in 0..codes.len() {
-            let predicted = if i >= lag { codes[i - lag][kind] } else { 0 };
+    let order = order(codes.len(), lag, transpose);
+    for kind in [0, 1] {
+        for &i in &order {
+            let predicted = if predict && i >= lag {
+                codes[i - lag][kind]
+            } else {
+                0
+            };
             codes[i][kind] = predicted.wrapping_add(r.i64()? as u64);
         }
     }

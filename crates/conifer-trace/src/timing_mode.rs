@@ -36,7 +36,7 @@ impl TimingMode {
                     .strip_prefix("lossy:")
                     .and_then(|r| r.parse().ok())
                     .ok_or_else(bad)?;
-                if rel >= MIN_REL && rel < 1.0 {
+                if (MIN_REL..1.0).contains(&rel) {
                     Ok(TimingMode::Lossy(rel))
                 } else {
                     Err(bad())
