@@ -2,7 +2,8 @@
  * stencil3d.c - 3D PERIODIC 7-point stencil on a Cartesian communicator.
  *
  * MPI_Dims_create (3D), MPI_Cart_create (periodic, no reorder), MPI_Cart_coords,
- * MPI_Cart_shift x3. Per iteration: 6 MPI_Irecv + 6 MPI_Isend + MPI_Waitall,
+ * MPI_Cart_shift x3, MPI_Cart_rank (the +x neighbour again, by its coordinates) and
+ * MPI_Cart_sub (the y-z plane, freed at the end). Per iteration: 6 MPI_Irecv + 6 MPI_Isend + MPI_Waitall,
  * then MPI_Allreduce of a checksum. With 1 or 2 ranks along a dimension the
  * neighbours are self / the same rank on both sides; tags disambiguate.
  *
@@ -48,6 +49,15 @@ int main(int argc, char **argv)
     int nb[6]; /* d = 2*dim + side: side 0 = minus, 1 = plus */
     for (int dim = 0; dim < 3; dim++)
         MPI(Cart_shift, cart, dim, 1, &nb[2 * dim], &nb[2 * dim + 1]);
+    int next_x[3] = {(coords[0] + 1) % dims[0], coords[1], coords[2]}, next_x_rank;
+    MPI(Cart_rank, cart, next_x, &next_x_rank);
+    if (next_x_rank != nb[1]) {
+        fprintf(stderr, "rank %d: MPI_Cart_rank gives %d, MPI_Cart_shift %d\n", rank, next_x_rank, nb[1]);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int plane_dims[3] = {0, 1, 1};
+    MPI_Comm plane;
+    MPI(Cart_sub, cart, plane_dims, &plane);
 
     static double u[(N + 2) * (N + 2) * (N + 2)], un[(N + 2) * (N + 2) * (N + 2)];
     static double sbuf[6][N * N], rbuf[6][N * N];
@@ -118,6 +128,7 @@ int main(int argc, char **argv)
     free(g);
     free(gn);
 
+    MPI(Comm_free, &plane);
     MPI(Comm_free, &cart);
     tally_timed_finalize(rank);
     int fail = bad || gsum != refsum || crank != rank;

@@ -38,6 +38,23 @@ pub struct TraceOptions {
     /// binary's debug information, `-g`, to name lines; also `CONIFER_CALLSITES=1`).
     #[arg(long)]
     pub callsites: bool,
+    /// Leave these functions out of the record — counted, not recorded: comma-separated MPI
+    /// function names (any case) or `queries` (MPI_Wtime, MPI_Comm_rank and other local
+    /// queries); also `CONIFER_EXCLUDE`.
+    #[arg(long, value_name = "LIST", value_parser = parse_exclusions)]
+    pub exclude: Option<String>,
+    /// Start with recording off: the program switches it on with `MPI_Pcontrol(1)` (and off
+    /// with `MPI_Pcontrol(0)`, which works without this option); also `CONIFER_START_OFF=1`.
+    #[arg(long)]
+    pub start_off: bool,
+}
+
+/// Checks an `--exclude` list: every item a function name or `queries`.
+fn parse_exclusions(list: &str) -> Result<String, String> {
+    for item in list.split(',').map(str::trim) {
+        conifer_spec::recording::excluded_by(item)?;
+    }
+    Ok(list.to_string())
 }
 
 impl TraceOptions {
@@ -66,6 +83,12 @@ impl TraceOptions {
         if self.callsites {
             env.push(("CONIFER_CALLSITES", "1".into()));
         }
+        if let Some(list) = &self.exclude {
+            env.push(("CONIFER_EXCLUDE", list.into()));
+        }
+        if self.start_off {
+            env.push(("CONIFER_START_OFF", "1".into()));
+        }
         env
     }
 
@@ -86,6 +109,12 @@ impl TraceOptions {
         }
         if self.callsites {
             args.push("--callsites".into());
+        }
+        if let Some(list) = &self.exclude {
+            args.push(format!("--exclude={list}").into());
+        }
+        if self.start_off {
+            args.push("--start-off".into());
         }
         args
     }

@@ -69,6 +69,39 @@ fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
     Ok(counts)
 }
 
+/// Whether the recording may have left calls out: the program called `MPI_Pcontrol`, or the
+/// run excluded functions or started with recording off.
+fn recording_filtered(options: &[String], recorded: &BTreeMap<String, Vec<u64>>) -> bool {
+    recorded.contains_key("MPI_Pcontrol")
+        || options
+            .iter()
+            .any(|o| o.starts_with("exclude=") || o == "start-off")
+}
+
+/// Per function, the calls the wrappers counted but the record does not hold (functions with
+/// none omitted); `None` when some rank recorded more calls than it counted.
+fn not_recorded(
+    counted: &BTreeMap<String, Vec<u64>>,
+    recorded: &BTreeMap<String, Vec<u64>>,
+) -> Option<BTreeMap<String, u64>> {
+    if recorded.keys().any(|name| !counted.contains_key(name)) {
+        return None;
+    }
+    let mut missing = BTreeMap::new();
+    for (name, counts) in counted {
+        let kept = recorded.get(name);
+        let mut total = 0;
+        for (rank, &n) in counts.iter().enumerate() {
+            let k = kept.and_then(|v| v.get(rank)).copied().unwrap_or(0);
+            total += n.checked_sub(k)?;
+        }
+        if total > 0 {
+            missing.insert(name.clone(), total);
+        }
+    }
+    Some(missing)
+}
+
 /// Calls held by trace trees and calls outside them (on the grammar path), over all ranks.
 fn tree_calls(trace: &Trace) -> (u64, u64) {
     let mut inside = 0;
@@ -150,7 +183,13 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     let mut per_rank = grammar_counts(&trace)?;
     // `free` events (segments MPI used, freed by the program) are not MPI calls.
     let segment_frees: u64 = per_rank.remove("free").map_or(0, |v| v.iter().sum());
-    let counters_agree = counter_counts(&trace) == per_rank;
+    let counters = counter_counts(&trace);
+    let left_out = recording_filtered(&trace.meta.options, &per_rank)
+        .then(|| not_recorded(&counters, &per_rank))
+        .flatten();
+    let counters_agree = counters == per_rank || left_out.is_some();
+    let left_out = left_out.unwrap_or_default();
+    let left_out_total: u64 = left_out.values().sum();
     let functions: BTreeMap<&str, u64> = per_rank
         .iter()
         .map(|(n, v)| (n.as_str(), v.iter().sum()))
@@ -193,6 +232,7 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
             "segment_frees": segment_frees,
             "functions": functions,
             "functions_per_rank": per_rank,
+            "left_out": left_out,
             "timing": timing.json(&trace, &names),
         });
         outln!(
@@ -215,13 +255,26 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     outln!(out, "command     {}", m.command_line.join(" "));
     outln!(out, "mpi         {} ({})", m.mpi_library_version, m.mpi);
     outln!(out, "ranks       {}", m.ranks);
+    let made = if left_out_total > 0 {
+        format!(" recorded of {} made", calls + left_out_total)
+    } else {
+        String::new()
+    };
     outln!(
         out,
-        "calls       {calls} ({} C, {} Fortran), {} in MPI over all ranks",
+        "calls       {calls}{made} ({} C, {} Fortran), {} in MPI over all ranks",
         calls_through(&trace, Language::C),
         calls_through(&trace, Language::Fortran),
         human_time(time_ns)
     );
+    if left_out_total > 0 {
+        let by_function: Vec<String> = left_out.iter().map(|(f, n)| format!("{f} {n}")).collect();
+        outln!(
+            out,
+            "left out    {left_out_total} calls counted but not recorded (MPI_Pcontrol(0) phases, --exclude): {}",
+            by_function.join(", ")
+        );
+    }
     if let Some(forest) = &trace.record.forest {
         outln!(out, "trace tree  {}", tree_summary(&trace, forest));
     }

@@ -133,6 +133,19 @@ app_tests! {
     sections_fortran => "sections_f",
 }
 
+/// A program written against `use mpi_f08` (Open MPI: its F08 procedures call the wrapped
+/// `ompi_<name>_f` entries; MPICH's call its internals and are not traced).
+#[test]
+fn stencil2d_fortran_2008() {
+    if is_mpich() {
+        return;
+    }
+    let (ranks, iterations) = sizes();
+    for &n in ranks {
+        check_app("stencil2d08_f", n, iterations, Launch::Run);
+    }
+}
+
 #[test]
 fn exec_works_under_a_plain_launcher() {
     let (_, iterations) = sizes();

@@ -174,3 +174,18 @@ fn read_commands_end_quietly_when_their_reader_goes() {
         );
     }
 }
+
+#[test]
+fn exclude_names_only_mpi_functions_that_may_be_left_out() {
+    let err = conifer_fails(&[
+        "run",
+        "-n",
+        "2",
+        "--exclude",
+        "MPI_Wtime,MPI_Nonsense",
+        "true",
+    ]);
+    assert!(err.contains("MPI_Nonsense is not an MPI function"), "{err}");
+    let err = conifer_fails(&["run", "-n", "2", "--exclude", "mpi_finalize", "true"]);
+    assert!(err.contains("MPI_Finalize is always recorded"), "{err}");
+}

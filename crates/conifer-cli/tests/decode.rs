@@ -23,6 +23,13 @@ fn fortran_stencil_messages_pair_up_and_edges_are_proc_null() {
     check_stencil("stencil2d_f");
 }
 
+#[test]
+fn fortran_2008_stencil_messages_pair_up_and_edges_are_proc_null() {
+    if !is_mpich() {
+        check_stencil("stencil2d08_f"); // MPICH's mpi_f08 is not traced (README)
+    }
+}
+
 fn check_stencil(app: &str) {
     let (ranks, iterations) = if is_mpich() { (4, 3) } else { (9, 3) };
     let dir = scratch(&format!("decode-{app}"));
@@ -292,5 +299,55 @@ fn fortran_mpi_in_place_is_named() {
     for call in &reductions {
         assert_eq!(arg(call, "sendbuf"), "MPI_IN_PLACE", "{call}");
         assert_eq!(arg(call, "datatype"), "MPI_INTEGER", "{call}");
+    }
+}
+
+/// Parses a decoded integer array such as `[1,0,2]`.
+fn int_array(text: &str) -> Vec<i64> {
+    let inner = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{text} is not an array"));
+    inner
+        .split(',')
+        .map(|v| v.parse().expect("an integer"))
+        .collect()
+}
+
+/// Arrays whose length is the communicator's number of dimensions (MPI_Cart_rank's coords,
+/// MPI_Cart_sub's remain_dims) are recorded in full: stencil3d asks for the rank of its +x
+/// neighbour by coordinates and keeps the y-z plane.
+#[test]
+fn cartesian_coordinates_and_remain_dims_are_recorded() {
+    let ranks = if is_mpich() { 4 } else { 12 };
+    let dir = scratch("decode-cartesian");
+    let options = [];
+    let trace = traced(
+        &dir,
+        "s3",
+        ranks,
+        &options,
+        &apps_dir().join("stencil3d"),
+        &["2"],
+    );
+    let calls = decode_all(&trace);
+    let of = |rank: u64, function: &str| {
+        calls
+            .iter()
+            .find(|c| c["rank"] == rank && c["function"] == function)
+            .unwrap_or_else(|| panic!("rank {rank} made no {function}"))
+    };
+    for rank in 0..u64::from(ranks) {
+        let dims = int_array(arg(of(rank, "MPI_Cart_create"), "dims"));
+        let coords = int_array(arg(of(rank, "MPI_Cart_coords"), "coords"));
+        // MPI numbers a Cartesian communicator's ranks row-major (no reorder: as in world).
+        let row_major = |c: &[i64]| c.iter().zip(&dims).fold(0, |r, (c, d)| r * d + c);
+        assert_eq!(row_major(&coords), rank as i64, "rank {rank}'s coordinates");
+        let next_x = vec![(coords[0] + 1) % dims[0], coords[1], coords[2]];
+        let cart_rank = of(rank, "MPI_Cart_rank");
+        assert_eq!(int_array(arg(cart_rank, "coords")), next_x, "rank {rank}");
+        assert_eq!(arg(cart_rank, "rank"), row_major(&next_x).to_string());
+        let sub = of(rank, "MPI_Cart_sub");
+        assert_eq!(int_array(arg(sub, "remain_dims")), vec![0, 1, 1]);
     }
 }

@@ -27,6 +27,26 @@ fn traced(ranks: u32, trace: &Path, program: &[&str], dir: &Path) -> std::proces
     out
 }
 
+/// `conifer proxy --check` rebuilds the program's communication from the trace alone, runs it
+/// and finds the same calls in its trace.
+fn assert_proxy_matches(trace: &Path, dir: &Path) {
+    let out = Command::new("timeout")
+        .arg("600")
+        .arg(conifer())
+        .args(["proxy", "--check"])
+        .arg(trace)
+        .current_dir(dir)
+        .output()
+        .expect("conifer proxy runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("proxy matches"),
+        "the proxy of {} differs:\n{said}{}",
+        trace.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn untraced(ranks: u32, program: &[&str], dir: &Path) -> std::process::Output {
     run_ok(mpirun(ranks).args(program).current_dir(dir))
 }
@@ -80,6 +100,7 @@ fn lammps_melt_output_is_unchanged() {
     // Every halo message LAMMPS posts with Irecv is completed by one Wait.
     assert_eq!(per_rank(&stats, "MPI_Irecv"), per_rank(&stats, "MPI_Wait"));
     assert!(per_rank(&stats, "MPI_Irecv").iter().all(|&n| n > 100));
+    assert_proxy_matches(&trace, &dir);
 }
 
 #[test]
@@ -123,6 +144,7 @@ fn mpi4py_ringtest_sends_what_it_is_asked_to() {
         vec![1; 4],
         "mpi4py initialises with MPI_Init_thread"
     );
+    assert_proxy_matches(&trace, &dir);
 }
 
 #[test]
@@ -173,4 +195,5 @@ fn netpipe_runs_and_its_messages_match_up() {
     let functions: BTreeMap<String, u64> =
         serde_json::from_value(stats["functions"].clone()).unwrap();
     assert_eq!(functions["MPI_Init"], 2);
+    assert_proxy_matches(&trace, &dir);
 }

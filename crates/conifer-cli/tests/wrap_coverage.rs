@@ -115,3 +115,33 @@ fn every_fortran_procedure_is_wrapped_in_all_four_manglings() {
     }
     assert!(missing.is_empty(), "not wrapped: {missing:?}");
 }
+
+/// Open MPI's `mpi_f08` procedures call the `ompi_<name>_f` implementations of the mpif.h
+/// library: libconifer.so defines every one that libmpi_usempif08 calls.
+#[test]
+fn every_open_mpi_f08_entry_is_wrapped() {
+    if is_mpich() {
+        return; // MPICH's mpi_f08 procedures call its internals: not wrapped (README)
+    }
+    let f08 = linked_library(&apps_dir().join("stencil2d08_f"), "libmpi_usempif08");
+    let out = run_ok(
+        Command::new("nm")
+            .args(["-D", "--undefined-only"])
+            .arg(&f08),
+    );
+    let called: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|s| s.starts_with("ompi_") && s.ends_with("_f"))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        called.len() > 300,
+        "{} calls only {} ompi_*_f",
+        f08.display(),
+        called.len()
+    );
+    let ours = defined_symbols(&preload());
+    let missing: Vec<&String> = called.iter().filter(|s| !ours.contains(*s)).collect();
+    assert!(missing.is_empty(), "not wrapped: {missing:?}");
+}

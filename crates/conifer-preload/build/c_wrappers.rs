@@ -45,7 +45,8 @@ pub fn declared_and_exported(bindings: &str, exported: &BTreeSet<String>) -> Vec
 }
 
 /// What a wrapper does besides recording, for the few calls that drive the runtime: code run
-/// before and after the PMPI call, and whether the call's record must be finished before the
+/// before and after the PMPI call (`MPI_Pcontrol`'s uses its argument `level`; the Fortran
+/// wrapper replaces it), and whether the call's record must be finished before the
 /// PMPI call (`MPI_Finalize` writes the trace and `MPI_Abort` the partial file, which must
 /// include the call itself).
 pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
@@ -64,6 +65,11 @@ pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
             quote! { if call.is_outermost() { crate::runtime::before_abort(); } },
             quote! {},
             true,
+        ),
+        "MPI_Pcontrol" => (
+            quote! {},
+            quote! { crate::record::control::pcontrol(level as i64); },
+            false,
         ),
         _ => (quote! {}, quote! {}, false),
     }

@@ -145,6 +145,29 @@ fn length(function: &str, args: &[Arg], arg: &Arg, after_call: bool) -> Option<T
                 _ => return None,
             }
         }
+        // One entry per dimension of the communicator's Cartesian grid.
+        if extent == "*" && matches!(spec.name.as_str(), "coords" | "remain_dims") {
+            let comm = args
+                .iter()
+                .find(|a| matches!(shape(&a.ty), Shape::Value(Base::Handle("Comm"))))?;
+            let id = &comm.ident;
+            factors.push(quote! { rec.grid_dims(#id) });
+            continue;
+        }
+        // `MPI_Dist_graph_create`'s destinations: as many as its `n` degrees add up to.
+        if extent == "*" && spec.name == "destinations" {
+            let degrees = &args.iter().find(|a| a.ident == "degrees")?.ident;
+            let n = &args.iter().find(|a| a.ident == "n")?.ident;
+            factors.push(quote! { crate::record::sum_len(#degrees, #n) });
+            continue;
+        }
+        // A graph's edges: `index[nnodes - 1]` of them.
+        if extent == "*" && spec.name == "edges" {
+            let index = &args.iter().find(|a| a.ident == "index")?.ident;
+            let nnodes = &args.iter().find(|a| a.ident == "nnodes")?.ident;
+            factors.push(quote! { crate::record::last_len(#index, #nnodes) });
+            continue;
+        }
         let collective_v =
             !function.contains("neighbor") && PER_PEER_ARRAYS.contains(&spec.name.as_str());
         if extent == "*" && collective_v {

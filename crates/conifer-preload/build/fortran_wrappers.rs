@@ -25,6 +25,16 @@ pub fn manglings(stem: &str) -> [String; 4] {
     ]
 }
 
+/// Open MPI's `mpi_f08` procedures (libmpi_usempif08) do not call the `mpif.h` entry points
+/// but their implementation's global name, `ompi_<name>_f` (`mpi_send_` is an alias of
+/// `ompi_send_f`), with the same arguments: handles are the derived types' integer values,
+/// `ierror` always given. Defining that name too records `use mpi_f08` programs. MPICH's
+/// `mpi_f08` procedures call its internals directly and are not wrapped.
+fn f08_entry(stem: &str, exported: &BTreeSet<String>) -> Option<String> {
+    let name = format!("o{stem}_f");
+    exported.contains(&name).then_some(name)
+}
+
 /// The spec's Fortran procedures whose entry points the installed Fortran MPI library exports.
 pub fn exported<'a>(spec: &'a [Function], exported: &BTreeSet<String>) -> Vec<&'a Function> {
     spec.iter()
@@ -160,6 +170,7 @@ pub fn wrappers(
     function: &Function,
     id: u16,
     c_sig: Option<&Signature>,
+    exported: &BTreeSet<String>,
 ) -> (TokenStream, Vec<String>) {
     let mut params: Vec<Ident> = Vec::new();
     let mut types: Vec<TokenStream> = Vec::new();
@@ -184,7 +195,7 @@ pub fn wrappers(
         .collect();
     let entry = format_ident!("REAL_{}", stem.to_ascii_uppercase());
     let inner = format_ident!("{}_traced", stem);
-    let (before, after, finish_early) = super::c_wrappers::lifecycle_hooks(&function.name);
+    let (before, mut after, finish_early) = super::c_wrappers::lifecycle_hooks(&function.name);
     // Subroutines return nothing; the few Fortran functions (MPI_WTIME, …) pass a value back.
     let (bind, result) = if ret.is_empty() {
         (quote! {}, quote! {})
@@ -196,6 +207,18 @@ pub fn wrappers(
         Some((sig, (locals, strings))) => {
             let e = encoders::encoding(&function.name, sig, Some(function), &strings);
             (locals, e.prologue, e.epilogue, e.slots)
+        }
+        // C's MPI_Pcontrol is variadic, so there is no C view of the Fortran one: its level is
+        // read here.
+        None if function.name == "MPI_Pcontrol" => {
+            let level = quote! { i64::from(*(a0 as *const crate::fortran::FortranInt)) };
+            after = quote! { crate::record::control::pcontrol(#level); };
+            (
+                quote! {},
+                quote! { rec.int(#level); },
+                quote! {},
+                vec!["level".to_string()],
+            )
         }
         None => (quote! {}, quote! {}, quote! {}, Vec::new()),
     };
@@ -219,6 +242,9 @@ pub fn wrappers(
         )
     };
     let outer: Vec<TokenStream> = manglings(&stem)
+        .into_iter()
+        .chain(f08_entry(&stem, exported))
+        .collect::<Vec<_>>()
         .iter()
         .map(|m| {
             let ident = Ident::new(m, Span::call_site());

@@ -99,7 +99,8 @@ fn main() {
             .iter()
             .find(|c| c.name == f.name)
             .map(|c| &c.signature);
-        let (wrappers, recorded) = fortran_wrappers::wrappers(f, (c_count + i) as u16, c_sig);
+        let (wrappers, recorded) =
+            fortran_wrappers::wrappers(f, (c_count + i) as u16, c_sig, &f_exported);
         code.push(wrappers);
         slots.push(recorded);
     }

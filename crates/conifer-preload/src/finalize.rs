@@ -107,7 +107,7 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
             conifer_trace::caller::keep_named_modules(&mut meta.modules, &record.signatures);
             let trace = Trace {
                 meta,
-                catalog: run_info::catalog(&record.signatures),
+                catalog: run_info::catalog(&record),
                 record,
             };
             std::fs::write(&path, trace.to_bytes())

@@ -124,7 +124,7 @@ pub fn write(reason: &str) {
     let merged = Merged::of_rank(facts.rank, record, counts, facts.host.clone());
     let part = PartialRecord {
         meta: facts.meta.clone(),
-        catalog: run_info::catalog(&merged.signatures),
+        catalog: run_info::catalog(&merged),
         record: merged,
         reason: reason.to_string(),
     };

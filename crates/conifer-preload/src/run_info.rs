@@ -3,6 +3,7 @@
 
 use crate::mpi::*;
 use crate::wrappers::{FIRST_FORTRAN_ID, FUNCTION_NAMES, FUNCTION_SLOTS};
+use conifer_trace::merge::Merged;
 use conifer_trace::{FunctionInfo, Language, Metadata};
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,6 +103,14 @@ fn options() -> Vec<String> {
     if set("CONIFER_CALLSITES") {
         options.push("callsites".into());
     }
+    if let Ok(list) = std::env::var("CONIFER_EXCLUDE") {
+        if !list.is_empty() {
+            options.push(format!("exclude={list}"));
+        }
+    }
+    if set("CONIFER_START_OFF") {
+        options.push("start-off".into());
+    }
     options
 }
 
@@ -129,12 +138,19 @@ pub unsafe fn metadata(ranks: u32, partial: bool) -> Metadata {
     }
 }
 
-/// The functions (and `free` events) that occur in `signatures`, with their slot names.
-pub fn catalog(signatures: &[Vec<u8>]) -> Vec<FunctionInfo> {
-    let mut ids: Vec<u16> = signatures
+/// The functions (and `free` events) that occur in `record`'s signatures or call counts (calls
+/// left out of the record are counted), with their slot names.
+pub fn catalog(record: &Merged) -> Vec<FunctionInfo> {
+    let counted = record
+        .ranks
+        .iter()
+        .flat_map(|r| r.counts.iter().map(|c| c.0));
+    let mut ids: Vec<u16> = record
+        .signatures
         .iter()
         .filter_map(|s| conifer_trace::varint::Reader::new(s).u64())
         .filter_map(|id| u16::try_from(id).ok())
+        .chain(counted)
         .collect();
     ids.sort_unstable();
     ids.dedup();

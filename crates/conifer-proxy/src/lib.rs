@@ -41,6 +41,6 @@ pub struct Proxy {
     pub makefile: String,
     /// What could not be reproduced, one line each with its number of calls.
     pub notes: Vec<String>,
-    /// Calls in the trace.
+    /// MPI calls in the trace (the heap events among its calls not counted).
     pub calls: u64,
 }

@@ -23,14 +23,15 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
     let mut notes: BTreeMap<String, u64> = BTreeMap::new();
     let mut lines = Lines::default();
     let mut bodies: Vec<Vec<u32>> = Vec::new();
-    let mut init: Option<String> = None;
+    let mut startup: Option<Startup> = None;
     let mut calls = 0u64;
     for rank in 0..trace.meta.ranks {
         let mut state = RankState::new(i64::from(trace.meta.ranks));
         let mut seq = Vec::new();
+        let mut initialised = false;
         for call in reader.calls(rank) {
             let call = call.map_err(|e| e.to_string())?;
-            calls += 1;
+            calls += u64::from(call.name != "free");
             if call.signature.thread > 0 {
                 *notes
                     .entry(format!(
@@ -67,8 +68,27 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
                     continue;
                 }
             };
-            if matches!(call.name, "MPI_Init" | "MPI_Init_thread") && seq.is_empty() {
-                init.get_or_insert(statement);
+            if matches!(call.name, "MPI_Init" | "MPI_Init_thread") && !initialised {
+                initialised = true;
+                let before: Vec<u32> = std::mem::take(&mut seq)
+                    .into_iter()
+                    .filter(|&l| !lines.text[l as usize].starts_with("compute_ns("))
+                    .collect();
+                let this = Startup {
+                    before,
+                    init: statement,
+                };
+                match &startup {
+                    None => startup = Some(this),
+                    Some(first) if *first != this => {
+                        *notes
+                            .entry(format!(
+                                "rank {rank}: its calls up to MPI_Init differ from rank 0's, which every rank makes"
+                            ))
+                            .or_default() += 1;
+                    }
+                    Some(_) => {}
+                }
                 continue;
             }
             if options.compute != Compute::None {
@@ -85,7 +105,7 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
         }
         bodies.push(seq);
     }
-    let source = assemble(trace, options, &objects, &lines, &bodies, init, &notes);
+    let source = assemble(trace, options, &objects, &lines, &bodies, startup, &notes);
     let mpi = &trace.meta.mpi;
     let mpicc = if mpi.is_empty() {
         "mpicc".to_string()
@@ -106,6 +126,17 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
     })
 }
 
+/// How a rank starts: the calls it makes before initialising MPI (queries such as
+/// `MPI_Initialized`), then `MPI_Init` or `MPI_Init_thread`. `main` makes them before it knows
+/// its rank, so they are rank 0's for every rank.
+#[derive(PartialEq)]
+struct Startup {
+    /// Line ids of the calls before the initialisation.
+    before: Vec<u32>,
+    /// The initialisation statement.
+    init: String,
+}
+
 /// The C source: header comment, helpers, objects, one function per distinct rank body, main.
 fn assemble(
     trace: &Trace,
@@ -113,7 +144,7 @@ fn assemble(
     objects: &Objects,
     lines: &Lines,
     bodies: &[Vec<u32>],
-    init: Option<String>,
+    startup: Option<Startup>,
     notes: &BTreeMap<String, u64>,
 ) -> String {
     let mut out = format!(
@@ -152,10 +183,13 @@ fn assemble(
         cases.push(format!("    case {rank}: rank_{f}(); break;\n"));
     }
     out += "\nint main(int argc, char **argv) {\n";
-    out += &format!(
-        "    {}\n",
-        init.unwrap_or_else(|| "PMPI_Init(&argc, &argv);".into())
-    );
+    match startup {
+        Some(startup) => {
+            render(&fold(&startup.before), lines, 0, &mut out);
+            out += &format!("    {}\n", startup.init);
+        }
+        None => out += "    PMPI_Init(&argc, &argv);\n",
+    }
     out +=
         "    int rank_ = 0;\n    PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);\n    switch (rank_) {\n";
     out += &cases.concat();

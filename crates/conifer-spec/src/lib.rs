@@ -10,6 +10,7 @@
 use serde::Deserialize;
 
 pub mod fnv;
+pub mod recording;
 
 /// The committed table, as text.
 pub const TABLE_JSON: &str = include_str!("../mpi-functions.json");

@@ -10,6 +10,7 @@ mod addresses;
 pub mod callers;
 mod clock;
 mod comms;
+pub mod control;
 pub mod handles;
 mod ranks;
 mod requests;
@@ -32,7 +33,10 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
-static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
+    control::read_environment();
+    Mutex::new(State::new())
+});
 static RECORDING: AtomicBool = AtomicBool::new(true);
 /// True when MPI was initialised with `MPI_THREAD_MULTIPLE`: only then can two threads be in
 /// MPI at once, so only then is the state lock released during the PMPI call.
@@ -323,6 +327,34 @@ pub unsafe fn read_len<T: AsI64>(ptr: *const T) -> usize {
     }
 }
 
+/// Sum of the first `n` integers at `ptr` as a length (0 for a null pointer or `n` ≤ 0).
+///
+/// # Safety
+/// `ptr` is null or points to at least `n` readable integers.
+pub unsafe fn sum_len<T: AsI64>(ptr: *const T, n: impl AsI64) -> usize {
+    let n = n.as_i64();
+    if ptr.is_null() || n <= 0 {
+        return 0;
+    }
+    (0..n as usize)
+        .map(|i| (*ptr.add(i)).as_i64().max(0) as usize)
+        .sum()
+}
+
+/// The integer `ptr[n - 1]` as a length (0 for a null pointer or `n` ≤ 0): the total of a
+/// cumulative array such as a graph's `index`.
+///
+/// # Safety
+/// `ptr` is null or points to at least `n` readable integers.
+pub unsafe fn last_len<T: AsI64>(ptr: *const T, n: impl AsI64) -> usize {
+    let n = n.as_i64();
+    if ptr.is_null() || n <= 0 {
+        0
+    } else {
+        (*ptr.add(n as usize - 1)).as_i64().max(0) as usize
+    }
+}
+
 /// True when a `flag` output says the operation completed.
 ///
 /// # Safety
@@ -392,6 +424,9 @@ pub struct Call {
     /// The calling thread's runtime state, where the buffers go back when the call is
     /// finished.
     thread_state: *const ThreadState,
+    /// False when the call is left out of the record ([`control`]): counted and kept track
+    /// of, not appended.
+    keep: bool,
 }
 
 impl Call {
@@ -438,6 +473,7 @@ impl Call {
             returned: 0,
             frame,
             thread_state: state,
+            keep: control::keeps(id),
         })
     }
 
@@ -469,7 +505,9 @@ impl Call {
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
         let (start, site) = (self.start, Some(self.site).filter(|&s| s != NO_SITE));
-        self.st().append(thread, &sig, start, end, site);
+        if self.keep {
+            self.st().append(thread, &sig, start, end, site);
+        }
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
         // SAFETY: the thread-local outlives the call, and the call runs on its thread.
@@ -486,6 +524,14 @@ impl Call {
             .and_then(|c| c.get(comm.bits()))
             .copied();
         info.map_or(0, |i| i.remote_size.unwrap_or(i.size).max(0) as usize)
+    }
+
+    /// Number of dimensions of `comm`'s Cartesian grid (0 when it has none).
+    pub fn grid_dims<H: HandleBits>(&mut self, comm: H) -> usize {
+        let comms = self.st().comms.as_ref();
+        comms
+            .and_then(|c| c.grid(comm.bits()))
+            .map_or(0, |g| g.dims.len())
     }
 
     /// True when the caller is `root` of `comm` (root-only arguments are read only there).
