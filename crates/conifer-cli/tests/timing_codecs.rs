@@ -167,3 +167,34 @@ fn histogram_bins_count_every_call_of_their_family() {
         assert_eq!(binned, decoded, "{app}: binned calls per function");
     }
 }
+
+#[test]
+fn a_timing_the_recorder_does_not_know_is_named_and_aggregate_timing_recorded() {
+    let dir = scratch("timing-unknown-env");
+    let trace = dir.join("ring.cft");
+    let out = {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new("timeout")
+                .arg("300")
+                .arg(conifer())
+                .args(["run", "-n", "2", "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join("ring"))
+                .arg("3")
+                .env("CONIFER_TIMING", "bogus")
+                .current_dir(&dir),
+        )
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("CONIFER_TIMING"))
+        .collect();
+    // Once per rank, naming the value and what is recorded instead.
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(warnings[0].contains("\"bogus\"") && warnings[0].contains("aggregate"));
+    let timing = stats_json(&trace)["timing"].clone();
+    assert_eq!(timing["mode"], "aggregate");
+    assert!(timing["bytes_by_section"].get("TMLN").is_none());
+}
