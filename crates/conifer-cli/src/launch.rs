@@ -19,10 +19,11 @@ pub struct TraceOptions {
     /// `CONIFER_RAW=1`).
     #[arg(long)]
     pub raw: bool,
-    /// Timing kept: `aggregate` (count, mean, min, max, stddev per signature) or `lossless`
-    /// (every call's duration and the interval before it, zstd-compressed); also
-    /// `CONIFER_TIMING`.
-    #[arg(long, value_parser = ["aggregate", "lossless"])]
+    /// Timing kept: `aggregate` (count, mean, min, max, stddev per timing family),
+    /// `histogram` (also log-binned durations and intervals per family), `lossy:REL` (every
+    /// call's duration and the interval before it within relative error REL, e.g.
+    /// `lossy:0.1`) or `lossless` (every call's, exact); also `CONIFER_TIMING`.
+    #[arg(long)]
     pub timing: Option<String>,
     /// Record message tags relative to the caller's rank, for codes that tag messages by rank
     /// (decoding restores the values; also `CONIFER_RELATIVE_TAGS=1`).
@@ -57,6 +58,14 @@ fn parse_exclusions(list: &str) -> Result<String, String> {
 }
 
 impl TraceOptions {
+    /// Refuses options the recorder would not understand.
+    fn check(&self) -> Result<(), String> {
+        if let Some(timing) = &self.timing {
+            conifer_trace::timing_mode::TimingMode::parse(timing).map_err(|e| format!("--{e}"))?;
+        }
+        Ok(())
+    }
+
     fn as_env(&self) -> Vec<(&'static str, OsString)> {
         let mut env = Vec::new();
         if let Some(path) = &self.output {
@@ -118,6 +127,7 @@ fn absolute(path: &std::path::Path) -> PathBuf {
 /// Replaces this process with `program`, libconifer.so preloaded (after anything already in
 /// `LD_PRELOAD`, which keeps its precedence).
 pub fn exec(options: &TraceOptions, program: &[String]) -> Result<ExitCode, String> {
+    options.check()?;
     let (mpi, _) = installed::mpi_of(&program[0], options.mpi.as_deref())?;
     let library = installed::preload_library(mpi)?;
     let mut preload = OsString::new();
@@ -166,6 +176,7 @@ pub fn run(
     if ranks == 0 {
         return Err("-n must be at least 1".into());
     }
+    options.check()?;
     let (mpi, _) = installed::mpi_of(&program[0], options.mpi.as_deref())?;
     installed::preload_library(mpi)?;
     let me =

@@ -18,6 +18,7 @@ mod report;
 mod sim;
 mod static_pass;
 mod stats;
+mod stats_timing;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -105,7 +106,7 @@ enum Command {
     /// Draw a picture of the run as SVG or PNG (by the output's extension).
     Plot {
         /// What to draw: matrix, sizes (message-size histogram per function), functions (time
-        /// per function), ranks (MPI time per rank), timeline (needs --timing lossless).
+        /// per function), ranks (MPI time per rank), timeline (needs --timing lossless or lossy:REL).
         kind: String,
         /// The trace file (`.cft`).
         file: PathBuf,
@@ -129,8 +130,8 @@ enum Command {
     },
     /// Write the trace in another tool's format: chrome (Perfetto JSON), otf2 (Vampir,
     /// Score-P tools), simgrid (SMPI time-independent replay). Timestamps are exact with
-    /// `--timing lossless`, else reconstructed from per-signature means (the output says
-    /// which).
+    /// `--timing lossless`, within REL with `--timing lossy:REL`, else reconstructed from
+    /// per-signature means (the output says which).
     Export {
         /// The format.
         #[arg(value_enum)]

@@ -8,6 +8,7 @@
 use crate::output::{emit, emit_json};
 use conifer_analyze::{human_bytes, Analysis, Site};
 use conifer_trace::decode::human_time;
+use conifer_trace::timing_mode::TimingMode;
 use conifer_trace::Trace;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -59,19 +60,28 @@ pub struct Times {
     pub functions: BTreeMap<String, Time>,
     /// Per call site.
     pub sites: HashMap<Site, Time>,
-    /// True when the times are the calls' own (lossless timing).
+    /// True when the times are the calls' own (lossless or lossy timing).
     pub exact: bool,
 }
 
-/// True when the trace carries every call's time.
-pub fn lossless(trace: &Trace) -> bool {
-    trace.meta.options.iter().any(|o| o == "timing=lossless")
+/// True when the trace carries every call's time (exact, or within a stated relative error).
+pub fn per_call(trace: &Trace) -> bool {
+    TimingMode::recorded(&trace.meta.options).keeps_calls()
+}
+
+/// The timing the times come from, as reports name it.
+pub fn timing_name(trace: &Trace, t: &Times) -> String {
+    if t.exact {
+        TimingMode::recorded(&trace.meta.options).to_string()
+    } else {
+        "aggregate".into()
+    }
 }
 
 /// The times of `analysis`'s functions and sites: from the pooled timing families, or per
 /// call with lossless timing.
 pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
-    if lossless(trace) {
+    if per_call(trace) {
         if let Some(t) = exact_times(trace) {
             return t;
         }
@@ -101,7 +111,7 @@ pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
     }
 }
 
-/// Every call's own time (lossless timing): expands the calls, as the per-call times are
+/// Every call's own time (lossless or lossy timing): expands the calls, as the per-call times are
 /// stored per call.
 fn exact_times(trace: &Trace) -> Option<Times> {
     let families = trace.record.timing_index();
@@ -209,7 +219,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
     serde_json::json!({
         "ranks": trace.meta.ranks,
         "command_line": trace.meta.command_line,
-        "timing": if t.exact { "lossless" } else { "aggregate" },
+        "timing": timing_name(trace, t),
         "calls": a.functions.values().map(|f| f.calls).sum::<u64>(),
         "per_rank": ranks,
         "functions": functions,
@@ -262,9 +272,9 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         "ranks       {}   calls {calls}   timing {}",
         m.ranks,
         if t.exact {
-            "lossless (every call's own time)"
+            TimingMode::recorded(&m.options).describe()
         } else {
-            "aggregate (pooled per timing family: time = calls x family mean)"
+            TimingMode::Aggregate.describe()
         }
     );
     let (app, mpi): (f64, f64) = trace.record.ranks.iter().fold((0.0, 0.0), |(a, m), e| {

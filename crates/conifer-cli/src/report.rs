@@ -65,7 +65,7 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
          matrix are computed on the compressed trace; times from its {} timing.</p>",
         m.ranks,
         human_bytes(file_bytes.len() as u64),
-        if t.exact { "lossless" } else { "aggregate" }
+        profile::timing_name(&trace, &t)
     );
     // Run.
     h.push_str("<h2>Run</h2><table class=\"facts\">");
@@ -216,7 +216,7 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
     // Sizes.
     h.push_str("<h2>Message sizes</h2>");
     h.push_str(&img(&plot::svg("sizes", &inp, sel_all())?));
-    if profile::lossless(&trace) {
+    if profile::per_call(&trace) {
         h.push_str("<h2>Timeline</h2>");
         h.push_str(&img(&plot::svg("timeline", &inp, sel_all())?));
     }

@@ -198,6 +198,8 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     let rules: usize = trace.record.grammars.iter().map(|g| g.rule_count()).sum();
     let time_ns: f64 = trace.record.ranks.iter().map(|r| r.time.mpi_ns).sum();
     let m = &trace.meta;
+    let timing = crate::stats_timing::TimingSummary::of(&trace, &sections);
+    let names = signature_functions(&trace)?;
     if json {
         let value = serde_json::json!({
             "file_bytes": bytes.len(),
@@ -231,6 +233,7 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
             "functions": functions,
             "functions_per_rank": per_rank,
             "left_out": left_out,
+            "timing": timing.json(&trace, &names),
         });
         outln!(
             out,
@@ -290,6 +293,7 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     );
     let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();
     outln!(out, "sections    {}", sizes.join(", "));
+    outln!(out, "timing      {}", timing.line());
     if !counters_agree && m.partial {
         outln!(
             out,
@@ -325,5 +329,6 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
             functions[name.as_str()]
         );
     }
+    out.push_str(&crate::stats_timing::histogram_table(&trace, &names));
     Ok(ExitCode::SUCCESS)
 }

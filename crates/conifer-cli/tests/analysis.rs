@@ -78,39 +78,10 @@ fn assert_same(what: &str, trace: &Path) -> conifer_analyze::Analysis {
     compressed
 }
 
-/// (app, ranks, arguments) of every bundled app that finishes normally.
-fn apps() -> Vec<(&'static str, u32, Vec<&'static str>)> {
-    vec![
-        ("stencil2d", 4, vec!["4"]),
-        ("stencil2d_f", 4, vec!["4"]),
-        ("stencil3d", 4, vec!["3"]),
-        ("mg", 8, vec!["2"]),
-        ("ring", 4, vec!["5"]),
-        ("ring_f", 3, vec!["5"]),
-        ("waitany", 4, vec!["3"]),
-        ("comms", 4, vec!["3"]),
-        ("datatypes", 4, vec!["3"]),
-        ("persistent", 4, vec!["3"]),
-        ("onesided", 4, vec!["3"]),
-        ("mpiio", 2, vec!["3"]),
-        ("threads", 2, vec!["3"]),
-        ("heapbuf", 2, vec!["9"]),
-        ("inplace_f", 3, vec!["3"]),
-        ("sections_f", 4, vec!["2"]),
-        ("reduce0", 4, vec!["3"]),
-        ("ep", 4, vec!["3"]),
-        ("ft", 4, vec!["5"]),
-        ("cg", 4, vec!["3"]),
-        ("butterfly", 4, vec!["3"]),
-        ("torus", 6, vec!["3"]),
-        ("randpeers", 5, vec!["6"]),
-    ]
-}
-
 #[test]
 fn compressed_form_equals_full_expansion_on_every_app() {
     let dir = apps_dir();
-    for (app, ranks, args) in apps() {
+    for (app, ranks, args) in bundled_apps() {
         if is_mpich() && ranks > 4 {
             continue;
         }
@@ -122,7 +93,7 @@ fn compressed_form_equals_full_expansion_on_every_app() {
 #[test]
 fn compressed_form_equals_full_expansion_in_tree_mode() {
     let dir = tree_apps_dir();
-    for (app, ranks, args) in apps() {
+    for (app, ranks, args) in bundled_apps() {
         if (is_mpich() && ranks > 4) || matches!(app, "threads") {
             continue;
         }

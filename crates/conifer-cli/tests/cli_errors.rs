@@ -75,6 +75,18 @@ fn wrong_flag_is_named() {
 }
 
 #[test]
+fn unknown_timing_mode() {
+    let err = conifer_fails(&["run", "-n", "2", "--timing", "foo", "./app"]);
+    let line = one_line(&err);
+    assert!(
+        line.contains("--timing \"foo\"") && line.contains("lossy:REL"),
+        "{err}"
+    );
+    let err = conifer_fails(&["exec", "--timing", "lossy:1.5", "./app"]);
+    assert!(one_line(&err).contains("lossy:1.5"), "{err}");
+}
+
+#[test]
 fn zero_ranks() {
     let err = conifer_fails(&["run", "-n", "0", "./app"]);
     assert!(one_line(&err).contains("-n must be at least 1"), "{err}");

@@ -1,5 +1,6 @@
 //! When each call started and ended, per thread, in nanoseconds from the thread's first call:
-//! exact with `--timing lossless`, else reconstructed from the trace's timing statistics
+//! exact with `--timing lossless`, within the recorded relative error with `--timing lossy:REL`,
+//! else reconstructed from the trace's timing statistics
 //! (each call lasts its timing family's mean duration and starts its family's mean interval
 //! after the thread's previous call ended).
 
@@ -10,6 +11,9 @@ use conifer_trace::decode::Call;
 pub enum Timestamps {
     /// Every call's own start and duration (`--timing lossless`).
     Exact,
+    /// Every call's own start and duration, each interval and duration within the relative
+    /// error it was recorded with (`--timing lossy:REL`).
+    Bounded,
     /// Reconstructed from per-family means (aggregate timing).
     Reconstructed,
 }
@@ -19,6 +23,10 @@ impl Timestamps {
     pub fn describe(self) -> &'static str {
         match self {
             Timestamps::Exact => "exact (recorded with --timing lossless)",
+            Timestamps::Bounded => {
+                "per call, each interval and duration within the relative error it was \
+                 recorded with (--timing lossy:REL)"
+            }
             Timestamps::Reconstructed => {
                 "reconstructed: each call lasts its signature family's mean duration and \
                  starts the family's mean interval after the previous call"
@@ -77,9 +85,9 @@ impl Clock {
 
 /// How `trace` has its timestamps.
 pub fn timestamps(trace: &conifer_trace::Trace) -> Timestamps {
-    if trace.meta.options.iter().any(|o| o == "timing=lossless") {
-        Timestamps::Exact
-    } else {
-        Timestamps::Reconstructed
+    match conifer_trace::timing_mode::TimingMode::recorded(&trace.meta.options) {
+        conifer_trace::timing_mode::TimingMode::Lossless => Timestamps::Exact,
+        conifer_trace::timing_mode::TimingMode::Lossy(_) => Timestamps::Bounded,
+        _ => Timestamps::Reconstructed,
     }
 }

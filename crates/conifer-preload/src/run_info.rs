@@ -90,10 +90,9 @@ pub fn output_path(ranks: c_int) -> String {
 fn options() -> Vec<String> {
     let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0");
     let mut options = Vec::new();
-    if let Ok(timing) = std::env::var("CONIFER_TIMING") {
-        if !timing.is_empty() {
-            options.push(format!("timing={timing}"));
-        }
+    if std::env::var_os("CONIFER_TIMING").is_some_and(|t| !t.is_empty()) {
+        // The timing in effect (the default when the value was not understood).
+        options.push(format!("timing={}", crate::record::timing_env::requested()));
     }
     if set("CONIFER_RELATIVE_TAGS") {
         options.push("relative-tags".into());

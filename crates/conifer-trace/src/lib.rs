@@ -13,7 +13,10 @@ pub mod decode;
 pub mod forest;
 mod forest_codec;
 pub mod grid;
+pub mod histogram;
 pub mod int_codes;
+pub mod log_quantiser;
+pub mod lossy_timeline;
 pub mod merge;
 mod meta_codec;
 mod model;
@@ -27,6 +30,7 @@ pub mod streams;
 pub mod structure_codec;
 pub mod timeline;
 pub mod timing;
+pub mod timing_mode;
 pub mod value;
 pub mod varint;
 

@@ -5,6 +5,7 @@
 //! partial files with [`merge`].
 
 use crate::forest::{Forest, NO_TREE};
+use crate::histogram::TimingHistogram;
 use crate::rank_record::{Membership, RankRecord};
 use crate::streams::ThreadStreams;
 use crate::timing::{timing_family, CallTiming, RankTime};
@@ -28,7 +29,7 @@ pub struct RankEntry {
     pub counts: Vec<(u16, u64)>,
     /// Host name.
     pub host: String,
-    /// Per-thread compressed timelines (lossless timing only).
+    /// Per-thread compressed timelines (lossless and lossy timing only).
     pub timelines: Vec<Vec<u8>>,
     /// Its total time in MPI and between calls.
     pub time: RankTime,
@@ -47,6 +48,8 @@ pub struct FamilyTiming {
     pub terminal: u32,
     /// Durations of and intervals before the family's calls.
     pub stats: CallTiming,
+    /// Their histograms (`--timing histogram` only).
+    pub histogram: Option<TimingHistogram>,
 }
 
 /// The merged record of the ranks `first_rank .. first_rank + ranks.len()`.
@@ -93,6 +96,7 @@ impl Merged {
             .collect();
         let time = RankTime::of(&record.timing);
         let mut timing = Vec::new();
+        let mut histograms = record.histograms.into_iter();
         pool_timing(
             &mut timing,
             &record.signatures,
@@ -100,10 +104,12 @@ impl Merged {
                 .timing
                 .into_iter()
                 .enumerate()
-                .filter(|(_, t)| t.duration.count > 0)
-                .map(|(t, stats)| FamilyTiming {
+                .map(|(t, stats)| (t, stats, histograms.next()))
+                .filter(|(_, t, _)| t.duration.count > 0)
+                .map(|(t, stats, histogram)| FamilyTiming {
                     terminal: t as u32,
                     stats,
+                    histogram,
                 }),
         );
         let mut forest = record.structure.map(Forest::new);
@@ -225,6 +231,7 @@ impl Merged {
         let theirs = next.timing.into_iter().map(|f| FamilyTiming {
             terminal: sig_map[f.terminal as usize],
             stats: f.stats,
+            histogram: f.histogram,
         });
         pool_timing(&mut self.timing, &self.signatures, theirs);
     }
@@ -314,7 +321,15 @@ fn pool_timing(
     for family in more {
         let key = timing_family(&signatures[family.terminal as usize]);
         match index.get(&key) {
-            Some(&i) => known[i].stats = known[i].stats.combined(&family.stats),
+            Some(&i) => {
+                let known = &mut known[i];
+                known.stats = known.stats.combined(&family.stats);
+                match (&mut known.histogram, family.histogram) {
+                    (Some(h), Some(more)) => h.absorb(&more),
+                    (h @ None, more) => *h = more,
+                    (Some(_), None) => {}
+                }
+            }
             None => {
                 index.insert(key, known.len());
                 known.push(family);

@@ -198,6 +198,7 @@ mod tests {
                 grid: None,
             }],
             timelines: Vec::new(),
+            histograms: Vec::new(),
             structure: None,
             trees: Vec::new(),
             streams: Vec::new(),

@@ -66,8 +66,11 @@ pub struct RankRecord {
     /// Communicators the rank belonged to.
     pub comms: Vec<Membership>,
     /// Per thread, every call's timing (see [`crate::timeline`]); empty unless recorded with
-    /// `--timing lossless`.
+    /// `--timing lossless` or `lossy:REL`.
     pub timelines: Vec<Vec<u8>>,
+    /// Local terminal → histograms of its calls' times; empty unless recorded with
+    /// `--timing histogram`.
+    pub histograms: Vec<crate::histogram::TimingHistogram>,
     /// The program's structure tree, when its binary carries one.
     pub structure: Option<Structure>,
     /// Per thread, its trace tree over local terminals (its grammar then holds only the calls

@@ -2,7 +2,8 @@
 //! the tracer's pairwise merge (so a partly merged record and a trace are the same bytes):
 //! `SIGS` signatures, `GRAM` distinct grammars (combined by one more Sequitur pass), `RMAP` rank → grammars, `COMM` communicator
 //! memberships, `CNTS` wrapper call counts, `HOST` host names, `TIME` timing per timing
-//! family and per-rank totals, `TMLN` lossless timelines (only when recorded). In files every
+//! family and per-rank totals, `THST` histograms per timing family and `TMLN` per-call
+//! timelines, lossless or lossy (each only when recorded). In files every
 //! section is zstd-compressed when that makes it smaller. Per-rank sections are columns
 //! (see [`crate::columns`]), so they grow with distinct behaviours, not ranks.
 
@@ -23,6 +24,7 @@ const COUNTS: [u8; 4] = *b"CNTS";
 const HOSTS: [u8; 4] = *b"HOST";
 const TIMING: [u8; 4] = *b"TIME";
 const TIMELINES: [u8; 4] = *b"TMLN";
+const HISTOGRAMS: [u8; 4] = *b"THST";
 const FIRST_RANK: [u8; 4] = *b"FRST";
 const STREAMS: [u8; 4] = *b"STRM";
 const STREAM_MAP: [u8; 4] = *b"SMAP";
@@ -196,6 +198,9 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
         packed(HOSTS, hosts),
         packed(TIMING, timing),
     ]);
+    if m.timing.iter().any(|f| f.histogram.is_some()) {
+        sections.push(packed(HISTOGRAMS, crate::histogram::encode_histograms(m)));
+    }
     if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
         let mut timelines = Vec::new();
         for r in &m.ranks {
@@ -309,8 +314,15 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         let rest = r.take(r.remaining())?;
         Some(String::from_utf8_lossy(rest).into_owned())
     })?;
-    let (timing, times) =
+    let (mut timing, times) =
         crate::timing::decode_timing(&find(TIMING)?, ranks).ok_or_else(|| malformed("TIME"))?;
+    if let Ok(bytes) = find(HISTOGRAMS) {
+        let histograms = crate::histogram::decode_histograms(&bytes, timing.len())
+            .ok_or_else(|| malformed("THST"))?;
+        for (family, histogram) in timing.iter_mut().zip(histograms) {
+            family.histogram = histogram;
+        }
+    }
     let timelines = match find(TIMELINES) {
         Ok(bytes) => {
             let mut r = Reader::new(&bytes);

@@ -1,5 +1,8 @@
-//! Lossless timing (`--timing lossless`): for every call of a thread, the interval since the
-//! previous call ended and its duration, in nanoseconds, as varints compressed with zstd.
+//! Per-call timing of a thread. Lossless (`--timing lossless`): for every call, the interval
+//! since the previous call ended and its duration, in nanoseconds, as varints compressed with
+//! zstd (the bytes are the zstd frame, so they start with its magic `28 b5 2f fd`). Lossy
+//! (`--timing lossy:REL`): the bytes start with a form byte of [`crate::lossy_timeline`].
+//! [`decode`] reads either.
 
 use crate::varint::{put_u64, Reader};
 
@@ -23,9 +26,13 @@ pub fn encode(times: &[CallTime]) -> Vec<u8> {
     zstd::bulk::compress(&raw, 3).expect("zstd compresses an in-memory buffer")
 }
 
-/// Decompresses a thread's call times; `None` when the bytes are not a timeline of at most
-/// `calls` calls (the bound keeps corrupt input from allocating without limit).
+/// A thread's call times, exact or within the relative error they were recorded with; `None`
+/// when the bytes are not a timeline of at most `calls` calls (the bound keeps corrupt input
+/// from allocating without limit).
 pub fn decode(bytes: &[u8], calls: u64) -> Option<Vec<CallTime>> {
+    if crate::lossy_timeline::header(bytes).is_some() {
+        return crate::lossy_timeline::decode(bytes, calls);
+    }
     // The frame states its size; allocate that, and only if `calls` calls could fill it.
     let size = zstd::zstd_safe::get_frame_content_size(bytes).ok()??;
     if size > calls.saturating_mul(20) {

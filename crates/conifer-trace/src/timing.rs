@@ -353,6 +353,7 @@ pub(crate) fn decode_timing(
             Some(FamilyTiming {
                 terminal: r.u32()?,
                 stats: CallTiming::decode(&mut r, compact)?,
+                histogram: None,
             })
         })
         .collect::<Option<Vec<_>>>()?;

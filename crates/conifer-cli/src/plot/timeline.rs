@@ -1,4 +1,4 @@
-//! The per-rank timeline (lossless timing only): each rank a row, each MPI call a box
+//! The per-rank timeline (lossless or lossy timing only): each rank a row, each MPI call a box
 //! coloured by function.
 
 use super::chart::{axes, labelled, legend, titled};
@@ -8,12 +8,15 @@ use crate::profile;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-/// Per-rank timeline (lossless timing): each rank a row, each MPI call a box coloured by
+/// Per-rank timeline (lossless or lossy timing): each rank a row, each MPI call a box coloured by
 /// function; calls closer than a pixel are merged.
 pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     let trace = inp.trace;
-    if !profile::lossless(trace) {
-        return Err("the timeline needs every call's time: record with --timing lossless".into());
+    if !profile::per_call(trace) {
+        return Err(
+            "the timeline needs every call's time: record with --timing lossless or lossy:REL"
+                .into(),
+        );
     }
     area.fill(&WHITE).map_err(err)?;
     // (rank, start, end, function index)

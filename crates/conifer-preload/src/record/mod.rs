@@ -15,6 +15,8 @@ pub mod handles;
 mod ranks;
 mod requests;
 pub mod state;
+mod tick_histograms;
+pub mod timing_env;
 pub mod trees;
 
 use crate::mpi::*;
@@ -22,6 +24,7 @@ use crate::runtime::{CallGuard, ThreadState};
 use crate::stack::Anchor;
 use conifer_trace::rank_record::{Membership, RankRecord};
 use conifer_trace::timeline::CallTime;
+use conifer_trace::timing_mode::TimingMode;
 use conifer_trace::value::{encode_array_header, encode_buffer, encode_handle, encode_int};
 use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_trace::varint::put_u64;
@@ -150,15 +153,19 @@ pub fn record_of(state: &State) -> RankRecord {
         timing: state
             .timing
             .iter()
-            .map(|t| t.scaled(clock::ns_per_tick()))
+            .map(|t| t.scaled(state.ns_per_tick()))
             .collect(),
         grammars: state.grammars.iter().map(|g| g.freeze()).collect(),
         comms,
-        timelines: state.timelines.as_ref().map_or_else(Vec::new, |threads| {
-            threads
-                .iter()
-                .map(|calls| timeline(calls, clock::ns_per_tick()))
-                .collect()
+        timelines: call_times(state)
+            .iter()
+            .map(|times| match state.timing_mode {
+                TimingMode::Lossy(rel) => conifer_trace::lossy_timeline::encode(times, rel),
+                _ => conifer_trace::timeline::encode(times),
+            })
+            .collect(),
+        histograms: state.histograms.as_ref().map_or_else(Vec::new, |h| {
+            h.in_ns(state.signatures.len(), state.ns_per_tick())
         }),
         structure: trees
             .iter()
@@ -190,11 +197,22 @@ fn record_frees(state: &mut State, scratch: &mut Vec<u8>, thread: u32) {
     }
 }
 
-/// A thread's (start, end) ticks as a compressed timeline of intervals and durations in ns.
-fn timeline(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<u8> {
+/// Per thread, its calls' intervals and durations in ns (none unless every call's times are
+/// kept).
+fn call_times(state: &State) -> Vec<Vec<CallTime>> {
+    state.timelines.as_ref().map_or_else(Vec::new, |threads| {
+        threads
+            .iter()
+            .map(|calls| thread_times(calls, state.ns_per_tick()))
+            .collect()
+    })
+}
+
+/// A thread's (start, end) ticks as intervals and durations in ns.
+fn thread_times(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<CallTime> {
     let ns = |ticks: u64| (ticks as f64 * ns_per_tick).round() as u64;
     let mut previous_end = calls.first().map_or(0, |c| c.0);
-    let times: Vec<CallTime> = calls
+    calls
         .iter()
         .map(|&(start, end)| {
             let t = CallTime {
@@ -204,12 +222,13 @@ fn timeline(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<u8> {
             previous_end = end;
             t
         })
-        .collect();
-    conifer_trace::timeline::encode(&times)
+        .collect()
 }
 
 /// With `CONIFER_RAW` set, writes this rank's uncompressed record to `dir/rank<R>.raw`: per
-/// call, its thread, then its signature (both length-prefixed varints), in call order.
+/// call, its thread, then its signature (both length-prefixed varints), in call order; and
+/// when every call's times are kept, the exact times to `dir/rank<R>.times`: per call, in
+/// call order thread by thread, a line `thread interval_ns duration_ns`.
 pub fn write_raw(dir: &str, rank: c_int) -> Result<(), String> {
     write_raw_of(&lock(), dir, rank)
 }
@@ -225,7 +244,18 @@ pub fn write_raw_of(state: &State, dir: &str, rank: c_int) -> Result<(), String>
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
     let path = format!("{dir}/rank{rank}.raw");
-    std::fs::write(&path, out).map_err(|e| format!("cannot write {path}: {e}"))
+    std::fs::write(&path, out).map_err(|e| format!("cannot write {path}: {e}"))?;
+    if state.timelines.is_some() {
+        let mut text = String::new();
+        for (thread, times) in call_times(state).iter().enumerate() {
+            for t in times {
+                text.push_str(&format!("{thread} {} {}\n", t.interval_ns, t.duration_ns));
+            }
+        }
+        let path = format!("{dir}/rank{rank}.times");
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Stops recording (from `MPI_Finalize` on, nothing more is appended).

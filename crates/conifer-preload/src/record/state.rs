@@ -4,9 +4,11 @@
 use super::comms::Comms;
 use super::handles::Handles;
 use super::requests::Requests;
+use super::tick_histograms::TickHistograms;
 use conifer_compress::tree::TreeBuilder;
 use conifer_compress::Grammar;
 use conifer_trace::rank_record::CallTiming;
+use conifer_trace::timing_mode::TimingMode;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -100,8 +102,15 @@ pub struct State {
     pub calls: Vec<u64>,
     /// Raw record (`CONIFER_RAW`): every signature in call order, per thread.
     pub raw: Option<Vec<(u32, Box<[u8]>)>>,
-    /// Lossless timing (`CONIFER_TIMING=lossless`): per thread, every call's start and end tick.
+    /// The timing recorded (`CONIFER_TIMING`).
+    pub timing_mode: TimingMode,
+    /// Lossless or lossy timing: per thread, every call's start and end tick.
     pub timelines: Option<Vec<Vec<(u64, u64)>>>,
+    /// Histogram timing: per terminal, its calls' durations and intervals in tick bins.
+    pub histograms: Option<TickHistograms>,
+    /// Nanoseconds per tick, measured once when first asked for (so the record and the raw
+    /// record convert ticks alike).
+    pub ns_per_tick: std::sync::OnceLock<f64>,
     /// Tree mode: per thread, its trace tree builder (see [`super::trees`]).
     pub trees: Vec<Option<TreeBuilder>>,
     /// With `--callsites`: the loaded modules, where return addresses are looked up.
@@ -141,8 +150,14 @@ impl State {
         terminal
     }
 
+    /// Nanoseconds per clock tick (see [`State::ns_per_tick`]).
+    pub fn ns_per_tick(&self) -> f64 {
+        *self.ns_per_tick.get_or_init(super::clock::ns_per_tick)
+    }
+
     /// An empty record.
     pub fn new() -> State {
+        let timing_mode = super::timing_env::requested();
         State {
             handles: Handles::with_predefined(),
             comms: None,
@@ -156,8 +171,10 @@ impl State {
             grammars: Vec::new(),
             trees: Vec::new(),
             calls: vec![0; crate::wrappers::FUNCTION_NAMES.len()],
-            timelines: (std::env::var("CONIFER_TIMING").as_deref() == Ok("lossless"))
-                .then(Vec::new),
+            timing_mode,
+            timelines: timing_mode.keeps_calls().then(Vec::new),
+            histograms: (timing_mode == TimingMode::Histogram).then(TickHistograms::default),
+            ns_per_tick: std::sync::OnceLock::new(),
             callers: super::callers::requested().then(Default::default),
             raw: std::env::var_os("CONIFER_RAW")
                 .filter(|v| v != "0" && !v.is_empty())
@@ -181,6 +198,9 @@ impl State {
             start.saturating_sub(previous)
         };
         self.timing[terminal as usize].add(interval as f64, end.saturating_sub(start) as f64);
+        if let Some(histograms) = &mut self.histograms {
+            histograms.add(terminal, interval, end.saturating_sub(start));
+        }
         if let Some(timelines) = &mut self.timelines {
             while timelines.len() <= thread as usize {
                 timelines.push(Vec::new());
