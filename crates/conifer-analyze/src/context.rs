@@ -8,6 +8,7 @@ use conifer_trace::grid::Grid;
 use conifer_trace::value::{HandleKind, HandleRef, Position, Value};
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 /// The members of every communicator, in world ranks. Communicator ids are agreed among a
 /// communicator's members, so disjoint communicators made by one `MPI_Comm_split` share an id:
@@ -199,7 +200,7 @@ impl<'t> RankContext<'t> {
         rank: u32,
     ) -> Result<RankContext<'t>, crate::AnalyzeError> {
         let trace = reader.trace();
-        let mut setup: Vec<(conifer_trace::decode::Signature, &str, &[String])> = Vec::new();
+        let mut setup: Vec<(Rc<conifer_trace::decode::Signature>, &str, &[String])> = Vec::new();
         for call in reader.calls(rank) {
             let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
             if is_setup(call.name) {
