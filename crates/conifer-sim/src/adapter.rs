@@ -22,6 +22,7 @@ use crate::keys::KeyTable;
 use conifer_analyze::context::{CommGroup, CommTable};
 use conifer_analyze::messages::{Comm, Messages, Op};
 use conifer_trace::decode::{Call, CallReader, DecodeError};
+use conifer_trace::fast_hash::FastMap;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
@@ -29,7 +30,7 @@ use std::collections::{HashMap, VecDeque};
 /// the collective rule.
 pub struct Shared {
     members: HashMap<CommGroup, Vec<u32>>,
-    contexts: RefCell<HashMap<Comm, u32>>,
+    contexts: RefCell<FastMap<Comm, u32>>,
     /// The call keys met so far.
     pub keys: RefCell<KeyTable>,
     rule: Rule,
@@ -45,7 +46,7 @@ impl Shared {
             .collect();
         Shared {
             members,
-            contexts: RefCell::new(HashMap::new()),
+            contexts: RefCell::new(FastMap::default()),
             keys: RefCell::new(KeyTable::default()),
             rule,
         }
@@ -66,6 +67,16 @@ impl Shared {
     }
 }
 
+/// What the calls of one terminal share: the call key (when the trace has no structure-tree
+/// sites, which vary per call), the computation before it (without lossless timing) and
+/// whether it is a poll.
+#[derive(Clone, Copy)]
+struct Terminal {
+    key: Option<u32>,
+    compute: Option<f64>,
+    poll: bool,
+}
+
 /// One rank's calls as simulator actions.
 pub struct TraceProgram<'t, I> {
     calls: I,
@@ -74,6 +85,10 @@ pub struct TraceProgram<'t, I> {
     rank: u32,
     next_req: u64,
     collectives: HashMap<u32, i64>,
+    /// Per terminal met (not filled from streams): what its calls share.
+    terminals: FastMap<u32, Terminal>,
+    /// The current call's ops (kept to reuse the allocation).
+    ops: Vec<Op>,
 }
 
 /// Request numbers of blocking operations and collective steps (the trace's own requests
@@ -94,6 +109,8 @@ pub fn program<'t>(
         rank,
         next_req: INTERNAL_REQUESTS,
         collectives: HashMap::new(),
+        terminals: FastMap::default(),
+        ops: Vec::new(),
     })
 }
 
@@ -107,28 +124,57 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             // Threads come one after the other: the main thread is over.
             return Ok(false);
         }
+        let terminal = match self.terminals.get(&call.terminal) {
+            Some(t) if !call.streamed => *t,
+            _ => {
+                let t = self.terminal(&call);
+                if !call.streamed {
+                    self.terminals.insert(call.terminal, t);
+                }
+                t
+            }
+        };
         let compute = match call.time {
             Some(t) => t.interval_ns as f64,
-            None => call.timing.map_or(0.0, |t| t.interval.mean()),
+            None => terminal.compute.unwrap_or(0.0),
         };
-        let key = self.shared.keys.borrow_mut().key(&call);
+        let key = match terminal.key {
+            Some(k) => k,
+            None => self.shared.keys.borrow_mut().key(&call),
+        };
         out.push_back(Action::Call { key, compute });
-        let ops = self.messages.ops(&call);
-        self.translate(&call, ops, out);
+        let mut ops = std::mem::take(&mut self.ops);
+        self.messages.ops_into(&call, &mut ops);
+        self.translate(terminal.poll, &mut ops, out);
+        self.ops = ops;
         Ok(true)
     }
 }
 
 impl<I> TraceProgram<'_, I> {
+    /// What the calls of `call`'s terminal share.
+    fn terminal(&self, call: &Call) -> Terminal {
+        let name = call.name.strip_prefix("MPI_").unwrap_or(call.name);
+        Terminal {
+            key: call
+                .site
+                .is_none()
+                .then(|| self.shared.keys.borrow_mut().key(call)),
+            compute: call.timing.map(|t| t.interval.mean()),
+            poll: name.starts_with("Test") || name.starts_with("Iprobe") || name == "Probe",
+        }
+    }
+
     fn fresh(&mut self) -> u64 {
         self.next_req += 1;
         self.next_req
     }
 
-    /// Appends the actions of one call's `ops`.
-    fn translate(&mut self, call: &Call, ops: Vec<Op>, out: &mut VecDeque<Action>) {
+    /// Appends the actions of one call's `ops` (emptied); `poll` when the call is a test or
+    /// probe (a poll when it completed nothing).
+    fn translate(&mut self, poll: bool, ops: &mut Vec<Op>, out: &mut VecDeque<Action>) {
         let mut waits = Vec::new();
-        for op in ops {
+        for op in ops.drain(..) {
             match op {
                 Op::Send {
                     to,
@@ -201,10 +247,9 @@ impl<I> TraceProgram<'_, I> {
                 } => self.collective(&operation, &comm, root, sent, received, out),
             }
         }
-        let name = call.name.strip_prefix("MPI_").unwrap_or(call.name);
         if !waits.is_empty() {
             out.push_back(Action::Wait(waits));
-        } else if name.starts_with("Test") || name.starts_with("Iprobe") || name == "Probe" {
+        } else if poll {
             out.push_back(Action::Poll);
         }
     }
