@@ -193,7 +193,8 @@ impl<'t> RankContext<'t> {
     }
 
     /// The context of world rank `rank`, from a first pass over its calls that keeps the
-    /// ones setting up state (datatypes, windows, persistent requests).
+    /// ones setting up state (datatypes, windows, persistent requests); no pass when the
+    /// rank calls no setup function.
     pub fn of_rank(
         reader: &conifer_trace::decode::CallReader<'t>,
         table: &'t CommTable,
@@ -201,10 +202,13 @@ impl<'t> RankContext<'t> {
     ) -> Result<RankContext<'t>, crate::AnalyzeError> {
         let trace = reader.trace();
         let mut setup: Vec<(Rc<conifer_trace::decode::Signature>, &str, &[String])> = Vec::new();
-        for call in reader.calls(rank) {
-            let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
-            if is_setup(call.name) {
-                setup.push((call.signature, call.name, call.slots));
+        // The pass is needed only when the rank calls a setup function at all.
+        if reader.functions(rank).iter().any(|f| is_setup(&f.name)) {
+            for call in reader.calls(rank) {
+                let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
+                if is_setup(call.name) {
+                    setup.push((call.signature, call.name, call.slots));
+                }
             }
         }
         Ok(RankContext::new(

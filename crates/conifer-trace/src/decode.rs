@@ -309,6 +309,24 @@ impl<'t> CallReader<'t> {
         self.trace
     }
 
+    /// The functions `rank` calls, in catalog order, read from its threads' grammars and
+    /// trees without expanding them.
+    pub fn functions(&self, rank: u32) -> Vec<&'t FunctionInfo> {
+        let record = &self.trace.record;
+        let Some(entry) = record.ranks.get(rank as usize) else {
+            return Vec::new();
+        };
+        let ids: std::collections::HashSet<u64> = (0..entry.threads.len())
+            .flat_map(|thread| record.thread_terminal_counts(entry, thread).into_keys())
+            .filter_map(|t| Reader::new(record.signatures.get(t as usize)?).u64())
+            .collect();
+        self.trace
+            .catalog
+            .iter()
+            .filter(|f| ids.contains(&u64::from(f.id)))
+            .collect()
+    }
+
     /// Every call of `rank`, thread by thread, each thread in call order. A signature is
     /// parsed once per terminal of each thread and shared by that terminal's calls (those
     /// filled from value streams are parsed on every call).
