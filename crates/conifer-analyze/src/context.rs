@@ -98,7 +98,10 @@ impl CommTable {
     pub fn group_of(&self, comm: &Value, rank: u32) -> Option<CommGroup> {
         let id = key(comm);
         let group = *self.of_rank.get(&id)?.get(&rank)?;
-        Some(CommGroup { id, group })
+        Some(CommGroup {
+            id: id.into(),
+            group,
+        })
     }
 
     /// Every communicator with its members (world ranks by local rank; `None` where a local
@@ -111,7 +114,7 @@ impl CommTable {
                 gs.iter().enumerate().map(|(group, members)| {
                     (
                         CommGroup {
-                            id: id.clone(),
+                            id: id.as_slice().into(),
                             group,
                         },
                         members.as_slice(),
@@ -128,8 +131,8 @@ impl CommTable {
 /// groups sharing that id (the parts of one `MPI_Comm_split`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CommGroup {
-    /// The communicator value's encoding.
-    pub id: Vec<u8>,
+    /// The communicator value's encoding (shared: ops name it on every message).
+    pub id: Rc<[u8]>,
     /// Which group holding that id.
     pub group: usize,
 }

@@ -31,6 +31,8 @@ use std::collections::{HashMap, VecDeque};
 pub struct Shared {
     members: HashMap<CommGroup, Vec<u32>>,
     contexts: RefCell<FastMap<Comm, u32>>,
+    /// The communicator looked up last, with its context (most ops name the same one).
+    last_context: RefCell<Option<(Comm, u32)>>,
     /// The call keys met so far.
     pub keys: RefCell<KeyTable>,
     rule: Rule,
@@ -47,6 +49,7 @@ impl Shared {
         Shared {
             members,
             contexts: RefCell::new(FastMap::default()),
+            last_context: RefCell::new(None),
             keys: RefCell::new(KeyTable::default()),
             rule,
         }
@@ -54,12 +57,14 @@ impl Shared {
 
     /// The matching context of communicator `comm`: point-to-point or collective traffic.
     fn context(&self, comm: &Comm, collective: bool) -> u32 {
-        let mut contexts = self.contexts.borrow_mut();
-        let id = match contexts.get(comm) {
-            Some(&id) => id,
-            None => {
-                let id = contexts.len() as u32;
-                contexts.insert(comm.clone(), id);
+        let mut last = self.last_context.borrow_mut();
+        let id = match &*last {
+            Some((c, id)) if c == comm => *id,
+            _ => {
+                let mut contexts = self.contexts.borrow_mut();
+                let next = contexts.len() as u32;
+                let id = *contexts.entry(comm.clone()).or_insert(next);
+                *last = Some((comm.clone(), id));
                 id
             }
         };

@@ -56,7 +56,7 @@ impl Hasher for IntHasher {
 type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// A critical-path profile: time (ns) per call key.
-type Profile = Rc<Vec<f64>>;
+type Profile = Rc<[f64]>;
 
 /// The call key computation is attributed to.
 pub const COMPUTE_KEY: u32 = 0;
@@ -215,17 +215,19 @@ impl<P> Rank<P> {
 }
 
 fn add(p: &mut Profile, key: u32, d: f64) {
-    let v = Rc::make_mut(p);
     let k = key as usize;
-    if v.len() <= k {
+    if p.len() <= k {
+        let mut v = p.to_vec();
         v.resize(k + 1, 0.0);
+        *p = v.into();
     }
-    v[k] += d;
+    Rc::make_mut(p)[k] += d;
 }
 
 enum Event {
     Run(u32),
-    Arrive(u32, Box<Msg>),
+    /// A message (its slot in [`Engine::in_flight`]) reaches a rank.
+    Arrive(u32, usize),
 }
 
 struct Entry {
@@ -260,6 +262,11 @@ pub struct Engine<P> {
     params: Params,
     ranks: Vec<Rank<P>>,
     heap: BinaryHeap<Entry>,
+    /// Messages travelling, by slot (reused once a message arrived: no allocation per
+    /// message).
+    in_flight: Vec<Option<Msg>>,
+    /// Free slots of `in_flight`.
+    free_slots: Vec<usize>,
     seq: u64,
     now: f64,
     events: u64,
@@ -277,7 +284,7 @@ impl<P: Program> Engine<P> {
                 clock: 0.0,
                 key: COMPUTE_KEY,
                 nic_free: 0.0,
-                profile: Rc::new(Vec::new()),
+                profile: Rc::from([]),
                 requests: IntMap::default(),
                 posted: VecDeque::new(),
                 unexpected: VecDeque::new(),
@@ -291,6 +298,8 @@ impl<P: Program> Engine<P> {
             params,
             ranks,
             heap: BinaryHeap::new(),
+            in_flight: Vec::new(),
+            free_slots: Vec::new(),
             seq: 0,
             now: 0.0,
             events: 0,
@@ -317,9 +326,11 @@ impl<P: Program> Engine<P> {
             self.now = e.time;
             match e.event {
                 Event::Run(r) => self.run_rank(r).map_err(Err)?,
-                Event::Arrive(to, msg) => {
+                Event::Arrive(to, slot) => {
                     self.events += 1;
-                    self.arrive(to, *msg);
+                    let msg = self.in_flight[slot].take().expect("a message in flight");
+                    self.free_slots.push(slot);
+                    self.arrive(to, msg);
                 }
             }
         }
@@ -483,7 +494,17 @@ impl<P: Program> Engine<P> {
             snapshot,
             snapshot_at,
         };
-        self.push(arrival, Event::Arrive(to, Box::new(msg)));
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.in_flight[slot] = Some(msg);
+                slot
+            }
+            None => {
+                self.in_flight.push(Some(msg));
+                self.in_flight.len() - 1
+            }
+        };
+        self.push(arrival, Event::Arrive(to, slot));
     }
 
     /// Rank `r` posts a receive: it takes the first matching unexpected message, else
