@@ -188,6 +188,8 @@ struct Rank<P> {
     key: u32,
     nic_free: f64,
     profile: Profile,
+    /// Unshared profiles no longer used, to copy into instead of allocating.
+    spare: Vec<Profile>,
     requests: IntMap<u64, Req>,
     posted: VecDeque<Posted>,
     unexpected: VecDeque<Msg>,
@@ -210,19 +212,43 @@ impl<P> Rank<P> {
         } else {
             self.times.comm += d;
         }
-        add(&mut self.profile, self.key, d);
+        self.add(self.key, d);
+    }
+
+    /// Adds `d` ns to key `key` of the rank's profile (copying it first when a message
+    /// snapshot shares it, into a recycled profile when one is spare).
+    fn add(&mut self, key: u32, d: f64) {
+        let k = key as usize;
+        if self.profile.len() <= k {
+            let mut v = self.profile.to_vec();
+            v.resize(k + 1, 0.0);
+            self.profile = v.into();
+        }
+        if Rc::get_mut(&mut self.profile).is_none() {
+            let copy = match self.spare.pop() {
+                Some(mut spare) if spare.len() == self.profile.len() => {
+                    Rc::get_mut(&mut spare)
+                        .expect("spare profiles are unshared")
+                        .copy_from_slice(&self.profile);
+                    spare
+                }
+                _ => Rc::from(&self.profile[..]),
+            };
+            self.profile = copy;
+        }
+        Rc::get_mut(&mut self.profile).expect("unshared")[k] += d;
+    }
+
+    /// Keeps `p` for reuse when nothing else holds it.
+    fn recycle(&mut self, p: Profile) {
+        if Rc::strong_count(&p) == 1 && self.spare.len() < SPARE_PROFILES {
+            self.spare.push(p);
+        }
     }
 }
 
-fn add(p: &mut Profile, key: u32, d: f64) {
-    let k = key as usize;
-    if p.len() <= k {
-        let mut v = p.to_vec();
-        v.resize(k + 1, 0.0);
-        *p = v.into();
-    }
-    Rc::make_mut(p)[k] += d;
-}
+/// Profiles a rank keeps for reuse.
+const SPARE_PROFILES: usize = 8;
 
 enum Event {
     Run(u32),
@@ -285,6 +311,7 @@ impl<P: Program> Engine<P> {
                 key: COMPUTE_KEY,
                 nic_free: 0.0,
                 profile: Rc::from([]),
+                spare: Vec::new(),
                 requests: IntMap::default(),
                 posted: VecDeque::new(),
                 unexpected: VecDeque::new(),
@@ -373,7 +400,7 @@ impl<P: Program> Engine<P> {
                     rank.clock += d;
                     rank.times.compute += d;
                     if d > 0.0 {
-                        add(&mut rank.profile, COMPUTE_KEY, d);
+                        rank.add(COMPUTE_KEY, d);
                     }
                     rank.key = key;
                 }
@@ -429,21 +456,26 @@ impl<P: Program> Engine<P> {
         }
         if let Some((t, id)) = latest.filter(|(t, _)| *t > rank.clock) {
             let wait = t - rank.clock;
-            match rank.requests.get(&id).and_then(|q| q.dep.clone()) {
+            match rank.requests.get_mut(&id).and_then(|q| q.dep.take()) {
                 Some((snapshot, at)) => {
-                    rank.profile = snapshot;
-                    add(&mut rank.profile, rank.key, t - at);
+                    let old = std::mem::replace(&mut rank.profile, snapshot);
+                    rank.recycle(old);
+                    rank.add(rank.key, t - at);
                     rank.clock = t;
                     rank.times.wait += wait;
                 }
                 None => rank.spend(wait, true),
             }
         }
-        let cost: f64 = reqs
-            .iter()
-            .filter_map(|id| rank.requests.remove(id))
-            .map(|q| q.cost)
-            .sum();
+        let mut cost = 0.0;
+        for id in reqs {
+            if let Some(q) = rank.requests.remove(id) {
+                cost += q.cost;
+                if let Some((snapshot, _)) = q.dep {
+                    rank.recycle(snapshot);
+                }
+            }
+        }
         rank.spend(cost, false);
         true
     }

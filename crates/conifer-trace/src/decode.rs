@@ -2,12 +2,12 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::caller::Caller;
+use crate::fast_hash::FastMap;
 use crate::merge::RankEntry;
 use crate::streams::Filler;
 use crate::timeline::CallTime;
 use crate::timing::CallTiming;
 use crate::value::{HandleKind, HandleRef, Position, Value};
-use crate::fast_hash::FastMap;
 use crate::varint::Reader;
 use crate::{FunctionInfo, Trace};
 use std::borrow::Cow;
@@ -226,13 +226,12 @@ impl Trace {
         (0..entry.threads.len())
             .map(move |thread| {
                 let positions = positions.clone();
-                self.signature_bytes(entry, thread)
-                    .map(move |bytes| {
-                        match crate::rank_codes::as_recorded(&bytes, rank, &positions) {
-                            Cow::Borrowed(_) => bytes,
-                            Cow::Owned(recorded) => Cow::Owned(recorded),
-                        }
-                    })
+                self.signature_bytes(entry, thread).map(move |bytes| {
+                    match crate::rank_codes::as_recorded(&bytes, rank, &positions) {
+                        Cow::Borrowed(_) => bytes,
+                        Cow::Owned(recorded) => Cow::Owned(recorded),
+                    }
+                })
             })
             .collect()
     }
@@ -389,8 +388,7 @@ impl<'t> CallReader<'t> {
                         let bytes = filler
                             .fill(terminal, &trace.record.signatures[terminal as usize])
                             .unwrap_or(Cow::Borrowed(&[]));
-                        let t = match Template::new(trace, &memberships, rank, call_index, &bytes)
-                        {
+                        let t = match Template::new(trace, &memberships, rank, call_index, &bytes) {
                             Ok(t) => Rc::new(t),
                             Err(e) => return Some(Err(e)),
                         };

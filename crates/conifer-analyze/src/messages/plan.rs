@@ -234,7 +234,12 @@ impl Messages<'_> {
     }
 
     /// The receive `p` completed, with its status when recorded.
-    pub(super) fn received(&self, p: &Posted, status: Option<&Value>, request: Option<u64>) -> Option<Op> {
+    pub(super) fn received(
+        &self,
+        p: &Posted,
+        status: Option<&Value>,
+        request: Option<u64>,
+    ) -> Option<Op> {
         let mut from = p.peer;
         let (mut tag, mut bytes) = (p.tag, p.bytes);
         if let Some(Value::Status(Status {
