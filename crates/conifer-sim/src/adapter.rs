@@ -25,6 +25,7 @@ use conifer_trace::decode::{Call, CallReader, DecodeError};
 use conifer_trace::fast_hash::FastMap;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 /// What every rank's program shares: communicator members, matching contexts, call keys,
 /// the collective rule.
@@ -94,7 +95,17 @@ pub struct TraceProgram<'t, I> {
     terminals: FastMap<u32, Terminal>,
     /// The current call's ops (kept to reuse the allocation).
     ops: Vec<Op>,
+    /// The rounds of each collective shape met (collective, algorithm, size, caller, root,
+    /// bytes), up to [`MAX_SCHEDULES`].
+    schedules: FastMap<Shape, Rc<Vec<Vec<collectives::Step>>>>,
 }
+
+/// A collective's shape: what its rounds depend on.
+type Shape = (Collective, collectives::Algorithm, u32, u32, u32, u64);
+
+/// Collective shapes a program remembers (bytes vary per call when they come from value
+/// streams; the cache stays bounded).
+const MAX_SCHEDULES: usize = 1024;
 
 /// Request numbers of blocking operations and collective steps (the trace's own requests
 /// are numbered from 0).
@@ -116,6 +127,7 @@ pub fn program<'t>(
         collectives: HashMap::new(),
         terminals: FastMap::default(),
         ops: Vec::new(),
+        schedules: FastMap::default(),
     })
 }
 
@@ -294,7 +306,17 @@ impl<I> TraceProgram<'_, I> {
             sent.max(received) / others
         };
         let algorithm = shared.rule.choose(c, n, m);
-        let rounds = collectives::schedule(c, algorithm, n, me, root.unwrap_or(0), m);
+        let shape = (c, algorithm, n, me, root.unwrap_or(0), m);
+        let rounds = match self.schedules.get(&shape) {
+            Some(rounds) => Rc::clone(rounds),
+            None => {
+                let rounds = Rc::new(collectives::schedule(c, algorithm, n, me, shape.4, m));
+                if self.schedules.len() < MAX_SCHEDULES {
+                    self.schedules.insert(shape, Rc::clone(&rounds));
+                }
+                rounds
+            }
+        };
         let ctx = shared.context(comm, true);
         let seq = self.collectives.entry(ctx).or_insert(0);
         let tag = *seq;
