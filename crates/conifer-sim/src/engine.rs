@@ -25,35 +25,15 @@
 //! profile at the send plus the transfer, attributed to the waiting call.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use crate::params::Params;
+use conifer_trace::fast_hash::FastMap;
 
-/// Hashes the engine's integer keys (request numbers, ranks) with one multiply: they are
-/// not adversarial, and SipHash would dominate a wait.
-#[derive(Default)]
-struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-}
-
-type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+/// Maps of the engine's integer keys (request numbers, ranks): SipHash would dominate a
+/// wait.
+type IntMap<K, V> = FastMap<K, V>;
 
 /// A critical-path profile: time (ns) per call key.
 type Profile = Rc<[f64]>;
