@@ -8,6 +8,7 @@ use conifer_trace::grid::Grid;
 use conifer_trace::value::{HandleKind, HandleRef, Position, Value};
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 /// The members of every communicator, in world ranks. Communicator ids are agreed among a
 /// communicator's members, so disjoint communicators made by one `MPI_Comm_split` share an id:
@@ -97,7 +98,10 @@ impl CommTable {
     pub fn group_of(&self, comm: &Value, rank: u32) -> Option<CommGroup> {
         let id = key(comm);
         let group = *self.of_rank.get(&id)?.get(&rank)?;
-        Some(CommGroup { id, group })
+        Some(CommGroup {
+            id: id.into(),
+            group,
+        })
     }
 
     /// Every communicator with its members (world ranks by local rank; `None` where a local
@@ -110,7 +114,7 @@ impl CommTable {
                 gs.iter().enumerate().map(|(group, members)| {
                     (
                         CommGroup {
-                            id: id.clone(),
+                            id: id.as_slice().into(),
                             group,
                         },
                         members.as_slice(),
@@ -127,8 +131,8 @@ impl CommTable {
 /// groups sharing that id (the parts of one `MPI_Comm_split`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CommGroup {
-    /// The communicator value's encoding.
-    pub id: Vec<u8>,
+    /// The communicator value's encoding (shared: ops name it on every message).
+    pub id: Rc<[u8]>,
     /// Which group holding that id.
     pub group: usize,
 }
@@ -192,18 +196,22 @@ impl<'t> RankContext<'t> {
     }
 
     /// The context of world rank `rank`, from a first pass over its calls that keeps the
-    /// ones setting up state (datatypes, windows, persistent requests).
+    /// ones setting up state (datatypes, windows, persistent requests); no pass when the
+    /// rank calls no setup function.
     pub fn of_rank(
         reader: &conifer_trace::decode::CallReader<'t>,
         table: &'t CommTable,
         rank: u32,
     ) -> Result<RankContext<'t>, crate::AnalyzeError> {
         let trace = reader.trace();
-        let mut setup: Vec<(conifer_trace::decode::Signature, &str, &[String])> = Vec::new();
-        for call in reader.calls(rank) {
-            let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
-            if is_setup(call.name) {
-                setup.push((call.signature, call.name, call.slots));
+        let mut setup: Vec<(Rc<conifer_trace::decode::Signature>, &str, &[String])> = Vec::new();
+        // The pass is needed only when the rank calls a setup function at all.
+        if reader.functions(rank).iter().any(|f| is_setup(&f.name)) {
+            for call in reader.calls(rank) {
+                let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
+                if is_setup(call.name) {
+                    setup.push((call.signature, call.name, call.slots));
+                }
             }
         }
         Ok(RankContext::new(

@@ -68,15 +68,19 @@ pub fn readers_table(setup: &Setup, quick: bool) -> Result<Table, String> {
         &format!("Reading a large trace ({})", setup.mpi),
         &format!(
             "stencil2d {iterations} on {ranks} ranks ({calls} calls, a {trace_bytes}-byte trace); \
-             wall time and peak memory of each reader (GNU time), its output and calls per second."
+             wall time, user CPU time and peak memory of each reader (GNU time; the machine \
+             is shared, so CPU time is the steadier measure), its output and calls per second; \
+             sim's events per second of its simulation and per CPU second of the whole run."
         ),
         &[
             "reader",
             "seconds",
+            "CPU seconds",
             "peak KiB",
             "output bytes",
             "calls/s",
             "simulated events/s",
+            "simulated events/CPU s",
         ],
     );
     let out = setup.scratch.join("readers-out");
@@ -87,7 +91,7 @@ pub fn readers_table(setup: &Setup, quick: bool) -> Result<Table, String> {
         let mut cmd = vec![
             "/usr/bin/time".to_string(),
             "-f".into(),
-            "%M".into(),
+            "%M %U".into(),
             "-o".into(),
             peak.display().to_string(),
             setup.bin.join("conifer").display().to_string(),
@@ -109,22 +113,28 @@ pub fn readers_table(setup: &Setup, quick: bool) -> Result<Table, String> {
                     .unwrap_or("")
             ));
         }
-        let peak_kib: u64 = std::fs::read_to_string(&peak)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(0);
-        let events = (name == "sim")
+        let measured = std::fs::read_to_string(&peak).unwrap_or_default();
+        let mut measured = measured.split_whitespace();
+        let peak_kib: u64 = measured.next().and_then(|t| t.parse().ok()).unwrap_or(0);
+        let cpu: f64 = measured.next().and_then(|t| t.parse().ok()).unwrap_or(0.0);
+        let report = (name == "sim")
             .then(|| serde_json::from_slice::<serde_json::Value>(&result.stdout).ok())
-            .flatten()
-            .and_then(|v| Some(v["events"].as_f64()? / v["simulated_in_s"].as_f64()?));
+            .flatten();
+        let sim_events = report.as_ref().and_then(|v| v["events"].as_f64());
+        let events = report
+            .as_ref()
+            .and_then(|v| Some(sim_events? / v["simulated_in_s"].as_f64()?));
+        let events_per_cpu = sim_events.filter(|_| cpu > 0.0).map(|e| e / cpu);
         table.push(
             vec![
                 json!(name),
                 crate::suites::round(seconds, 2),
+                crate::suites::round(cpu, 2),
                 json!(peak_kib),
                 output.map_or(json!(null), |o| json!(size(&o))),
                 crate::suites::round(calls as f64 / seconds, 0),
                 events.map_or(json!(null), |e| crate::suites::round(e, 0)),
+                events_per_cpu.map_or(json!(null), |e| crate::suites::round(e, 0)),
             ],
             setup.shown(&cmd),
         );

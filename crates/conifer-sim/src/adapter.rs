@@ -22,14 +22,18 @@ use crate::keys::KeyTable;
 use conifer_analyze::context::{CommGroup, CommTable};
 use conifer_analyze::messages::{Comm, Messages, Op};
 use conifer_trace::decode::{Call, CallReader, DecodeError};
+use conifer_trace::fast_hash::FastMap;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 /// What every rank's program shares: communicator members, matching contexts, call keys,
 /// the collective rule.
 pub struct Shared {
     members: HashMap<CommGroup, Vec<u32>>,
-    contexts: RefCell<HashMap<Comm, u32>>,
+    contexts: RefCell<FastMap<Comm, u32>>,
+    /// The communicator looked up last, with its context (most ops name the same one).
+    last_context: RefCell<Option<(Comm, u32)>>,
     /// The call keys met so far.
     pub keys: RefCell<KeyTable>,
     rule: Rule,
@@ -45,7 +49,8 @@ impl Shared {
             .collect();
         Shared {
             members,
-            contexts: RefCell::new(HashMap::new()),
+            contexts: RefCell::new(FastMap::default()),
+            last_context: RefCell::new(None),
             keys: RefCell::new(KeyTable::default()),
             rule,
         }
@@ -53,17 +58,29 @@ impl Shared {
 
     /// The matching context of communicator `comm`: point-to-point or collective traffic.
     fn context(&self, comm: &Comm, collective: bool) -> u32 {
-        let mut contexts = self.contexts.borrow_mut();
-        let id = match contexts.get(comm) {
-            Some(&id) => id,
-            None => {
-                let id = contexts.len() as u32;
-                contexts.insert(comm.clone(), id);
+        let mut last = self.last_context.borrow_mut();
+        let id = match &*last {
+            Some((c, id)) if c == comm => *id,
+            _ => {
+                let mut contexts = self.contexts.borrow_mut();
+                let next = contexts.len() as u32;
+                let id = *contexts.entry(comm.clone()).or_insert(next);
+                *last = Some((comm.clone(), id));
                 id
             }
         };
         2 * id + u32::from(collective)
     }
+}
+
+/// What the calls of one terminal share: the call key (when the trace has no structure-tree
+/// sites, which vary per call), the computation before it (without lossless timing) and
+/// whether it is a poll.
+#[derive(Clone, Copy)]
+struct Terminal {
+    key: Option<u32>,
+    compute: Option<f64>,
+    poll: bool,
 }
 
 /// One rank's calls as simulator actions.
@@ -74,7 +91,21 @@ pub struct TraceProgram<'t, I> {
     rank: u32,
     next_req: u64,
     collectives: HashMap<u32, i64>,
+    /// Per terminal met (not filled from streams): what its calls share.
+    terminals: FastMap<u32, Terminal>,
+    /// The current call's ops (kept to reuse the allocation).
+    ops: Vec<Op>,
+    /// The rounds of each collective shape met (collective, algorithm, size, caller, root,
+    /// bytes), up to [`MAX_SCHEDULES`].
+    schedules: FastMap<Shape, Rc<Vec<Vec<collectives::Step>>>>,
 }
+
+/// A collective's shape: what its rounds depend on.
+type Shape = (Collective, collectives::Algorithm, u32, u32, u32, u64);
+
+/// Collective shapes a program remembers (bytes vary per call when they come from value
+/// streams; the cache stays bounded).
+const MAX_SCHEDULES: usize = 1024;
 
 /// Request numbers of blocking operations and collective steps (the trace's own requests
 /// are numbered from 0).
@@ -94,6 +125,9 @@ pub fn program<'t>(
         rank,
         next_req: INTERNAL_REQUESTS,
         collectives: HashMap::new(),
+        terminals: FastMap::default(),
+        ops: Vec::new(),
+        schedules: FastMap::default(),
     })
 }
 
@@ -107,28 +141,57 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             // Threads come one after the other: the main thread is over.
             return Ok(false);
         }
+        let terminal = match self.terminals.get(&call.terminal) {
+            Some(t) if !call.streamed => *t,
+            _ => {
+                let t = self.terminal(&call);
+                if !call.streamed {
+                    self.terminals.insert(call.terminal, t);
+                }
+                t
+            }
+        };
         let compute = match call.time {
             Some(t) => t.interval_ns as f64,
-            None => call.timing.map_or(0.0, |t| t.interval.mean()),
+            None => terminal.compute.unwrap_or(0.0),
         };
-        let key = self.shared.keys.borrow_mut().key(&call);
+        let key = match terminal.key {
+            Some(k) => k,
+            None => self.shared.keys.borrow_mut().key(&call),
+        };
         out.push_back(Action::Call { key, compute });
-        let ops = self.messages.ops(&call);
-        self.translate(&call, ops, out);
+        let mut ops = std::mem::take(&mut self.ops);
+        self.messages.ops_into(&call, &mut ops);
+        self.translate(terminal.poll, &mut ops, out);
+        self.ops = ops;
         Ok(true)
     }
 }
 
 impl<I> TraceProgram<'_, I> {
+    /// What the calls of `call`'s terminal share.
+    fn terminal(&self, call: &Call) -> Terminal {
+        let name = call.name.strip_prefix("MPI_").unwrap_or(call.name);
+        Terminal {
+            key: call
+                .site
+                .is_none()
+                .then(|| self.shared.keys.borrow_mut().key(call)),
+            compute: call.timing.map(|t| t.interval.mean()),
+            poll: name.starts_with("Test") || name.starts_with("Iprobe") || name == "Probe",
+        }
+    }
+
     fn fresh(&mut self) -> u64 {
         self.next_req += 1;
         self.next_req
     }
 
-    /// Appends the actions of one call's `ops`.
-    fn translate(&mut self, call: &Call, ops: Vec<Op>, out: &mut VecDeque<Action>) {
+    /// Appends the actions of one call's `ops` (emptied); `poll` when the call is a test or
+    /// probe (a poll when it completed nothing).
+    fn translate(&mut self, poll: bool, ops: &mut Vec<Op>, out: &mut VecDeque<Action>) {
         let mut waits = Vec::new();
-        for op in ops {
+        for op in ops.drain(..) {
             match op {
                 Op::Send {
                     to,
@@ -201,10 +264,9 @@ impl<I> TraceProgram<'_, I> {
                 } => self.collective(&operation, &comm, root, sent, received, out),
             }
         }
-        let name = call.name.strip_prefix("MPI_").unwrap_or(call.name);
         if !waits.is_empty() {
             out.push_back(Action::Wait(waits));
-        } else if name.starts_with("Test") || name.starts_with("Iprobe") || name == "Probe" {
+        } else if poll {
             out.push_back(Action::Poll);
         }
     }
@@ -244,7 +306,17 @@ impl<I> TraceProgram<'_, I> {
             sent.max(received) / others
         };
         let algorithm = shared.rule.choose(c, n, m);
-        let rounds = collectives::schedule(c, algorithm, n, me, root.unwrap_or(0), m);
+        let shape = (c, algorithm, n, me, root.unwrap_or(0), m);
+        let rounds = match self.schedules.get(&shape) {
+            Some(rounds) => Rc::clone(rounds),
+            None => {
+                let rounds = Rc::new(collectives::schedule(c, algorithm, n, me, shape.4, m));
+                if self.schedules.len() < MAX_SCHEDULES {
+                    self.schedules.insert(shape, Rc::clone(&rounds));
+                }
+                rounds
+            }
+        };
         let ctx = shared.context(comm, true);
         let seq = self.collectives.entry(ctx).or_insert(0);
         let tag = *seq;

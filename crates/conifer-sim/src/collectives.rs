@@ -89,7 +89,7 @@ impl Collective {
 }
 
 /// An algorithm a collective runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Algorithm {
     /// The root exchanges with every member directly.

@@ -25,38 +25,18 @@
 //! profile at the send plus the transfer, attributed to the waiting call.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use crate::params::Params;
+use conifer_trace::fast_hash::FastMap;
 
-/// Hashes the engine's integer keys (request numbers, ranks) with one multiply: they are
-/// not adversarial, and SipHash would dominate a wait.
-#[derive(Default)]
-struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-}
-
-type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+/// Maps of the engine's integer keys (request numbers, ranks): SipHash would dominate a
+/// wait.
+type IntMap<K, V> = FastMap<K, V>;
 
 /// A critical-path profile: time (ns) per call key.
-type Profile = Rc<Vec<f64>>;
+type Profile = Rc<[f64]>;
 
 /// The call key computation is attributed to.
 pub const COMPUTE_KEY: u32 = 0;
@@ -188,6 +168,8 @@ struct Rank<P> {
     key: u32,
     nic_free: f64,
     profile: Profile,
+    /// Unshared profiles no longer used, to copy into instead of allocating.
+    spare: Vec<Profile>,
     requests: IntMap<u64, Req>,
     posted: VecDeque<Posted>,
     unexpected: VecDeque<Msg>,
@@ -210,22 +192,48 @@ impl<P> Rank<P> {
         } else {
             self.times.comm += d;
         }
-        add(&mut self.profile, self.key, d);
+        self.add(self.key, d);
+    }
+
+    /// Adds `d` ns to key `key` of the rank's profile (copying it first when a message
+    /// snapshot shares it, into a recycled profile when one is spare).
+    fn add(&mut self, key: u32, d: f64) {
+        let k = key as usize;
+        if self.profile.len() <= k {
+            let mut v = self.profile.to_vec();
+            v.resize(k + 1, 0.0);
+            self.profile = v.into();
+        }
+        if Rc::get_mut(&mut self.profile).is_none() {
+            let copy = match self.spare.pop() {
+                Some(mut spare) if spare.len() == self.profile.len() => {
+                    Rc::get_mut(&mut spare)
+                        .expect("spare profiles are unshared")
+                        .copy_from_slice(&self.profile);
+                    spare
+                }
+                _ => Rc::from(&self.profile[..]),
+            };
+            self.profile = copy;
+        }
+        Rc::get_mut(&mut self.profile).expect("unshared")[k] += d;
+    }
+
+    /// Keeps `p` for reuse when nothing else holds it.
+    fn recycle(&mut self, p: Profile) {
+        if Rc::strong_count(&p) == 1 && self.spare.len() < SPARE_PROFILES {
+            self.spare.push(p);
+        }
     }
 }
 
-fn add(p: &mut Profile, key: u32, d: f64) {
-    let v = Rc::make_mut(p);
-    let k = key as usize;
-    if v.len() <= k {
-        v.resize(k + 1, 0.0);
-    }
-    v[k] += d;
-}
+/// Profiles a rank keeps for reuse.
+const SPARE_PROFILES: usize = 8;
 
 enum Event {
     Run(u32),
-    Arrive(u32, Box<Msg>),
+    /// A message (its slot in [`Engine::in_flight`]) reaches a rank.
+    Arrive(u32, usize),
 }
 
 struct Entry {
@@ -260,6 +268,11 @@ pub struct Engine<P> {
     params: Params,
     ranks: Vec<Rank<P>>,
     heap: BinaryHeap<Entry>,
+    /// Messages travelling, by slot (reused once a message arrived: no allocation per
+    /// message).
+    in_flight: Vec<Option<Msg>>,
+    /// Free slots of `in_flight`.
+    free_slots: Vec<usize>,
     seq: u64,
     now: f64,
     events: u64,
@@ -277,7 +290,8 @@ impl<P: Program> Engine<P> {
                 clock: 0.0,
                 key: COMPUTE_KEY,
                 nic_free: 0.0,
-                profile: Rc::new(Vec::new()),
+                profile: Rc::from([]),
+                spare: Vec::new(),
                 requests: IntMap::default(),
                 posted: VecDeque::new(),
                 unexpected: VecDeque::new(),
@@ -291,6 +305,8 @@ impl<P: Program> Engine<P> {
             params,
             ranks,
             heap: BinaryHeap::new(),
+            in_flight: Vec::new(),
+            free_slots: Vec::new(),
             seq: 0,
             now: 0.0,
             events: 0,
@@ -317,9 +333,11 @@ impl<P: Program> Engine<P> {
             self.now = e.time;
             match e.event {
                 Event::Run(r) => self.run_rank(r).map_err(Err)?,
-                Event::Arrive(to, msg) => {
+                Event::Arrive(to, slot) => {
                     self.events += 1;
-                    self.arrive(to, *msg);
+                    let msg = self.in_flight[slot].take().expect("a message in flight");
+                    self.free_slots.push(slot);
+                    self.arrive(to, msg);
                 }
             }
         }
@@ -362,7 +380,7 @@ impl<P: Program> Engine<P> {
                     rank.clock += d;
                     rank.times.compute += d;
                     if d > 0.0 {
-                        add(&mut rank.profile, COMPUTE_KEY, d);
+                        rank.add(COMPUTE_KEY, d);
                     }
                     rank.key = key;
                 }
@@ -418,21 +436,26 @@ impl<P: Program> Engine<P> {
         }
         if let Some((t, id)) = latest.filter(|(t, _)| *t > rank.clock) {
             let wait = t - rank.clock;
-            match rank.requests.get(&id).and_then(|q| q.dep.clone()) {
+            match rank.requests.get_mut(&id).and_then(|q| q.dep.take()) {
                 Some((snapshot, at)) => {
-                    rank.profile = snapshot;
-                    add(&mut rank.profile, rank.key, t - at);
+                    let old = std::mem::replace(&mut rank.profile, snapshot);
+                    rank.recycle(old);
+                    rank.add(rank.key, t - at);
                     rank.clock = t;
                     rank.times.wait += wait;
                 }
                 None => rank.spend(wait, true),
             }
         }
-        let cost: f64 = reqs
-            .iter()
-            .filter_map(|id| rank.requests.remove(id))
-            .map(|q| q.cost)
-            .sum();
+        let mut cost = 0.0;
+        for id in reqs {
+            if let Some(q) = rank.requests.remove(id) {
+                cost += q.cost;
+                if let Some((snapshot, _)) = q.dep {
+                    rank.recycle(snapshot);
+                }
+            }
+        }
         rank.spend(cost, false);
         true
     }
@@ -483,7 +506,17 @@ impl<P: Program> Engine<P> {
             snapshot,
             snapshot_at,
         };
-        self.push(arrival, Event::Arrive(to, Box::new(msg)));
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.in_flight[slot] = Some(msg);
+                slot
+            }
+            None => {
+                self.in_flight.push(Some(msg));
+                self.in_flight.len() - 1
+            }
+        };
+        self.push(arrival, Event::Arrive(to, slot));
     }
 
     /// Rank `r` posts a receive: it takes the first matching unexpected message, else

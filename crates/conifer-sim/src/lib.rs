@@ -11,8 +11,9 @@
 //! - [`keys`]: call keys the critical path is aggregated by.
 //!
 //! Memory: the compressed trace, one decoding iterator and the pending requests and
-//! in-flight messages of each rank; time: linear in the simulated events (a heap of events
-//! over ranks).
+//! in-flight messages of each rank, and per rank what its distinct terminals share (parsed
+//! signature, message plan, call key, collective schedule; bounded by the terminals, not the
+//! calls); time: linear in the simulated events (a heap of events over ranks).
 
 pub mod adapter;
 pub mod calibrate;

@@ -2,13 +2,14 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::caller::Caller;
+use crate::fast_hash::FastMap;
 use crate::merge::RankEntry;
 use crate::streams::Filler;
 use crate::timeline::CallTime;
 use crate::timing::CallTiming;
 use crate::value::{HandleKind, HandleRef, Position, Value};
 use crate::varint::Reader;
-use crate::Trace;
+use crate::{FunctionInfo, Trace};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -104,8 +105,14 @@ pub struct Call<'t> {
     pub rank: u32,
     /// Position in its thread's sequence.
     pub index: u64,
-    /// The signature.
-    pub signature: Signature,
+    /// The signature (shared by the calls of one terminal, see [`Call::terminal`]).
+    pub signature: Rc<Signature>,
+    /// The call's terminal: its entry in the trace's signature table. Calls of one rank
+    /// with the same terminal have the same signature, unless `streamed`.
+    pub terminal: u32,
+    /// True when the signature was filled from the thread's value streams: it may differ
+    /// from the other calls of its terminal.
+    pub streamed: bool,
     /// Function name.
     pub name: &'t str,
     /// Slot names.
@@ -219,26 +226,24 @@ impl Trace {
         (0..entry.threads.len())
             .map(move |thread| {
                 let positions = positions.clone();
-                self.sited_signatures(entry, thread)
-                    .map(move |(_, bytes, _)| {
-                        match crate::rank_codes::as_recorded(&bytes, rank, &positions) {
-                            Cow::Borrowed(_) => bytes,
-                            Cow::Owned(recorded) => Cow::Owned(recorded),
-                        }
-                    })
+                self.signature_bytes(entry, thread).map(move |bytes| {
+                    match crate::rank_codes::as_recorded(&bytes, rank, &positions) {
+                        Cow::Borrowed(_) => bytes,
+                        Cow::Owned(recorded) => Cow::Owned(recorded),
+                    }
+                })
             })
             .collect()
     }
 
-    /// The calls of thread `thread` of `entry` in order: each one's terminal, its signature
-    /// bytes (skeletons filled from the thread's value streams; empty when a stream ran out,
-    /// which only a malformed trace does) and the structure-tree call site that made it when
-    /// a trace tree holds it.
-    fn sited_signatures<'t>(
+    /// The signature bytes of the calls of thread `thread` of `entry` in order (skeletons
+    /// filled from the thread's value streams; empty when a stream ran out, which only a
+    /// malformed trace does).
+    fn signature_bytes<'t>(
         &'t self,
         entry: &'t RankEntry,
         thread: usize,
-    ) -> impl Iterator<Item = (u32, Cow<'t, [u8]>, Option<u32>)> + 't {
+    ) -> impl Iterator<Item = Cow<'t, [u8]>> + 't {
         let mut terminals = self.record.thread_terminals(entry, thread);
         let streams = entry
             .streams
@@ -247,11 +252,10 @@ impl Trace {
         let mut filler = Filler::new(streams);
         std::iter::from_fn(move || {
             let t = terminals.next()?;
-            let site = terminals.site();
             let bytes = filler
                 .fill(t, &self.record.signatures[t as usize])
                 .unwrap_or(Cow::Borrowed(&[]));
-            Some((t, bytes, site))
+            Some(bytes)
         })
     }
 
@@ -304,108 +308,193 @@ impl<'t> CallReader<'t> {
         self.trace
     }
 
-    /// Every call of `rank`, thread by thread, each thread in call order.
+    /// The functions `rank` calls, in catalog order, read from its threads' grammars and
+    /// trees without expanding them.
+    pub fn functions(&self, rank: u32) -> Vec<&'t FunctionInfo> {
+        let record = &self.trace.record;
+        let Some(entry) = record.ranks.get(rank as usize) else {
+            return Vec::new();
+        };
+        let ids: std::collections::HashSet<u64> = (0..entry.threads.len())
+            .flat_map(|thread| record.thread_terminal_counts(entry, thread).into_keys())
+            .filter_map(|t| Reader::new(record.signatures.get(t as usize)?).u64())
+            .collect();
+        self.trace
+            .catalog
+            .iter()
+            .filter(|f| ids.contains(&u64::from(f.id)))
+            .collect()
+    }
+
+    /// Every call of `rank`, thread by thread, each thread in call order. A signature is
+    /// parsed once per terminal of each thread and shared by that terminal's calls (those
+    /// filled from value streams are parsed on every call).
     pub fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'t>, DecodeError>> + 't {
         let trace = self.trace;
         let shared = Rc::clone(&self.shared);
         let entry = &trace.record.ranks[rank as usize];
-        let memberships: HashMap<&[u8], Position> = entry
-            .comms
-            .iter()
-            .rev()
-            .map(|m| {
-                let at = Position {
-                    rank: m.my_rank,
-                    grid: m.grid.as_ref(),
-                };
-                (m.comm.as_slice(), at)
-            })
-            .collect();
-        let timelines = &entry.timelines;
+        let memberships: Rc<HashMap<&[u8], Position>> = Rc::new(
+            entry
+                .comms
+                .iter()
+                .rev()
+                .map(|m| {
+                    let at = Position {
+                        rank: m.my_rank,
+                        grid: m.grid.as_ref(),
+                    };
+                    (m.comm.as_slice(), at)
+                })
+                .collect(),
+        );
         let structure = trace.record.forest.as_ref().map(|f| &f.structure);
-        (0..entry.threads.len())
-            .map(move |thread| trace.sited_signatures(entry, thread))
-            .enumerate()
-            .flat_map(move |(thread, seq)| {
-                let memberships = memberships.clone();
-                let shared = Rc::clone(&shared);
-                let calls = trace.record.thread_calls(entry, thread);
-                let times = timelines
+        (0..entry.threads.len()).flat_map(move |thread| {
+            let memberships = Rc::clone(&memberships);
+            let shared = Rc::clone(&shared);
+            let mut terminals = trace.record.thread_terminals(entry, thread);
+            let mut filler = Filler::new(
+                entry
+                    .streams
                     .get(thread)
-                    .and_then(|t| crate::timeline::decode(t, calls));
-                let mut times = times.into_iter().flatten();
-                let mut clock = 0u64;
-                let mut request_positions: HashMap<HandleRef, Position> = HashMap::new();
-                seq.enumerate()
-                    .map(move |(index, (terminal, bytes, site))| {
-                        let time = times.next();
-                        let start_ns = time.map(|t| {
-                            clock += t.interval_ns;
-                            let start = clock;
-                            clock += t.duration_ns;
-                            start
-                        });
-                        let mut signature = Signature::parse(&bytes).ok_or_else(|| {
-                            DecodeError(format!(
-                                "rank {rank}: call {index} has a malformed signature"
-                            ))
-                        })?;
-                        crate::int_codes::resolve(&mut signature, rank);
-                        let info = trace
-                            .catalog
-                            .iter()
-                            .find(|c| c.id == signature.function)
-                            .ok_or_else(|| {
-                                DecodeError(format!(
-                                    "rank {rank}: unknown function id {}",
-                                    signature.function
-                                ))
-                            })?;
-                        let lookup = |c: &Value| {
-                            let mut key = Vec::new();
-                            c.encode(&mut key);
-                            memberships.get(key.as_slice()).copied()
+                    .and_then(|&s| trace.record.streams.get(s as usize)),
+            );
+            let calls = trace.record.thread_calls(entry, thread);
+            let mut times = entry
+                .timelines
+                .get(thread)
+                .and_then(|t| crate::timeline::decode(t, calls))
+                .into_iter()
+                .flatten();
+            let mut clock = 0u64;
+            let mut request_positions: FastMap<HandleRef, Position> = FastMap::default();
+            let mut templates: FastMap<u32, Rc<Template>> = FastMap::default();
+            let mut index = 0u64;
+            std::iter::from_fn(move || {
+                let terminal = terminals.next()?;
+                let site = terminals.site();
+                let call_index = index;
+                index += 1;
+                let time = times.next();
+                let start_ns = time.map(|t| {
+                    clock += t.interval_ns;
+                    let start = clock;
+                    clock += t.duration_ns;
+                    start
+                });
+                let streamed = filler.streams(terminal);
+                let template = match templates.get(&terminal) {
+                    Some(t) => Rc::clone(t),
+                    None => {
+                        let bytes = filler
+                            .fill(terminal, &trace.record.signatures[terminal as usize])
+                            .unwrap_or(Cow::Borrowed(&[]));
+                        let t = match Template::new(trace, &memberships, rank, call_index, &bytes) {
+                            Ok(t) => Rc::new(t),
+                            Err(e) => return Some(Err(e)),
                         };
-                        let comm_position = signature.comm().and_then(lookup);
-                        // With one communicator or group (or none), every value's is `at`'s.
-                        let several = signature.values.iter().filter(|v| is_context(v)).nth(1);
-                        let value_at = if several.is_some() {
-                            let contexts = signature.contexts();
-                            contexts.into_iter().map(|c| c.and_then(lookup)).collect()
-                        } else {
-                            Vec::new()
-                        };
-                        let at = match comm_position {
-                            Some(p) => {
-                                for req in signature.requests() {
-                                    request_positions.insert(req, p);
-                                }
-                                Some(p)
-                            }
-                            None => signature
-                                .requests()
-                                .find_map(|r| request_positions.get(&r).copied()),
-                        };
-                        let caller_module = signature
-                            .caller
-                            .and_then(|c| shared.modules.get(&c.module).copied());
-                        Ok(Call {
-                            rank,
-                            index: index as u64,
-                            name: &info.name,
-                            slots: &info.slots,
-                            at,
-                            value_at,
-                            timing: shared.timing[terminal as usize],
-                            time,
-                            start_ns,
-                            signature,
-                            site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
-                            at_source: site
-                                .and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
-                            caller_module,
-                        })
-                    })
+                        if !streamed {
+                            templates.insert(terminal, Rc::clone(&t));
+                        }
+                        t
+                    }
+                };
+                let at = match template.comm_position {
+                    Some(p) => {
+                        for req in &template.requests {
+                            request_positions.insert(*req, p);
+                        }
+                        Some(p)
+                    }
+                    None => template
+                        .requests
+                        .iter()
+                        .find_map(|r| request_positions.get(r).copied()),
+                };
+                let caller_module = template
+                    .signature
+                    .caller
+                    .and_then(|c| shared.modules.get(&c.module).copied());
+                Some(Ok(Call {
+                    rank,
+                    index: call_index,
+                    name: &template.info.name,
+                    slots: &template.info.slots,
+                    at,
+                    value_at: template.value_at.clone(),
+                    timing: shared.timing[terminal as usize],
+                    time,
+                    start_ns,
+                    signature: Rc::clone(&template.signature),
+                    terminal,
+                    streamed,
+                    site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
+                    at_source: site.and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
+                    caller_module,
+                }))
             })
+        })
+    }
+}
+
+/// What every call of one terminal shares: its parsed signature (rank-affine integers
+/// resolved), its function and the caller's positions in its communicators.
+struct Template<'t> {
+    signature: Rc<Signature>,
+    info: &'t FunctionInfo,
+    /// The caller's position in the call's (first) communicator or group.
+    comm_position: Option<Position<'t>>,
+    /// Per value, where it differs from `at` (see [`Call::value_at`]).
+    value_at: Vec<Option<Position<'t>>>,
+    /// The request handles among the values.
+    requests: Vec<HandleRef>,
+}
+
+impl<'t> Template<'t> {
+    /// From the signature bytes of call `index` of world rank `rank`.
+    fn new(
+        trace: &'t Trace,
+        memberships: &HashMap<&[u8], Position<'t>>,
+        rank: u32,
+        index: u64,
+        bytes: &[u8],
+    ) -> Result<Template<'t>, DecodeError> {
+        let mut signature = Signature::parse(bytes).ok_or_else(|| {
+            DecodeError(format!(
+                "rank {rank}: call {index} has a malformed signature"
+            ))
+        })?;
+        crate::int_codes::resolve(&mut signature, rank);
+        let info = trace
+            .catalog
+            .iter()
+            .find(|c| c.id == signature.function)
+            .ok_or_else(|| {
+                DecodeError(format!(
+                    "rank {rank}: unknown function id {}",
+                    signature.function
+                ))
+            })?;
+        let lookup = |c: &Value| {
+            let mut key = Vec::new();
+            c.encode(&mut key);
+            memberships.get(key.as_slice()).copied()
+        };
+        let comm_position = signature.comm().and_then(lookup);
+        // With one communicator or group (or none), every value's is `at`'s.
+        let several = signature.values.iter().filter(|v| is_context(v)).nth(1);
+        let value_at = if several.is_some() {
+            let contexts = signature.contexts();
+            contexts.into_iter().map(|c| c.and_then(lookup)).collect()
+        } else {
+            Vec::new()
+        };
+        let requests = signature.requests().collect();
+        Ok(Template {
+            signature: Rc::new(signature),
+            info,
+            comm_position,
+            value_at,
+            requests,
+        })
     }
 }

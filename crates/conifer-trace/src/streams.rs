@@ -9,6 +9,7 @@
 
 use crate::columns::{put_column, read_column};
 use crate::decode::Signature;
+use crate::fast_hash::FastMap;
 use crate::merge::{Merged, NO_STREAMS};
 use crate::rank_codes::encode_signature;
 use crate::rank_record::{CallTiming, RankRecord};
@@ -219,7 +220,7 @@ pub fn extract(record: &mut RankRecord) {
 
 /// Fills skeleton signatures with their streams' values, in a thread's call order.
 pub struct Filler<'a> {
-    cursors: HashMap<u32, Vec<SeriesIter<'a>>>,
+    cursors: FastMap<u32, Vec<SeriesIter<'a>>>,
 }
 
 impl<'a> Filler<'a> {
@@ -234,6 +235,11 @@ impl<'a> Filler<'a> {
             })
             .unwrap_or_default();
         Filler { cursors }
+    }
+
+    /// True when terminal `terminal` is a skeleton filled from streams.
+    pub fn streams(&self, terminal: u32) -> bool {
+        self.cursors.contains_key(&terminal)
     }
 
     /// The full signature of the next call of terminal `terminal`, whose table entry is

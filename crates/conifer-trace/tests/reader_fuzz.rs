@@ -195,6 +195,36 @@ fn the_sample_is_valid() {
     assert_eq!(values, expected);
 }
 
+/// Calls of one terminal share one parsed signature; calls filled from value streams are
+/// flagged and parsed each on their own; the functions a rank calls come from its terminals.
+#[test]
+fn calls_share_their_terminals_signature() {
+    let back = Trace::from_bytes(&sample().to_bytes()).unwrap();
+    let reader = back.reader();
+    let calls: Vec<_> = reader.calls(0).map(|c| c.unwrap()).collect();
+    // The sample's rank 0: call i is a stream-filled variant when i mod 4 = 3.
+    for c in &calls {
+        assert_eq!(c.streamed, c.index % 4 == 3, "call {}", c.index);
+    }
+    for a in calls.iter().filter(|c| !c.streamed) {
+        let first = calls.iter().find(|b| b.terminal == a.terminal).unwrap();
+        assert!(std::rc::Rc::ptr_eq(&a.signature, &first.signature));
+    }
+    let distinct: std::collections::HashSet<u32> = calls
+        .iter()
+        .filter(|c| !c.streamed)
+        .map(|c| c.terminal)
+        .collect();
+    assert_eq!(distinct.len(), 3, "three fixed signatures");
+    let names: Vec<&str> = reader
+        .functions(0)
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["MPI_F0", "MPI_F1"]);
+    assert!(reader.functions(99).is_empty());
+}
+
 #[test]
 fn the_tree_sample_is_valid() {
     let t = tree_sample();

@@ -63,7 +63,7 @@ impl<'t> Comms<'t> {
         let mut sides: Vec<(usize, &[Option<u32>])> = self
             .members
             .iter()
-            .filter(|(g, _)| g.id == id)
+            .filter(|(g, _)| *g.id == *id)
             .map(|(g, m)| (g.group, *m))
             .collect();
         sides.sort_unstable_by_key(|s| s.0);
@@ -446,7 +446,7 @@ fn definitions(
             }
             Comm::Inter(bytes) => {
                 let base = comm_name(&CommGroup {
-                    id: bytes.clone(),
+                    id: bytes.as_slice().into(),
                     group: 0,
                 });
                 let name = s.id(&base);

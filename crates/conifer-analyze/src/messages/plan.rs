@@ -1,191 +1,35 @@
-//! What each call does in the terms trace formats use: messages sent and received between
-//! world ranks (with communicator, tag and bytes), non-blocking requests posted and completed,
-//! and collectives with their root and bytes. One [`Messages`] follows one rank's calls in
-//! order, tracking its pending requests (the trace names a request by a symbolic handle that
-//! is reused once the request completes; exports number requests uniquely per rank).
+//! A call's plan: what it does as far as its signature alone tells — the ops it makes
+//! whole, the requests it posts (with what they post) and the handles it completes —
+//! leaving request numbering and pending requests to [`Messages`].
 
+use super::{Comm, Messages, Op, Posted, COLLECTIVES};
 use crate::call::Args;
-use crate::context::{CommGroup, CommTable, RankContext};
 use crate::effect::{self, base, local_peer, world_peer, Caller};
-use crate::types::TypeSizes;
-use conifer_trace::decode::{Call, CallReader};
+use conifer_trace::decode::Call;
 use conifer_trace::value::{HandleKind, HandleRef, Position, Rank, Status, Value};
-use conifer_trace::{Language, Trace};
-use std::collections::HashMap;
+use conifer_trace::Language;
+use std::rc::Rc;
 
-/// A communicator as an export names it: one of the trace's communicator groups, an
-/// inter-communicator, or the caller's `MPI_COMM_SELF`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Comm {
-    /// An intra-communicator all its members know (see [`CommGroup`]).
-    Group(CommGroup),
-    /// An inter-communicator, by its id in the trace (both groups know it by that id; each
-    /// group is a [`CommGroup`] of that id).
-    Inter(Vec<u8>),
-    /// `MPI_COMM_SELF`, or a communicator the trace does not describe.
-    Own,
+/// One step of a call's plan.
+#[derive(Debug)]
+pub(super) enum Step {
+    /// An op the signature makes whole (blocking sends and receives, collectives).
+    Op(Op),
+    /// Posts a non-blocking request under a handle.
+    Post(HandleRef, Rc<Posted>),
+    /// Makes a persistent request under a handle.
+    Persist(HandleRef, Rc<Posted>),
+    /// Starts a persistent request.
+    Start(HandleRef),
+    /// Frees a persistent request.
+    Free(HandleRef),
+    /// Completes the request under a handle, with its status when recorded.
+    Complete(HandleRef, Option<Value>),
 }
 
-/// One message-level event of a call.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    /// A blocking send (or the send half of `MPI_Sendrecv`).
-    Send {
-        /// Receiver, world rank.
-        to: u32,
-        /// Receiver, rank in the communicator (in the remote group of an
-        /// inter-communicator).
-        to_rank: u32,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-    },
-    /// A non-blocking send posted (`MPI_Isend`, a started persistent send).
-    Isend {
-        /// Receiver, world rank.
-        to: u32,
-        /// Receiver, rank in the communicator.
-        to_rank: u32,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-        /// Request number, unique in the rank.
-        request: u64,
-    },
-    /// A non-blocking send completed.
-    IsendComplete {
-        /// Request number.
-        request: u64,
-    },
-    /// A non-blocking receive posted.
-    IrecvRequest {
-        /// Sender as posted, world rank (`None` for `MPI_ANY_SOURCE`; the completion's
-        /// [`Op::IrecvComplete`] names the actual sender when the status was recorded).
-        from: Option<u32>,
-        /// Tag as posted (negative for `MPI_ANY_TAG`).
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes the receive buffer holds.
-        bytes: u64,
-        /// Request number, unique in the rank.
-        request: u64,
-    },
-    /// A blocking receive (or the receive half of `MPI_Sendrecv`) completed.
-    Recv {
-        /// Sender, world rank and rank in the communicator (`None` when the trace cannot
-        /// tell: `MPI_ANY_SOURCE` with the status ignored).
-        from: Option<(u32, u32)>,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-    },
-    /// A non-blocking receive completed.
-    IrecvComplete {
-        /// Sender, world rank and rank in the communicator, when known.
-        from: Option<(u32, u32)>,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-        /// Request number.
-        request: u64,
-    },
-    /// A collective operation (blocking, or non-blocking at the call that starts it).
-    Collective {
-        /// The operation without `MPI_`, `I` and `_c` (`Allreduce`).
-        operation: String,
-        /// Communicator.
-        comm: Comm,
-        /// Root, rank in the communicator, for rooted collectives.
-        root: Option<u32>,
-        /// Bytes the caller sends.
-        sent: u64,
-        /// Bytes the caller receives.
-        received: u64,
-    },
-}
-
-/// The collectives, as [`Op::Collective::operation`] names them.
-pub const COLLECTIVES: &[&str] = &[
-    "Barrier",
-    "Bcast",
-    "Gather",
-    "Gatherv",
-    "Scatter",
-    "Scatterv",
-    "Allgather",
-    "Allgatherv",
-    "Alltoall",
-    "Alltoallv",
-    "Alltoallw",
-    "Reduce",
-    "Allreduce",
-    "Reduce_scatter",
-    "Reduce_scatter_block",
-    "Scan",
-    "Exscan",
-];
-
-/// A posted point-to-point operation.
-#[derive(Debug, Clone)]
-struct Posted {
-    send: bool,
-    /// The peer, world rank and rank in the communicator (resolved at completion for
-    /// receives, from their status).
-    peer: Option<(u32, u32)>,
-    tag: i64,
-    comm_value: Option<Value>,
-    comm: Comm,
-    bytes: u64,
-}
-
-/// One rank's calls turned into [`Op`]s.
-pub struct Messages<'t> {
-    trace: &'t Trace,
-    table: &'t CommTable,
-    ctx: RankContext<'t>,
-    rank: u32,
-    next_request: u64,
-    /// Pending requests: symbolic handle → (request number, what was posted).
-    pending: HashMap<HandleRef, (u64, Posted)>,
-    /// Persistent requests: symbolic handle → what each start posts.
-    persistent: HashMap<HandleRef, Posted>,
-}
-
-impl<'t> Messages<'t> {
-    /// A follower for world rank `rank` (runs a first pass over its calls for datatypes and
-    /// other state later calls refer to).
-    pub fn new(reader: &CallReader<'t>, table: &'t CommTable, rank: u32) -> Result<Self, String> {
-        Ok(Messages {
-            trace: reader.trace(),
-            table,
-            ctx: RankContext::of_rank(reader, table, rank).map_err(|e| e.0)?,
-            rank,
-            next_request: 0,
-            pending: HashMap::new(),
-            persistent: HashMap::new(),
-        })
-    }
-
-    /// The rank's datatype sizes.
-    pub fn types(&self) -> &TypeSizes {
-        self.ctx.types()
-    }
-
-    /// The ops of the rank's next call.
-    pub fn ops(&mut self, call: &Call) -> Vec<Op> {
+impl Messages<'_> {
+    /// The plan of `call`.
+    pub(super) fn plan(&self, call: &Call) -> Vec<Step> {
         let a = Args {
             name: call.name,
             slots: call.slots,
@@ -197,26 +41,30 @@ impl<'t> Messages<'t> {
             .iter()
             .any(|f| f.id == call.signature.function && f.language == Language::Fortran);
         let name = base(call.name);
-        let mut ops = Vec::new();
+        let mut steps = Vec::new();
         match name {
             "Send" | "Ssend" | "Bsend" | "Rsend" => {
                 if let Some(p) = self.posted(&a, true, "count", "datatype", "dest", "tag") {
-                    ops.extend(send_op(&p));
+                    steps.extend(send_op(&p).map(Step::Op));
                 }
             }
             "Isend" | "Issend" | "Ibsend" | "Irsend" => {
                 if let Some(p) = self.posted(&a, true, "count", "datatype", "dest", "tag") {
-                    self.post(&a, "request", p, &mut ops);
+                    if let Some(Value::Handle(HandleKind::Request, h)) = a.get("request") {
+                        steps.push(Step::Post(*h, Rc::new(p)));
+                    }
                 }
             }
             "Recv" => {
                 if let Some(p) = self.posted(&a, false, "count", "datatype", "source", "tag") {
-                    ops.extend(self.received(&p, a.get("status"), None));
+                    steps.extend(self.received(&p, a.get("status"), None).map(Step::Op));
                 }
             }
             "Irecv" => {
                 if let Some(p) = self.posted(&a, false, "count", "datatype", "source", "tag") {
-                    self.post(&a, "request", p, &mut ops);
+                    if let Some(Value::Handle(HandleKind::Request, h)) = a.get("request") {
+                        steps.push(Step::Post(*h, Rc::new(p)));
+                    }
                 }
             }
             "Sendrecv" | "Sendrecv_replace" => {
@@ -226,10 +74,10 @@ impl<'t> Messages<'t> {
                     ("count", "datatype", "count", "datatype")
                 };
                 if let Some(p) = self.posted(&a, true, sc, st, "dest", "sendtag") {
-                    ops.extend(send_op(&p));
+                    steps.extend(send_op(&p).map(Step::Op));
                 }
                 if let Some(p) = self.posted(&a, false, rc, rt, "source", "recvtag") {
-                    ops.extend(self.received(&p, a.get("status"), None));
+                    steps.extend(self.received(&p, a.get("status"), None).map(Step::Op));
                 }
             }
             "Send_init" | "Ssend_init" | "Bsend_init" | "Rsend_init" | "Recv_init" => {
@@ -243,32 +91,32 @@ impl<'t> Messages<'t> {
                     self.posted(&a, send, "count", "datatype", peer, tag),
                     a.get("request"),
                 ) {
-                    self.persistent.insert(*h, p);
+                    steps.push(Step::Persist(*h, Rc::new(p)));
                 }
             }
             "Start" => {
                 if let Some(Value::Handle(HandleKind::Request, h)) = a.get("request") {
-                    self.start(*h, &mut ops);
+                    steps.push(Step::Start(*h));
                 }
             }
             "Startall" => {
                 if let Some(Value::Array(reqs)) = a.get("array_of_requests") {
                     for r in reqs {
                         if let Value::Handle(HandleKind::Request, h) = r {
-                            self.start(*h, &mut ops);
+                            steps.push(Step::Start(*h));
                         }
                     }
                 }
             }
             "Request_free" => {
                 if let Some(Value::Handle(HandleKind::Request, h)) = a.get("request") {
-                    self.persistent.remove(h);
+                    steps.push(Step::Free(*h));
                 }
             }
             "Wait" | "Test" => {
                 let done = name == "Wait" || flag(&a);
                 if let (true, Some(r)) = (done, a.get("request")) {
-                    self.complete(r, a.get("status"), &mut ops);
+                    steps.extend(complete(r, a.get("status")));
                 }
             }
             "Waitall" | "Testall" => {
@@ -276,7 +124,7 @@ impl<'t> Messages<'t> {
                 if let (true, Some(Value::Array(reqs))) = (done, a.get("array_of_requests")) {
                     let statuses = a.get("array_of_statuses");
                     for (i, r) in reqs.iter().enumerate() {
-                        self.complete(r, nth(statuses, i), &mut ops);
+                        steps.extend(complete(r, nth(statuses, i)));
                     }
                 }
             }
@@ -287,7 +135,7 @@ impl<'t> Messages<'t> {
                     (done, index, a.get("array_of_requests"))
                 {
                     if let Some(r) = reqs.get(i) {
-                        self.complete(r, a.get("status"), &mut ops);
+                        steps.extend(complete(r, a.get("status")));
                     }
                 }
             }
@@ -300,18 +148,18 @@ impl<'t> Messages<'t> {
                 {
                     for (k, index) in indices.iter().take(outcount).enumerate() {
                         if let Some(r) = index_of(Some(index), fortran).and_then(|i| reqs.get(i)) {
-                            self.complete(r, nth(statuses, k), &mut ops);
+                            steps.extend(complete(r, nth(statuses, k)));
                         }
                     }
                 }
             }
             _ => {
                 if let Some(operation) = collective_operation(name) {
-                    ops.push(self.collective(&a, &operation));
+                    steps.push(Step::Op(self.collective(&a, &operation)));
                 }
             }
         }
-        ops
+        steps
     }
 
     /// What a send or receive posts: peer in parameter `peer`, `count` × `dt` bytes.
@@ -385,65 +233,13 @@ impl<'t> Messages<'t> {
             .map_or(Comm::Own, Comm::Group)
     }
 
-    /// Posts `p` under the request in parameter `slot`.
-    fn post(&mut self, a: &Args, slot: &str, p: Posted, ops: &mut Vec<Op>) {
-        if let Some(Value::Handle(HandleKind::Request, h)) = a.get(slot) {
-            self.post_handle(*h, p, ops);
-        }
-    }
-
-    fn post_handle(&mut self, h: HandleRef, p: Posted, ops: &mut Vec<Op>) {
-        let request = self.next_request;
-        self.next_request += 1;
-        if p.send {
-            if let Some((to, to_rank)) = p.peer {
-                ops.push(Op::Isend {
-                    to,
-                    to_rank,
-                    tag: p.tag,
-                    comm: p.comm.clone(),
-                    bytes: p.bytes,
-                    request,
-                });
-            }
-        } else {
-            ops.push(Op::IrecvRequest {
-                from: p.peer.map(|(world, _)| world),
-                tag: p.tag,
-                comm: p.comm.clone(),
-                bytes: p.bytes,
-                request,
-            });
-        }
-        self.pending.insert(h, (request, p));
-    }
-
-    /// Starts persistent request `h`.
-    fn start(&mut self, h: HandleRef, ops: &mut Vec<Op>) {
-        if let Some(p) = self.persistent.get(&h).cloned() {
-            self.post_handle(h, p, ops);
-        }
-    }
-
-    /// Completes the request `r` names, if it is pending, with its `status` when recorded.
-    fn complete(&mut self, r: &Value, status: Option<&Value>, ops: &mut Vec<Op>) {
-        let Value::Handle(HandleKind::Request, h) = r else {
-            return;
-        };
-        let Some((request, p)) = self.pending.remove(h) else {
-            return;
-        };
-        if p.send {
-            if p.peer.is_some() {
-                ops.push(Op::IsendComplete { request });
-            }
-        } else {
-            ops.extend(self.received(&p, status, Some(request)));
-        }
-    }
-
     /// The receive `p` completed, with its status when recorded.
-    fn received(&self, p: &Posted, status: Option<&Value>, request: Option<u64>) -> Option<Op> {
+    pub(super) fn received(
+        &self,
+        p: &Posted,
+        status: Option<&Value>,
+        request: Option<u64>,
+    ) -> Option<Op> {
         let mut from = p.peer;
         let (mut tag, mut bytes) = (p.tag, p.bytes);
         if let Some(Value::Status(Status {
@@ -498,6 +294,14 @@ impl<'t> Messages<'t> {
             sent: e.sent,
             received: e.received,
         }
+    }
+}
+
+/// The [`Step::Complete`] of request value `r` (nothing when it is not a request handle).
+fn complete(r: &Value, status: Option<&Value>) -> Option<Step> {
+    match r {
+        Value::Handle(HandleKind::Request, h) => Some(Step::Complete(*h, status.cloned())),
+        _ => None,
     }
 }
 
