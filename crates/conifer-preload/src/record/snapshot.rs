@@ -1,0 +1,136 @@
+//! The rank's record as the merge and `--raw` take it: grammars, tables, timing and trees
+//! from the recorder's state, and the uncompressed raw record.
+
+use super::state::State;
+use super::{lock, trees};
+use conifer_trace::rank_record::{Membership, RankRecord};
+use conifer_trace::timeline::CallTime;
+use conifer_trace::timing_mode::TimingMode;
+use conifer_trace::value::{encode_handle, HandleKind};
+use conifer_trace::varint::put_u64;
+use std::ffi::c_int;
+
+/// The rank's record, built from `state`.
+pub fn record_of(state: &State) -> RankRecord {
+    let trees: Vec<_> = state
+        .trees
+        .iter()
+        .map(|b| b.as_ref().map(|b| b.record()))
+        .collect();
+    let comms: Vec<Membership> = state
+        .comms
+        .as_ref()
+        .map(|c| {
+            let groups = c.group_memberships().map(|(kind, handle, my_rank)| {
+                let mut group = Vec::new();
+                encode_handle(&mut group, kind, handle);
+                Membership {
+                    comm: group,
+                    my_rank,
+                    grid: None,
+                }
+            });
+            c.memberships()
+                .map(|(handle, my_rank, grid)| {
+                    let mut comm = Vec::new();
+                    encode_handle(&mut comm, HandleKind::Comm, handle);
+                    Membership {
+                        comm,
+                        my_rank,
+                        grid,
+                    }
+                })
+                .chain(groups)
+                .collect()
+        })
+        .unwrap_or_default();
+    RankRecord {
+        signatures: state.signatures.iter().map(|s| s.to_vec()).collect(),
+        timing: state
+            .timing
+            .iter()
+            .map(|t| t.scaled(state.ns_per_tick()))
+            .collect(),
+        grammars: state.grammars.iter().map(|g| g.freeze()).collect(),
+        comms,
+        timelines: call_times(state)
+            .iter()
+            .map(|times| match state.timing_mode {
+                TimingMode::Lossy(rel) => conifer_trace::lossy_timeline::encode(times, rel),
+                _ => conifer_trace::timeline::encode(times),
+            })
+            .collect(),
+        histograms: state.histograms.as_ref().map_or_else(Vec::new, |h| {
+            h.in_ns(state.signatures.len(), state.ns_per_tick())
+        }),
+        structure: trees
+            .iter()
+            .any(Option::is_some)
+            .then(trees::structure)
+            .flatten()
+            .cloned(),
+        trees,
+        streams: Vec::new(),
+    }
+}
+
+/// Per thread, its calls' intervals and durations in ns (none unless every call's times are
+/// kept).
+fn call_times(state: &State) -> Vec<Vec<CallTime>> {
+    state.timelines.as_ref().map_or_else(Vec::new, |threads| {
+        threads
+            .iter()
+            .map(|calls| thread_times(calls, state.ns_per_tick()))
+            .collect()
+    })
+}
+
+/// A thread's (start, end) ticks as intervals and durations in ns.
+fn thread_times(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<CallTime> {
+    let ns = |ticks: u64| (ticks as f64 * ns_per_tick).round() as u64;
+    let mut previous_end = calls.first().map_or(0, |c| c.0);
+    calls
+        .iter()
+        .map(|&(start, end)| {
+            let t = CallTime {
+                interval_ns: ns(start.saturating_sub(previous_end)),
+                duration_ns: ns(end.saturating_sub(start)),
+            };
+            previous_end = end;
+            t
+        })
+        .collect()
+}
+
+/// With `CONIFER_RAW` set, writes this rank's uncompressed record to `dir/rank<R>.raw`: per
+/// call, its thread, then its signature (both length-prefixed varints), in call order; and
+/// when every call's times are kept, the exact times to `dir/rank<R>.times`: per call, in
+/// call order thread by thread, a line `thread interval_ns duration_ns`.
+pub fn write_raw(dir: &str, rank: c_int) -> Result<(), String> {
+    write_raw_of(&lock(), dir, rank)
+}
+
+/// [`write_raw`] from `state`.
+pub fn write_raw_of(state: &State, dir: &str, rank: c_int) -> Result<(), String> {
+    let Some(raw) = &state.raw else { return Ok(()) };
+    let mut out = Vec::new();
+    for (thread, sig) in raw {
+        put_u64(&mut out, (*thread).into());
+        put_u64(&mut out, sig.len() as u64);
+        out.extend_from_slice(sig);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
+    let path = format!("{dir}/rank{rank}.raw");
+    std::fs::write(&path, out).map_err(|e| format!("cannot write {path}: {e}"))?;
+    if state.timelines.is_some() {
+        let mut text = String::new();
+        for (thread, times) in call_times(state).iter().enumerate() {
+            for t in times {
+                text.push_str(&format!("{thread} {} {}\n", t.interval_ns, t.duration_ns));
+            }
+        }
+        let path = format!("{dir}/rank{rank}.times");
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    Ok(())
+}
