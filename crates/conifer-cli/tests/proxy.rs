@@ -164,3 +164,43 @@ fn proxy_writes_source_and_makefile_for_the_traced_mpi() {
         "repetition not folded into loops"
     );
 }
+
+/// The proxy of mg, whose Allreduce moves through a buffer by 8 bytes an iteration, does not
+/// grow with the iterations: its loops step the offset. Ten times the iterations, the same
+/// lines, and both proxies still make the recorded calls.
+#[test]
+fn proxy_size_does_not_follow_the_iterations() {
+    let dir = scratch("proxy_iterations");
+    let mut sizes = Vec::new();
+    for iterations in ["20", "200"] {
+        let name = format!("mg{iterations}");
+        let trace = traced(
+            &dir,
+            &name,
+            ranks(),
+            &[],
+            &apps_dir().join("mg"),
+            &[iterations],
+        );
+        let out_dir = dir.join(format!("{name}-proxy"));
+        let _guard = mpi_lock();
+        let out = run_ok(
+            Command::new(conifer())
+                .args(["proxy", "--check"])
+                .arg(&trace)
+                .arg("-o")
+                .arg(&out_dir),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("proxy matches"),
+            "mg {iterations}: {stdout}"
+        );
+        let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
+        sizes.push(source.lines().count());
+    }
+    assert_eq!(
+        sizes[0], sizes[1],
+        "lines of the proxies of mg 20 and mg 200"
+    );
+}

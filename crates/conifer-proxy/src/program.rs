@@ -176,7 +176,7 @@ fn assemble(
         let next = functions.len();
         let f = *functions.entry(body.as_slice()).or_insert_with(|| {
             out += &format!("\nstatic void rank_{next}(void) {{\n");
-            render(&fold(body), lines, 0, &mut out);
+            render(&fold(body, lines), lines, 0, &mut out);
             out += "}\n";
             next
         });
@@ -185,7 +185,7 @@ fn assemble(
     out += "\nint main(int argc, char **argv) {\n";
     match startup {
         Some(startup) => {
-            render(&fold(&startup.before), lines, 0, &mut out);
+            render(&fold(&startup.before, lines), lines, 0, &mut out);
             out += &format!("    {}\n", startup.init);
         }
         None => out += "    PMPI_Init(&argc, &argv);\n",
