@@ -22,19 +22,29 @@ fn ranks() -> u32 {
 fn check(dir: &Path, app: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let trace = traced(dir, app, ranks(), &[], &apps_dir().join(app), &[]);
     let out_dir = dir.join(format!("{app}-proxy"));
+    let source = check_proxy(&trace, &out_dir);
+    assert!(source.contains("int main("), "{app}: no main in the proxy");
+    (trace, out_dir.join("proxy.cft"))
+}
+
+/// Runs `conifer proxy --check` on `trace` (proxy written to `out_dir`), asserts it matched
+/// and returns the proxy's source.
+fn check_proxy(trace: &Path, out_dir: &Path) -> String {
     let _guard = mpi_lock();
     let out = run_ok(
         Command::new(conifer())
             .args(["proxy", "--check"])
-            .arg(&trace)
+            .arg(trace)
             .arg("-o")
-            .arg(&out_dir),
+            .arg(out_dir),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("proxy matches"), "{app}: {stdout}");
-    let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
-    assert!(source.contains("int main("), "{app}: no main in the proxy");
-    (trace, out_dir.join("proxy.cft"))
+    assert!(
+        stdout.contains("proxy matches"),
+        "{}: {stdout}",
+        trace.display()
+    );
+    std::fs::read_to_string(out_dir.join("proxy.c")).unwrap()
 }
 
 #[test]
@@ -182,21 +192,7 @@ fn proxy_size_does_not_follow_the_iterations() {
             &apps_dir().join("mg"),
             &[iterations],
         );
-        let out_dir = dir.join(format!("{name}-proxy"));
-        let _guard = mpi_lock();
-        let out = run_ok(
-            Command::new(conifer())
-                .args(["proxy", "--check"])
-                .arg(&trace)
-                .arg("-o")
-                .arg(&out_dir),
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            stdout.contains("proxy matches"),
-            "mg {iterations}: {stdout}"
-        );
-        let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
+        let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
         sizes.push(source.lines().count());
     }
     assert_eq!(
