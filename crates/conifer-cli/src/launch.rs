@@ -51,10 +51,14 @@ pub struct TraceOptions {
 
 /// Checks an `--exclude` list: every item a function name or `queries`.
 fn parse_exclusions(list: &str) -> Result<String, String> {
-    for item in list.split(',').map(str::trim) {
-        conifer_spec::recording::excluded_by(item)?;
+    match conifer_spec::recording::excluded_functions(list)
+        .1
+        .into_iter()
+        .next()
+    {
+        Some(why) => Err(why),
+        None => Ok(list.to_string()),
     }
-    Ok(list.to_string())
 }
 
 impl TraceOptions {

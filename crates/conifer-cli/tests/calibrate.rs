@@ -80,20 +80,7 @@ fn quick_calibration_feeds_the_simulator() {
         text.starts_with("# written by `conifer calibrate`"),
         "{text}"
     );
-    let trace = dir.join("ring.cft");
-    {
-        let _lock = mpi_lock();
-        run_ok(
-            Command::new("timeout")
-                .arg("300")
-                .arg(conifer())
-                .args(["run", "-n", "2", "-o"])
-                .arg(&trace)
-                .arg(apps_dir().join("ring"))
-                .arg("5")
-                .current_dir(&dir),
-        );
-    }
+    let trace = traced(&dir, "ring", 2, &[], &apps_dir().join("ring"), &["5"]);
     let out = run_ok(
         Command::new(conifer())
             .arg("sim")

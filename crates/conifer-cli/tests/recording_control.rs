@@ -6,7 +6,6 @@ mod common;
 
 use common::*;
 use std::collections::BTreeMap;
-use std::process::Command;
 
 const ITERATIONS: usize = 5;
 
@@ -45,24 +44,9 @@ struct Run {
 /// Runs phases.c traced with `options`.
 fn run_phases(name: &str, ranks: u32, options: &[&str]) -> Run {
     let dir = scratch(name);
-    let trace = dir.join("phases.cft");
-    let out = {
-        let _lock = mpi_lock();
-        let mut cmd = Command::new("timeout");
-        cmd.arg("300")
-            .arg(conifer())
-            .args(["run", "-n", &ranks.to_string(), "-o"])
-            .arg(&trace)
-            .args(options)
-            .current_dir(&dir);
-        if ranks > 2 && !is_mpich() {
-            cmd.arg("--launcher-arg=--oversubscribe");
-        }
-        run_ok(
-            cmd.arg(apps_dir().join("phases"))
-                .arg(ITERATIONS.to_string()),
-        )
-    };
+    let iterations = ITERATIONS.to_string();
+    let program = apps_dir().join("phases");
+    let (trace, out) = traced_run(&dir, "phases", ranks, options, &program, &[&iterations]);
     let made = app_counts(&out.stdout);
     let mut calls = vec![Vec::new(); ranks as usize];
     for call in decode_all(&trace) {

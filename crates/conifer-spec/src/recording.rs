@@ -59,6 +59,19 @@ pub fn excluded_by(item: &str) -> Result<Vec<&'static str>, String> {
     Ok(vec![name])
 }
 
+/// The functions (C spelling) a comma-separated exclusion list stands for (empty items
+/// skipped), and why each item it refuses was refused.
+pub fn excluded_functions(list: &str) -> (Vec<&'static str>, Vec<String>) {
+    let (mut functions, mut refused) = (Vec::new(), Vec::new());
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match excluded_by(item) {
+            Ok(named) => functions.extend(named),
+            Err(why) => refused.push(why),
+        }
+    }
+    (functions, refused)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +84,14 @@ mod tests {
             QUERIES.iter().all(|q| FUNCTION_NAMES.contains(q)),
             "a query is misspelt"
         );
+    }
+
+    #[test]
+    fn a_list_skips_empty_items_and_says_why_it_refuses_others() {
+        let (functions, refused) = excluded_functions("MPI_Send, ,mpi_nonsense,");
+        assert_eq!(functions, vec!["MPI_Send"]);
+        assert_eq!(refused.len(), 1);
+        assert!(refused[0].starts_with("mpi_nonsense is not an MPI function"));
     }
 
     #[test]

@@ -124,6 +124,18 @@ pub fn traced(
     program: &Path,
     args: &[&str],
 ) -> PathBuf {
+    traced_run(dir, name, ranks, options, program, args).0
+}
+
+/// [`traced`], also returning what the run printed.
+pub fn traced_run(
+    dir: &Path,
+    name: &str,
+    ranks: u32,
+    options: &[&str],
+    program: &Path,
+    args: &[&str],
+) -> (PathBuf, Output) {
     let trace = dir.join(format!("{name}.cft"));
     let _guard = mpi_lock();
     let mut cmd = Command::new("timeout");
@@ -136,8 +148,8 @@ pub fn traced(
     if ranks > 2 && !is_mpich() {
         cmd.arg("--launcher-arg=--oversubscribe");
     }
-    run_ok(cmd.arg(program).args(args));
-    trace
+    let out = run_ok(cmd.arg(program).args(args));
+    (trace, out)
 }
 
 /// Runs a command to completion and fails the test, showing its output, if it did not succeed.

@@ -7,7 +7,7 @@
 //! appended to the record. The functions of [`ALWAYS_RECORDED`] are recorded in every phase,
 //! so a trace shows where recording was switched off and on.
 
-use conifer_spec::recording::{excluded_by, ALWAYS_RECORDED};
+use conifer_spec::recording::{excluded_functions, ALWAYS_RECORDED};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// False between `MPI_Pcontrol(0)` and the next `MPI_Pcontrol` (per process, so per rank).
@@ -56,21 +56,17 @@ pub fn pcontrol(level: i64) {
 }
 
 /// The exclusion flags, by function id in `names` (C and Fortran entries alike), for a
-/// `CONIFER_EXCLUDE` value: comma-separated items of [`excluded_by`]. An item it refuses is
-/// reported on stderr and ignored: the application runs on.
+/// `CONIFER_EXCLUDE` value ([`excluded_functions`]). An item it refuses is reported on stderr
+/// and ignored: the application runs on.
 fn excluded_ids(list: &str, names: &[&str]) -> Vec<bool> {
-    let mut excluded = vec![false; names.len()];
-    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match excluded_by(item) {
-            Ok(functions) => {
-                for (flag, name) in excluded.iter_mut().zip(names) {
-                    *flag |= functions.iter().any(|f| f.eq_ignore_ascii_case(name));
-                }
-            }
-            Err(why) => eprintln!("conifer: CONIFER_EXCLUDE: {why}; ignoring it"),
-        }
+    let (functions, refused) = excluded_functions(list);
+    for why in refused {
+        eprintln!("conifer: CONIFER_EXCLUDE: {why}; ignoring it");
     }
-    excluded
+    names
+        .iter()
+        .map(|name| functions.iter().any(|f| f.eq_ignore_ascii_case(name)))
+        .collect()
 }
 
 #[cfg(test)]
