@@ -13,9 +13,24 @@ pub struct ThreadState {
     pub scratch: RefCell<(Vec<u8>, Vec<u64>)>,
     /// The top of this thread's stack (`usize::MAX`: not looked up yet, 0: unknown).
     stack_top: Cell<usize>,
+    /// Real tick the PMPI call of this thread's last recorded call ended.
+    pub pmpi_end: Cell<u64>,
+    /// Real tick the wrapper of this thread's last recorded call returned to the program
+    /// (0 once the next call has hidden the recorder's time between the two).
+    pub exited: Cell<u64>,
+    /// True from a recorded call's end until its wrapper returns (and stamps `exited`).
+    awaiting_exit: Cell<bool>,
 }
 
 impl ThreadState {
+    /// Notes that a recorded call's PMPI call ended at real tick `end`: its wrapper's
+    /// return will be stamped, so the next call hides the recorder's time in between.
+    #[inline(always)]
+    pub fn ended(&self, end: u64) {
+        self.pmpi_end.set(end);
+        self.awaiting_exit.set(true);
+    }
+
     /// The top (highest address, exclusive) of this thread's stack; 0 when unknown.
     pub fn stack_top(&self) -> usize {
         if self.stack_top.get() == usize::MAX {
@@ -31,6 +46,9 @@ thread_local! {
             ordinal: Cell::new(u32::MAX),
             scratch: RefCell::new((Vec::new(), Vec::new())),
             stack_top: Cell::new(usize::MAX),
+            pmpi_end: Cell::new(0),
+            exited: Cell::new(0),
+            awaiting_exit: Cell::new(false),
         }
     };
     /// How many MPI wrappers this thread is inside. Kept apart from [`ThreadState`]: a type
@@ -41,6 +59,8 @@ thread_local! {
 
 /// Held by a wrapper for the duration of one MPI call.
 pub struct CallGuard {
+    /// Real tick the wrapper was entered (the recorder's work starts here).
+    pub entered: u64,
     outermost: bool,
     thread: *const ThreadState,
     /// A [`crate::stack::marker`] in the wrapper's frame.
@@ -51,6 +71,7 @@ impl CallGuard {
     /// Enters an MPI call; the wrapper records it if it is the thread's outermost one.
     #[inline(always)]
     pub fn enter() -> CallGuard {
+        let entered = crate::record::clock::ticks();
         let thread = THREAD.with(|t| t as *const ThreadState);
         let outermost = DEPTH.with(|d| {
             let depth = d.get();
@@ -58,6 +79,7 @@ impl CallGuard {
             depth == 0
         });
         CallGuard {
+            entered,
             outermost,
             thread,
             marker: crate::stack::marker(),
@@ -95,6 +117,13 @@ impl CallGuard {
 impl Drop for CallGuard {
     #[inline(always)]
     fn drop(&mut self) {
+        if self.outermost {
+            let thread = self.thread();
+            if thread.awaiting_exit.get() {
+                thread.awaiting_exit.set(false);
+                thread.exited.set(crate::record::clock::ticks());
+            }
+        }
         DEPTH.with(|d| d.set(d.get() - 1));
     }
 }

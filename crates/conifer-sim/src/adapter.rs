@@ -9,7 +9,8 @@
 //!   with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` matches as a wildcard (a blocking receive
 //!   whose status was recorded uses the recorded source and tag);
 //! - `Wait*` and tests that succeeded wait for the requests the trace says they completed;
-//!   a test that failed (or an `Iprobe`/`Probe`) is a poll costing `o_r`;
+//!   a test that completed nothing (or an `Iprobe`/`Probe`) is an iteration of a polling
+//!   loop ([`crate::engine::SPIN_ITERATION_NS`]);
 //! - collectives become the point-to-point rounds of their algorithm
 //!   ([`crate::collectives`]) on a matching context of their own; non-blocking ones run
 //!   at the call that starts them.
@@ -159,13 +160,28 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             Some(k) => k,
             None => self.shared.keys.borrow_mut().key(&call),
         };
-        out.push_back(Action::Call { key, compute });
         let mut ops = std::mem::take(&mut self.ops);
         self.messages.ops_into(&call, &mut ops);
-        self.translate(terminal.poll, &mut ops, out);
+        let failed_poll = terminal.poll && !ops.iter().any(completes);
+        if failed_poll {
+            out.push_back(Action::Call { key, compute: 0.0 });
+            out.push_back(Action::Poll { compute });
+            ops.clear();
+        } else {
+            out.push_back(Action::Call { key, compute });
+            self.translate(&mut ops, out);
+        }
         self.ops = ops;
         Ok(true)
     }
+}
+
+/// True when `op` completes a request or a message: a test or probe that does so succeeded.
+fn completes(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Send { .. } | Op::Recv { .. } | Op::IsendComplete { .. } | Op::IrecvComplete { .. }
+    )
 }
 
 impl<I> TraceProgram<'_, I> {
@@ -187,9 +203,8 @@ impl<I> TraceProgram<'_, I> {
         self.next_req
     }
 
-    /// Appends the actions of one call's `ops` (emptied); `poll` when the call is a test or
-    /// probe (a poll when it completed nothing).
-    fn translate(&mut self, poll: bool, ops: &mut Vec<Op>, out: &mut VecDeque<Action>) {
+    /// Appends the actions of one call's `ops` (emptied).
+    fn translate(&mut self, ops: &mut Vec<Op>, out: &mut VecDeque<Action>) {
         let mut waits = Vec::new();
         for op in ops.drain(..) {
             match op {
@@ -266,8 +281,6 @@ impl<I> TraceProgram<'_, I> {
         }
         if !waits.is_empty() {
             out.push_back(Action::Wait(waits));
-        } else if poll {
-            out.push_back(Action::Poll);
         }
     }
 

@@ -78,9 +78,22 @@ pub enum Action {
     },
     /// Waits until every listed request completed (unknown numbers are ignored).
     Wait(Vec<u64>),
-    /// A poll that found nothing (a failed test): costs `o_r`.
-    Poll,
+    /// A poll that found nothing (a failed test or probe) after `compute` ns of computation
+    /// (before scaling) since the previous call: an iteration of a polling loop (see
+    /// [`SPIN_ITERATION_NS`]).
+    Poll {
+        /// Computation before the poll, ns.
+        compute: f64,
+    },
 }
+
+/// A failed poll's preceding computation below this (ns, before scaling) is taken as the
+/// polling loop spinning, and costs nothing: the loop runs until what it polls for is there,
+/// so in the run being predicted it spins exactly as long as the wait that follows it, as
+/// often as that allows. (The trace's number of polls belongs to the recorded run's timing,
+/// not the predicted one's.) Computation at least this long between polls is work the loop
+/// overlaps with communication, and is spent.
+pub const SPIN_ITERATION_NS: f64 = 1000.0;
 
 /// Where a rank's actions come from, one call at a time.
 pub trait Program {
@@ -397,9 +410,13 @@ impl<P: Program> Engine<P> {
                     ctx,
                     tag,
                 } => self.post_recv(r, req, from, ctx, tag),
-                Action::Poll => {
-                    let o = self.params.recv_overhead;
-                    rank.spend(o, false);
+                Action::Poll { compute } => {
+                    if compute >= SPIN_ITERATION_NS {
+                        let d = compute * self.params.compute_scale;
+                        rank.clock += d;
+                        rank.times.compute += d;
+                        rank.add(COMPUTE_KEY, d);
+                    }
                 }
                 Action::Wait(reqs) => {
                     if !self.try_wait(ri, &reqs) {

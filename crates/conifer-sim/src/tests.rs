@@ -277,16 +277,20 @@ fn matching_by_tag_and_non_overtaking() {
 }
 
 #[test]
-fn failed_test_costs_o() {
+fn polling_loops_spin_for_free_and_keep_their_work() {
+    // Two spinning polls (10 ns and 0 ns of computation before them) cost nothing; a poll
+    // after 5 µs of work spends the work; a call after the loop spends its own interval.
     let o = run(
         params(),
         vec![vec![
-            vec![call(1, 10.0), Action::Poll],
-            vec![call(2, 0.0), Action::Poll],
+            vec![call(1, 0.0), Action::Poll { compute: 10.0 }],
+            vec![call(1, 0.0), Action::Poll { compute: 0.0 }],
+            vec![call(1, 0.0), Action::Poll { compute: 5000.0 }],
+            vec![call(2, 7.0)],
         ]],
     )
     .expect("runs");
-    assert_eq!(ends(&o), vec![210.0]);
+    assert_eq!(ends(&o), vec![5007.0]);
 }
 
 #[test]

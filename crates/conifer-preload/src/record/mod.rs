@@ -9,7 +9,7 @@
 mod addresses;
 mod arguments;
 pub mod callers;
-mod clock;
+pub mod clock;
 mod comms;
 pub mod control;
 pub mod handles;
@@ -122,16 +122,20 @@ pub const FREE_EVENT: u16 = crate::wrappers::FUNCTION_NAMES.len() as u16;
 
 /// Appends a `free(ptr=segN+0)` event for every segment MPI had seen that the program freed
 /// since the last MPI call, so a trace shows when buffers went away.
-fn record_frees(state: &mut State, scratch: &mut Vec<u8>, thread: u32) {
+/// `now` is the tick the call entered its wrapper, on the real clock.
+fn record_frees(state: &mut State, scratch: &mut Vec<u8>, thread: u32, now: u64) {
     let mut freed = Vec::new();
     crate::heap::take_freed(&mut freed);
+    if freed.is_empty() {
+        return;
+    }
+    let now = state.recorder_free(thread, now);
     for id in freed {
         scratch.clear();
         put_u64(scratch, FREE_EVENT.into());
         put_u64(scratch, thread.into());
         encode_buffer(scratch, Buffer::Segment { id, offset: 0 });
         encode_int(scratch, 0);
-        let now = clock::ticks();
         state.append(thread, scratch, now, now, None);
     }
 }
@@ -168,7 +172,11 @@ pub struct Call {
     sig: Vec<u8>,
     saved: Vec<u64>,
     state: Option<MutexGuard<'static, State>>,
+    /// Real ticks: the wrapper entered, the PMPI call started and ended. The recorder's
+    /// work before `start` and after `end` is hidden from recorded times ([`State::hidden`]).
+    entered: u64,
     start: u64,
+    end: u64,
     thread: u32,
     /// Structure-tree call site of the call, when the program announced one ([`NO_SITE`]
     /// otherwise: a plain integer beside `thread` keeps the struct small enough to move
@@ -197,6 +205,7 @@ impl Call {
         if !RECORDING.load(Ordering::Relaxed) {
             return None;
         }
+        let entered = guard.entered;
         let state = guard.thread();
         if state.ordinal.get() == u32::MAX {
             state
@@ -208,10 +217,14 @@ impl Call {
         let frame = guard.caller_sp(anchor).unwrap_or(0);
         let (mut sig, saved) = std::mem::take(&mut *state.scratch.borrow_mut());
         let mut locked = lock();
+        let exited = state.exited.replace(0);
+        if exited != 0 {
+            locked.hide(thread, exited.saturating_sub(state.pmpi_end.get()));
+        }
         if let Some(n) = locked.calls.get_mut(usize::from(id)) {
             *n += 1;
         }
-        record_frees(&mut locked, &mut sig, thread);
+        record_frees(&mut locked, &mut sig, thread, entered);
         sig.clear();
         put_u64(&mut sig, id.into());
         put_u64(&mut sig, thread.into());
@@ -224,7 +237,9 @@ impl Call {
             sig,
             saved,
             state: Some(locked),
-            start: clock::ticks(),
+            entered,
+            start: entered,
+            end: entered,
             thread,
             site: trees::binary_has_tree()
                 .then(crate::structure::take_site)
@@ -249,10 +264,12 @@ impl Call {
         if MULTITHREADED.load(Ordering::Relaxed) {
             self.state = None;
         }
+        self.start = clock::ticks();
     }
 
     /// Takes the lock again after the PMPI call, if it was released.
     pub fn after_pmpi<R: ReturnValue>(&mut self, ret: &R) {
+        self.end = clock::ticks();
         if self.state.is_none() {
             self.state = Some(lock());
         }
@@ -262,17 +279,23 @@ impl Call {
     /// Records the return value and appends the call to the rank's record.
     pub fn finish<R: ReturnValue>(mut self, ret: &R) {
         encode_int(&mut self.sig, ret.recorded());
-        let end = clock::ticks();
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
-        let (start, site) = (self.start, Some(self.site).filter(|&s| s != NO_SITE));
-        if self.keep {
-            self.st().append(thread, &sig, start, end, site);
+        let site = Some(self.site).filter(|&s| s != NO_SITE);
+        let (entered, start, end, keep) = (self.entered, self.start, self.end, self.keep);
+        let st = self.st();
+        st.hide(thread, start.saturating_sub(entered));
+        if keep {
+            let start = st.recorder_free(thread, start);
+            let end = st.recorder_free(thread, end);
+            st.append(thread, &sig, start, end, site);
         }
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
         // SAFETY: the thread-local outlives the call, and the call runs on its thread.
-        unsafe { *(*self.thread_state).scratch.borrow_mut() = (sig, saved) };
+        let thread_state = unsafe { &*self.thread_state };
+        *thread_state.scratch.borrow_mut() = (sig, saved);
+        thread_state.ended(end);
     }
 
     /// Number of peers a v/w collective's per-peer arrays cover: the remote group of an

@@ -92,9 +92,15 @@ pub struct State {
     /// Terminal → timing (durations, and intervals since the thread's previous call), in
     /// clock ticks until the record is taken.
     pub timing: Vec<CallTiming>,
-    /// Symbolic thread → tick its last call ended (0 before its first call); grows with
-    /// `grammars` and `trees`.
+    /// Symbolic thread → tick its last call ended (0 before its first call), on the
+    /// thread's recorder-free clock; grows with `grammars` and `trees`.
     pub last_end: Vec<u64>,
+    /// Symbolic thread → ticks the recorder itself has spent in the thread's wrappers so
+    /// far (encoding, compressing, locking: everything but the PMPI call). Recorded times
+    /// are taken on a clock that stops while the recorder works (`real − hidden`), so
+    /// intervals are the program's own computation and durations the MPI library's time,
+    /// as in a run without Conifer.
+    pub hidden: Vec<u64>,
     /// Symbolic thread → grammar of its calls.
     pub grammars: Vec<Grammar>,
     /// Calls per wrapped function id, counted when they start (so calls still in progress when
@@ -168,6 +174,7 @@ impl State {
             recent: [0; RECENT_SLOTS],
             timing: Vec::new(),
             last_end: Vec::new(),
+            hidden: Vec::new(),
             grammars: Vec::new(),
             trees: Vec::new(),
             calls: vec![0; crate::wrappers::FUNCTION_NAMES.len()],
@@ -182,15 +189,36 @@ impl State {
         }
     }
 
-    /// Appends one finished call of `thread` with signature `sig`, from tick `start` to `end`,
-    /// made at structure-tree call site `site` when known. Runs on the calling thread.
-    pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64, site: Option<u32>) {
-        let terminal = self.terminal(sig);
+    /// Makes room for symbolic thread `thread`'s grammar, tree and clocks.
+    fn add_thread(&mut self, thread: u32) {
         while self.grammars.len() <= thread as usize {
             self.grammars.push(Grammar::new());
             self.trees.push(None);
             self.last_end.push(0);
+            self.hidden.push(0);
         }
+    }
+
+    /// Adds `ticks` of the recorder's own work on `thread` to [`State::hidden`].
+    #[inline(always)]
+    pub fn hide(&mut self, thread: u32, ticks: u64) {
+        self.add_thread(thread);
+        self.hidden[thread as usize] += ticks;
+    }
+
+    /// Real tick `real` on `thread`'s recorder-free clock.
+    #[inline(always)]
+    pub fn recorder_free(&mut self, thread: u32, real: u64) -> u64 {
+        self.add_thread(thread);
+        real.saturating_sub(self.hidden[thread as usize])
+    }
+
+    /// Appends one finished call of `thread` with signature `sig`, from tick `start` to `end`,
+    /// made at structure-tree call site `site` when known. Runs on the calling thread.
+    /// `start` and `end` are ticks on the thread's recorder-free clock ([`State::hidden`]).
+    pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64, site: Option<u32>) {
+        let terminal = self.terminal(sig);
+        self.add_thread(thread);
         let previous = std::mem::replace(&mut self.last_end[thread as usize], end);
         let interval = if previous == 0 {
             0
