@@ -8,9 +8,10 @@
  *   PRTT(1,0,s)   one ping-pong round trip;
  *   PRTT(n,0,s)   n back-to-back MPI_Send of s bytes, then the s-byte reply;
  *   PRTT(n,d,s)   the same, busy-waiting d ns between the sends (d = the round trip);
- *   recv          the duration of an MPI_Recv posted d ns after its message was sent.
+ *   recv          the duration of an MPI_Recv posted d ns after its message was sent;
+ *   self          the duration of an MPI_Sendrecv of s bytes from rank 0 to itself.
  * Rank 0 prints "conifer-calibrate 1 n=N", "lib <MPI library version>", then one line
- * per size: s PRTT(1,0,s) PRTT(n,0,s) PRTT(n,d,s) d recv (ns). */
+ * per size: s PRTT(1,0,s) PRTT(n,0,s) PRTT(n,d,s) d recv self (ns). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,22 @@ static double late_recv(int rank, char *buf, int s, double d, int reps, double *
     return m;
 }
 
+/* The median duration of an MPI_Sendrecv of s bytes from rank 0 to itself (0 elsewhere). */
+static double self_exchange(int rank, char *buf, int s, int reps, double *v)
+{
+    if (rank != 0)
+        return 0;
+    char *out = buf + MAX_SIZE;
+    for (int r = -2; r < reps; r++) {
+        double t = now();
+        MPI_Sendrecv(buf, s, MPI_BYTE, 0, 4, out, s, MPI_BYTE, 0, 4, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+        t = now() - t;
+        if (r >= 0)
+            v[r] = t;
+    }
+    return median(v, reps);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -125,9 +142,9 @@ int main(int argc, char **argv)
         printf("conifer-calibrate 1 n=%d\nlib %.*s\n", TRAIN, len, lib);
     }
     if (rank < 2) {
-        char *buf = malloc(MAX_SIZE);
+        char *buf = malloc(2 * (size_t)MAX_SIZE);
         double v[400];
-        memset(buf, 1, MAX_SIZE);
+        memset(buf, 1, 2 * (size_t)MAX_SIZE);
         /* Full: every power of two; quick: every power of 8 and 4 KiB, the common eager
          * limit. */
         for (int s = 1; s <= MAX_SIZE; s *= 2) {
@@ -147,8 +164,9 @@ int main(int argc, char **argv)
             double train = measure(rank, buf, s, TRAIN, 0, reps, v);
             double delayed = measure(rank, buf, s, TRAIN, d, reps, v);
             double recv = late_recv(rank, buf, s, d, reps, v);
+            double self = self_exchange(rank, buf, s, reps, v);
             if (rank == 0) {
-                printf("%d %.1f %.1f %.1f %.1f %.1f\n", s, rtt, train, delayed, d, recv);
+                printf("%d %.1f %.1f %.1f %.1f %.1f %.1f\n", s, rtt, train, delayed, d, recv, self);
                 fflush(stdout);
             }
         }

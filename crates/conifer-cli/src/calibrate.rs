@@ -159,6 +159,9 @@ fn header(b: &Benchmark, fit: &Fit, mpi: &str) -> String {
     for (name, e) in OBSERVABLES.iter().zip(fit.error.by_observable) {
         let _ = write!(s, ", {name} {:.1}%", 100.0 * e);
     }
+    if let Some(e) = fit.error.self_exchange {
+        let _ = write!(s, "; messages to self {:.1}%", 100.0 * e);
+    }
     s.push('\n');
     s
 }
@@ -167,8 +170,8 @@ fn header(b: &Benchmark, fit: &Fit, mpi: &str) -> String {
 fn text(b: &Benchmark, fit: &Fit, output: &Path) -> String {
     let p = &fit.params;
     let mut s = format!(
-        "{}\nmeasured (medians) / model, per message:\n{:>9} {:>19} {:>19} {:>19} {:>19}\n",
-        b.library, "size", "one-way", "gap", "send", "recv"
+        "{}\nmeasured (medians) / model, per message:\n{:>9} {:>19} {:>19} {:>19} {:>19} {:>19}\n",
+        b.library, "size", "one-way", "gap", "send", "recv", "to self"
     );
     for sample in &b.samples {
         let (o, m) = (
@@ -182,6 +185,10 @@ fn text(b: &Benchmark, fit: &Fit, output: &Path) -> String {
             (o.send, m.send),
             (o.recv, m.recv),
         ] {
+            let _ = write!(s, " {:>9} /{:>9}", human_time(x), human_time(y));
+        }
+        if let Some(x) = sample.self_exchange {
+            let y = calibrate::predict_self(p, sample.bytes);
             let _ = write!(s, " {:>9} /{:>9}", human_time(x), human_time(y));
         }
         s.push('\n');
@@ -203,6 +210,13 @@ fn text(b: &Benchmark, fit: &Fit, output: &Path) -> String {
             "per byte copied, not overlapped",
         ),
         ("eager", bytes(p.eager_limit), "eager limit"),
+        ("R", human_time(p.rendezvous), "rendezvous handshake"),
+        ("self", human_time(p.self_overhead), "message to self"),
+        (
+            "selfG",
+            format!("{} ns/B", p.self_per_byte),
+            "per byte of a message to self",
+        ),
     ] {
         let _ = writeln!(s, "  {key:<5} = {value:>12}   {meaning}");
     }
@@ -213,6 +227,9 @@ fn text(b: &Benchmark, fit: &Fit, output: &Path) -> String {
     );
     for (name, e) in OBSERVABLES.iter().zip(fit.error.by_observable) {
         let _ = write!(s, "; {name} {:.1}%", 100.0 * e);
+    }
+    if let Some(e) = fit.error.self_exchange {
+        let _ = write!(s, "; messages to self {:.1}%", 100.0 * e);
     }
     let _ = writeln!(
         s,

@@ -16,10 +16,17 @@ fn f(v: &Json) -> f64 {
 /// within 60% RMS.
 fn physically_sensible(v: &Json) {
     let p = &v["params"];
-    // Shared memory on one machine: latency between 10 ns and 100 µs, bandwidth between
-    // 100 MB/s and 1 TB/s, overheads below 100 µs, the eager limit one of the sizes.
+    // Shared memory on one machine: latency below 100 µs, bandwidth between 100 MB/s and
+    // 1 TB/s, overheads below 100 µs, the eager limit one of the sizes. (On a quiet machine
+    // a small message's one-way time is no more than the send and receive overheads the
+    // benchmark measures on their own, so the fit may leave nothing for L: its floor.)
     let latency = f(&p["latency"]);
-    assert!(latency > 10.0 && latency < 1e5, "{p}");
+    assert!(latency > 0.0 && latency < 1e5, "{p}");
+    for key in ["rendezvous", "self_overhead"] {
+        assert!(f(&p[key]) > 0.0 && f(&p[key]) < 1e5, "{key}: {p}");
+    }
+    let self_per_byte = f(&p["self_per_byte"]);
+    assert!(self_per_byte > 1e-4 && self_per_byte < 10.0, "{p}");
     let per_byte = f(&p["gap_per_byte"]);
     assert!(per_byte > 1e-3 && per_byte < 10.0, "{p}");
     for key in ["send_overhead", "recv_overhead", "gap", "copy_per_byte"] {
@@ -90,7 +97,14 @@ fn quick_calibration_feeds_the_simulator() {
             .arg(&net),
     );
     let sim: Json = serde_json::from_slice(&out.stdout).expect("sim --json prints JSON");
-    for key in ["latency", "send_overhead", "gap_per_byte", "eager_limit"] {
+    for key in [
+        "latency",
+        "send_overhead",
+        "gap_per_byte",
+        "eager_limit",
+        "rendezvous",
+        "self_overhead",
+    ] {
         assert!(
             (f(&sim["params"][key]) - f(&p[key])).abs() <= 1e-9 * f(&p[key]).abs(),
             "{key}: {} vs {}",

@@ -4,7 +4,8 @@
 //! wait or a successful test completed) and those into [`Action`]s:
 //!
 //! - the computation before the call: the call's own interval with lossless timing, else
-//!   its timing family's mean interval;
+//!   its timing family's mean interval (pooled over ranks) times the rank's
+//!   [`interval_scale`], so each rank computes its own recorded total;
 //! - sends and receives are posted (blocking ones as a post and a wait); a receive posted
 //!   with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` matches as a wildcard (a blocking receive
 //!   whose status was recorded uses the recorded source and tag);
@@ -24,6 +25,8 @@ use conifer_analyze::context::{CommGroup, CommTable};
 use conifer_analyze::messages::{Comm, Messages, Op};
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use conifer_trace::fast_hash::FastMap;
+use conifer_trace::forest::NO_TREE;
+use conifer_trace::Trace;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -99,6 +102,8 @@ pub struct TraceProgram<'t, I> {
     /// The rounds of each collective shape met (collective, algorithm, size, caller, root,
     /// bytes), up to [`MAX_SCHEDULES`].
     schedules: FastMap<Shape, Rc<Vec<Vec<collectives::Step>>>>,
+    /// Factor on family mean intervals ([`interval_scale`]).
+    interval_scale: f64,
 }
 
 /// A collective's shape: what its rounds depend on.
@@ -129,7 +134,46 @@ pub fn program<'t>(
         terminals: FastMap::default(),
         ops: Vec::new(),
         schedules: FastMap::default(),
+        interval_scale: interval_scale(reader.trace(), rank),
     })
+}
+
+/// The factor that makes rank `rank`'s mean intervals add up to the computation time the
+/// rank recorded. Family statistics are pooled over ranks, so a rank that computes more than
+/// others between the same calls (a root, a load imbalance) would get the average; the
+/// rank's own total (stored per rank beside them) restores its share. The sum of means is
+/// computed on the compressed form: each terminal's count in the rank's grammar and trace
+/// tree times its family's mean. 1 for ranks with several threads (the total covers them
+/// all) or without totals.
+pub fn interval_scale(trace: &Trace, rank: u32) -> f64 {
+    let record = &trace.record;
+    let Some(entry) = record.ranks.get(rank as usize) else {
+        return 1.0;
+    };
+    if entry.threads.len() != 1 {
+        return 1.0;
+    }
+    let mut counts = record.grammars[entry.threads[0] as usize].terminal_counts();
+    let tree = entry.trees.first().copied().filter(|&t| t != NO_TREE);
+    if let (Some(tree), Some(forest)) = (tree, record.forest.as_ref()) {
+        for (t, n) in forest.terminal_counts(tree) {
+            *counts.entry(t).or_default() += n;
+        }
+    }
+    let families = record.timing_index();
+    let modelled: f64 = counts
+        .iter()
+        .filter_map(|(&t, &n)| {
+            let f = families.get(t as usize).copied().flatten()?;
+            Some(n as f64 * record.timing.get(f as usize)?.stats.interval.mean())
+        })
+        .sum();
+    let recorded = entry.time.compute_ns;
+    if modelled > 0.0 && recorded > 0.0 {
+        recorded / modelled
+    } else {
+        1.0
+    }
 }
 
 impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TraceProgram<'t, I> {
@@ -154,7 +198,7 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
         };
         let compute = match call.time {
             Some(t) => t.interval_ns as f64,
-            None => terminal.compute.unwrap_or(0.0),
+            None => terminal.compute.unwrap_or(0.0) * self.interval_scale,
         };
         let key = match terminal.key {
             Some(k) => k,

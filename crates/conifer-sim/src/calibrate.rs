@@ -5,7 +5,8 @@
 //! - `PRTT(1, 0, s)`: a ping-pong round trip of s bytes each way;
 //! - `PRTT(n, 0, s)`: n back-to-back sends of s bytes, then the reply of s bytes;
 //! - `PRTT(n, d, s)`: the same with a delay d (busy waiting) between the sends;
-//! - the time of a receive of s bytes posted after the message had time to arrive.
+//! - the time of a receive of s bytes posted after the message had time to arrive;
+//! - the time of an `MPI_Sendrecv` of s bytes from a rank to itself.
 //!
 //! These give four *observables* per size: the one-way time `PRTT(1,0,s)/2`; the gap per
 //! message `(PRTT(n,0,s) − PRTT(1,0,s))/(n−1)`; the sender's time per message
@@ -14,8 +15,9 @@
 //! (and checked against the engine by the tests). [`fit`] finds the parameters that
 //! minimise the relative RMS difference over all sizes and observables: for every
 //! candidate eager limit (each measured size, or none), a start from linear regressions,
-//! refined by Nelder–Mead on the logarithms of L, o_s, o_r, g, G, O; the best candidate
-//! wins.
+//! refined by Nelder–Mead on the logarithms of L, o_s, o_r, g, G, O and R; the best
+//! candidate wins. The messages to self are fitted apart, by a line through their times
+//! (`self + m·selfG`): nothing else in the model touches them.
 
 use crate::params::Params;
 use serde::Serialize;
@@ -38,6 +40,8 @@ pub struct Sample {
     pub delay: f64,
     /// A receive of s bytes that had arrived before it was posted.
     pub recv: f64,
+    /// An `MPI_Sendrecv` of s bytes to the rank itself (older benchmark outputs lack it).
+    pub self_exchange: Option<f64>,
 }
 
 /// The four observables at one size (ns).
@@ -75,7 +79,7 @@ pub struct Benchmark {
 
 impl Benchmark {
     /// Reads the benchmark's output: a line `conifer-calibrate 1 n=N`, optionally `lib TEXT`,
-    /// then `s rtt train train_delayed delay recv` lines (numbers, times in ns).
+    /// then `s rtt train train_delayed delay recv [self]` lines (numbers, times in ns).
     pub fn parse(text: &str) -> Result<Benchmark, String> {
         let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
         let head = lines
@@ -103,7 +107,7 @@ impl Benchmark {
                 .split_whitespace()
                 .map(|x| x.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0))
                 .collect::<Option<_>>()
-                .filter(|v: &Vec<f64>| v.len() == 6)
+                .filter(|v: &Vec<f64>| v.len() == 6 || v.len() == 7)
                 .ok_or_else(|| format!("bad benchmark line {line:?}"))?;
             b.samples.push(Sample {
                 bytes: v[0] as u64,
@@ -112,6 +116,7 @@ impl Benchmark {
                 train_delayed: v[3],
                 delay: v[4],
                 recv: v[5],
+                self_exchange: v.get(6).copied(),
             });
         }
         if b.samples.len() < 3 {
@@ -154,13 +159,19 @@ pub fn predict(p: &Params, bytes: u64, delay: f64) -> Observed {
             recv: recv_cpu,
         }
     } else {
+        let r = p.rendezvous;
         Observed {
-            one_way: 2.0 * os + 3.0 * l + wire + or,
-            gap: 2.0 * l + os.max(or) + os + wire,
-            send: (delay + os).max(or) + os + 2.0 * l + wire - delay,
-            recv: 2.0 * l + os + wire + or,
+            one_way: 2.0 * os + 3.0 * l + r + wire + or,
+            gap: 2.0 * l + r + os.max(or) + os + wire,
+            send: (delay + os).max(or) + os + 2.0 * l + r + wire - delay,
+            recv: 2.0 * l + r + os + wire + or,
         }
     }
+}
+
+/// The model's time of an `MPI_Sendrecv` of `bytes` from a rank to itself.
+pub fn predict_self(p: &Params, bytes: u64) -> f64 {
+    p.self_overhead + bytes as f64 * p.self_per_byte
 }
 
 /// How well parameters reproduce a benchmark.
@@ -170,6 +181,8 @@ pub struct FitError {
     pub overall: f64,
     /// The same per observable ([`OBSERVABLES`] order).
     pub by_observable: [f64; 4],
+    /// The same for the messages to self, when measured.
+    pub self_exchange: Option<f64>,
 }
 
 /// Relative RMS differences of `p`'s predictions from `b`'s observables.
@@ -185,9 +198,16 @@ pub fn error(p: &Params, b: &Benchmark) -> FitError {
         }
     }
     let n = b.samples.len() as f64;
+    let selfs: Vec<f64> = b
+        .samples
+        .iter()
+        .filter_map(|s| Some(relative(predict_self(p, s.bytes), s.self_exchange?).powi(2)))
+        .collect();
     FitError {
         overall: (sums.iter().sum::<f64>() / (4.0 * n)).sqrt(),
         by_observable: sums.map(|s| (s / n).sqrt()),
+        self_exchange: (!selfs.is_empty())
+            .then(|| (selfs.iter().sum::<f64>() / selfs.len() as f64).sqrt()),
     }
 }
 
@@ -213,6 +233,7 @@ pub struct Fit {
 
 /// Fits the parameters to `b` (see the module documentation).
 pub fn fit(b: &Benchmark) -> Fit {
+    let (self_overhead, self_per_byte) = fit_self(b);
     let mut candidates: Vec<u64> = vec![0];
     candidates.extend(b.samples.iter().map(|s| s.bytes));
     candidates
@@ -223,7 +244,11 @@ pub fn fit(b: &Benchmark) -> Fit {
             // A restart from the first result gets Nelder–Mead out of a collapsed simplex.
             let first = nelder_mead(&objective, &to_logs(&start), 3000);
             let best = nelder_mead(&objective, &first, 3000);
-            let params = round(&from_logs(&best, eager));
+            let params = Params {
+                self_overhead,
+                self_per_byte,
+                ..round(&from_logs(&best, eager))
+            };
             Fit {
                 error: error(&params, b),
                 params,
@@ -231,6 +256,56 @@ pub fn fit(b: &Benchmark) -> Fit {
         })
         .min_by(|a, b| a.error.overall.total_cmp(&b.error.overall))
         .expect("at least one candidate")
+}
+
+/// `self` and `selfG` from the messages to self: a start from the slope of the times of
+/// 16 KiB and more and the median of what the smaller ones take beyond it, refined by
+/// Nelder–Mead on the relative RMS difference; the defaults when not measured.
+fn fit_self(b: &Benchmark) -> (f64, f64) {
+    let pts: Vec<(u64, f64)> = b
+        .samples
+        .iter()
+        .filter_map(|s| Some((s.bytes, s.self_exchange?)))
+        .collect();
+    let defaults = Params::default();
+    if pts.len() < 2 {
+        return (defaults.self_overhead, defaults.self_per_byte);
+    }
+    let large: Vec<(f64, f64)> = pts
+        .iter()
+        .filter(|p| p.0 >= 16384)
+        .map(|&(m, t)| (m as f64, t))
+        .collect();
+    let per_byte = if large.len() >= 2 {
+        least_squares(&large).1
+    } else {
+        defaults.self_per_byte
+    };
+    let mut fixed: Vec<f64> = pts
+        .iter()
+        .filter(|p| p.0 < 16384)
+        .map(|&(m, t)| t - m as f64 * per_byte)
+        .collect();
+    fixed.sort_by(f64::total_cmp);
+    let overhead = fixed
+        .get(fixed.len() / 2)
+        .copied()
+        .unwrap_or(defaults.self_overhead);
+    let model = |x: &[f64]| Params {
+        self_overhead: x[0].exp(),
+        self_per_byte: x[1].exp(),
+        ..defaults
+    };
+    let objective = |x: &[f64]| {
+        let p = model(x);
+        pts.iter()
+            .map(|&(m, t)| relative(predict_self(&p, m), t).powi(2))
+            .sum::<f64>()
+    };
+    let start = [overhead.max(FLOOR[0]).ln(), per_byte.max(FLOOR[4]).ln()];
+    let best = model(&nelder_mead(&objective, &start, 2000));
+    let t = |x: f64| (x * 10.0).round() / 10.0;
+    (t(best.self_overhead), significant(best.self_per_byte))
 }
 
 /// Starting parameters for eager limit `eager`: least-squares lines through the eager
@@ -265,6 +340,17 @@ fn initial(b: &Benchmark, eager: u64) -> Params {
         p.gap_per_byte = line(&large, |o| o.one_way).1;
     }
     p.gap = obs[0].1.gap;
+    if let Some((m, o)) = large.first() {
+        let without = predict(
+            &Params {
+                rendezvous: 0.0,
+                ..p
+            },
+            *m as u64,
+            0.0,
+        );
+        p.rendezvous = (o.one_way - without.one_way).max(FLOOR[6]);
+    }
     p
 }
 
@@ -282,7 +368,7 @@ fn least_squares(pts: &[(f64, f64)]) -> (f64, f64) {
 
 /// The smallest values the fit gives each parameter (ns, ns/B): the logarithms need
 /// positive numbers, and these are below anything measurable.
-const FLOOR: [f64; 6] = [0.1, 0.1, 0.1, 0.1, 1e-6, 1e-6];
+const FLOOR: [f64; 7] = [0.1, 0.1, 0.1, 0.1, 1e-6, 1e-6, 0.1];
 
 fn to_logs(p: &Params) -> Vec<f64> {
     let v = [
@@ -292,6 +378,7 @@ fn to_logs(p: &Params) -> Vec<f64> {
         p.gap,
         p.gap_per_byte,
         p.copy_per_byte,
+        p.rendezvous,
     ];
     v.iter().zip(FLOOR).map(|(x, f)| x.max(f).ln()).collect()
 }
@@ -306,22 +393,27 @@ fn from_logs(x: &[f64], eager: u64) -> Params {
         gap_per_byte: v[4],
         copy_per_byte: v[5],
         eager_limit: eager,
-        compute_scale: 1.0,
+        rendezvous: v[6],
+        ..Params::default()
     }
+}
+
+/// `x` to 4 significant digits.
+fn significant(x: f64) -> f64 {
+    let scale = 10f64.powi(3 - x.log10().floor() as i32);
+    (x * scale).round() / scale
 }
 
 /// Times to 0.1 ns, per-byte values to 4 significant digits.
 fn round(p: &Params) -> Params {
     let t = |x: f64| (x * 10.0).round() / 10.0;
-    let b = |x: f64| {
-        let scale = 10f64.powi(3 - x.log10().floor() as i32);
-        (x * scale).round() / scale
-    };
+    let b = significant;
     Params {
         latency: t(p.latency),
         send_overhead: t(p.send_overhead),
         recv_overhead: t(p.recv_overhead),
         gap: t(p.gap),
+        rendezvous: t(p.rendezvous),
         gap_per_byte: b(p.gap_per_byte),
         copy_per_byte: b(p.copy_per_byte),
         ..*p

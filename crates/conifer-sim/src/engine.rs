@@ -16,8 +16,11 @@
 //!   receiver `o_r + m·O` when it completes;
 //! - rendezvous: the sender pays `o_s` and its NIC `g` for a request-to-send arriving at
 //!   `d + o_s + L`; once matched at `M = max(arrival, posted)`, the clear-to-send comes back
-//!   (`L`), the sender pushes the data (`o_s + m·G`; its request completes at
-//!   `S = M + L + o_s + m·G`), the data lands at `S + L` and costs the receiver `o_r`.
+//!   (`L`), after the handshake time `R` the sender pushes the data (`o_s + m·G`; its
+//!   request completes at `S = M + L + R + o_s + m·G`), the data lands at `S + L` and
+//!   costs the receiver `o_r`;
+//! - to itself (a copy, no network, never rendezvous): the sender's CPU is busy
+//!   `(self + m·selfG)/2`, the message is there at once, and the receive costs the same.
 //!
 //! Each rank also carries its *critical-path profile*: for the longest chain of
 //! dependencies ending at its clock, the time each call key contributed (the sum equals the
@@ -168,6 +171,11 @@ struct Posted {
     ctx: u32,
     tag: Option<i64>,
     at: f64,
+}
+
+/// The CPU time each end pays for a message of `m` bytes a rank sends itself.
+fn self_cost(p: &Params, m: f64) -> f64 {
+    (p.self_overhead + m * p.self_per_byte) / 2.0
 }
 
 fn matches(p: &Posted, m: &Msg) -> bool {
@@ -486,8 +494,11 @@ impl<P: Program> Engine<P> {
         let depart = rank.clock;
         let (snapshot, snapshot_at) = (rank.profile.clone(), rank.clock);
         let m = bytes as f64;
-        let rendezvous = bytes > p.eager_limit;
-        let (arrival, done) = if rendezvous {
+        let rendezvous = bytes > p.eager_limit && to != r;
+        let (arrival, done) = if to == r {
+            rank.spend(self_cost(&p, m), false);
+            (rank.clock, Some(rank.clock))
+        } else if rendezvous {
             rank.spend(p.send_overhead, false);
             rank.nic_free = depart + p.gap;
             (depart + p.send_overhead + p.latency, None)
@@ -584,8 +595,10 @@ impl<P: Program> Engine<P> {
         let m = msg.bytes as f64;
         let at = msg.arrival.max(posted.at);
         let dep = Some((msg.snapshot, msg.snapshot_at));
-        if msg.rendezvous {
-            let sent = at + p.latency + p.send_overhead + m * p.gap_per_byte;
+        if msg.from == to {
+            self.resolve(to, posted.req, at, self_cost(&p, m), dep);
+        } else if msg.rendezvous {
+            let sent = at + p.latency + p.rendezvous + p.send_overhead + m * p.gap_per_byte;
             self.resolve(msg.from, msg.send_req, sent, 0.0, None);
             self.resolve(to, posted.req, sent + p.latency, p.recv_overhead, dep);
         } else {

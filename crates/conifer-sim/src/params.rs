@@ -10,6 +10,9 @@
 //! | `G` | gap per byte (inverse bandwidth), overlaps computation | time/B | 0.1 ns/B |
 //! | `O` | LogGPO's per-byte CPU cost that does *not* overlap computation: the copy into and out of the eager buffer, paid by both sides of an eager message | time/B | 0.1 ns/B |
 //! | `eager` | largest message sent eagerly; larger ones use rendezvous | bytes | 4 KiB |
+//! | `R` | rendezvous handshake: extra time before a rendezvous message's data leaves (single-copy set-up, registration) | time | 0 ns |
+//! | `self` | a message a rank sends itself (a copy, no network): CPU time, half at the send, half at the receive | time | 60 ns |
+//! | `selfG` | per byte of a message to self, split the same way | time/B | 0.02 ns/B |
 //! | `compute` | factor on every recorded computation interval | number | 1 |
 //!
 //! The defaults are those of Open MPI's shared-memory transport (vader) on a current
@@ -37,6 +40,12 @@ pub struct Params {
     pub copy_per_byte: f64,
     /// Largest message sent eagerly (bytes).
     pub eager_limit: u64,
+    /// R, time between a rendezvous message's clear-to-send and its data leaving (ns).
+    pub rendezvous: f64,
+    /// CPU time of a message a rank sends itself, half at each end (ns).
+    pub self_overhead: f64,
+    /// Per-byte CPU time of a message to self, half at each end (ns/B).
+    pub self_per_byte: f64,
     /// Factor on every recorded computation interval.
     pub compute_scale: f64,
 }
@@ -51,6 +60,9 @@ impl Default for Params {
             gap_per_byte: 0.1,
             copy_per_byte: 0.1,
             eager_limit: 4096,
+            rendezvous: 0.0,
+            self_overhead: 60.0,
+            self_per_byte: 0.02,
             compute_scale: 1.0,
         }
     }
@@ -77,6 +89,11 @@ impl Params {
             "G" => self.gap_per_byte = per_byte(value).ok_or_else(|| bad("such as 0.1ns/B"))?,
             "O" => self.copy_per_byte = per_byte(value).ok_or_else(|| bad("such as 0.1ns/B"))?,
             "eager" => self.eager_limit = size(value).ok_or_else(|| bad("a size such as 64KiB"))?,
+            "R" => self.rendezvous = time(value).ok_or_else(|| bad("a time such as 1us"))?,
+            "self" => self.self_overhead = time(value).ok_or_else(|| bad("a time such as 60ns"))?,
+            "selfG" => {
+                self.self_per_byte = per_byte(value).ok_or_else(|| bad("such as 0.02ns/B"))?
+            }
             "compute" => {
                 self.compute_scale = value
                     .parse::<f64>()
@@ -86,7 +103,7 @@ impl Params {
             }
             _ => {
                 return Err(format!(
-                    "unknown parameter {key:?}: use L, o, os, or, g, G, O, eager or compute"
+                    "unknown parameter {key:?}: use L, o, os, or, g, G, O, eager, R, self, selfG or compute"
                 ))
             }
         }
@@ -126,14 +143,17 @@ impl Params {
     pub fn to_file(&self) -> String {
         format!(
             "# conifer sim network parameters (times in ns)\nL = {}\nos = {}\nor = {}\ng = {}\n\
-             G = \"{}ns/B\"\nO = \"{}ns/B\"\neager = {}\n",
+             G = \"{}ns/B\"\nO = \"{}ns/B\"\neager = {}\nR = {}\nself = {}\nselfG = \"{}ns/B\"\n",
             self.latency,
             self.send_overhead,
             self.recv_overhead,
             self.gap,
             self.gap_per_byte,
             self.copy_per_byte,
-            self.eager_limit
+            self.eager_limit,
+            self.rendezvous,
+            self.self_overhead,
+            self.self_per_byte
         )
     }
 }

@@ -32,6 +32,7 @@ fn params() -> Params {
         copy_per_byte: 0.0,
         eager_limit: 1024,
         compute_scale: 1.0,
+        ..Params::default()
     }
 }
 
@@ -124,6 +125,49 @@ fn rendezvous_ping_pong() {
     // Round trip = 2(3L + 3o + mG) = 14792.
     let o = ping_pong(params(), 4096);
     assert_eq!(ends(&o), vec![14792.0, 13692.0]);
+}
+
+#[test]
+fn rendezvous_handshake_delays_the_data() {
+    // As rendezvous_ping_pong, with R = 500 between each clear-to-send and its data: the
+    // send completes at S = 1100 + 1000 + 500 + 100 + 4096 = 6796, rank 1 done at
+    // 6796 + 1000 + 100 = 7896; back: RTS arrives 7896 + 1100 = 8996, S' = 8996 + 5696 =
+    // 14692, rank 0 done at 15792 = 14792 + 2R.
+    let p = Params {
+        rendezvous: 500.0,
+        ..params()
+    };
+    let o = ping_pong(p, 4096);
+    assert_eq!(ends(&o), vec![15792.0, 14692.0]);
+}
+
+#[test]
+fn a_message_to_self_is_a_copy() {
+    // self = 60 ns, selfG = 0.5 ns/B, 100 B: each end pays (60 + 50) / 2 = 55 ns, no L, no
+    // G, no o, even above the eager limit (2000 B: (60 + 1000) / 2 = 530 each end).
+    let p = Params {
+        self_overhead: 60.0,
+        self_per_byte: 0.5,
+        ..params()
+    };
+    for (bytes, end) in [(100, 110.0), (2000, 1060.0)] {
+        let o = run(
+            p,
+            vec![vec![vec![
+                call(1, 0.0),
+                send(1, 0, 0, bytes),
+                Action::Recv {
+                    req: 2,
+                    from: Some(0),
+                    ctx: 0,
+                    tag: Some(0),
+                },
+                Action::Wait(vec![1, 2]),
+            ]]],
+        )
+        .expect("runs");
+        assert_eq!(ends(&o), vec![end], "{bytes} B");
+    }
 }
 
 #[test]

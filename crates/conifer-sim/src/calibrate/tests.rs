@@ -71,6 +71,9 @@ fn params() -> Params {
         gap_per_byte: 0.2,
         copy_per_byte: 0.05,
         eager_limit: 4096,
+        rendezvous: 1500.0,
+        self_overhead: 80.0,
+        self_per_byte: 0.03,
         compute_scale: 1.0,
     }
 }
@@ -95,6 +98,7 @@ fn synthetic(p: &Params, noise: f64) -> Benchmark {
                 train_delayed: 2.0 * one_way + f64::from(n - 1) * (send + delay),
                 delay,
                 recv: o.recv * jitter(3),
+                self_exchange: Some(predict_self(p, bytes) * jitter(4)),
             }
         })
         .collect();
@@ -146,10 +150,14 @@ fn fit_recovers_known_parameters() {
         (q.gap, p.gap),
         (q.gap_per_byte, p.gap_per_byte),
         (q.copy_per_byte, p.copy_per_byte),
+        (q.rendezvous, p.rendezvous),
+        (q.self_overhead, p.self_overhead),
+        (q.self_per_byte, p.self_per_byte),
     ] {
         assert!(close(got, want, 0.02), "{got} vs {want}: {q:?}");
     }
     assert!(exact.error.overall < 0.005, "{:?}", exact.error);
+    assert!(exact.error.self_exchange.is_some_and(|e| e < 0.005));
 
     // 3% noise: the parameters within 15%, the error about the noise.
     let noisy = fit(&synthetic(&p, 0.03));
@@ -160,6 +168,8 @@ fn fit_recovers_known_parameters() {
         (q.send_overhead, p.send_overhead),
         (q.recv_overhead, p.recv_overhead),
         (q.gap_per_byte, p.gap_per_byte),
+        (q.rendezvous, p.rendezvous),
+        (q.self_overhead, p.self_overhead),
     ] {
         assert!(close(got, want, 0.15), "{got} vs {want}: {q:?}");
     }
@@ -174,6 +184,9 @@ fn parses_the_benchmark_output() {
     let b = Benchmark::parse(text).expect("parses");
     assert_eq!((b.train_length, b.library.as_str()), (8, "Open MPI v4.1"));
     assert_eq!(b.samples.len(), 3);
+    assert_eq!(b.samples[0].self_exchange, None);
+    let with_self = Benchmark::parse(&text.replace(" 300\n", " 300 75\n")).expect("parses");
+    assert_eq!(with_self.samples[0].self_exchange, Some(75.0));
     let o = b.observed(&b.samples[0]);
     assert_eq!((o.one_way, o.recv), (1000.0, 300.0));
     assert!((o.gap - 3000.0 / 7.0).abs() < 1e-9);
