@@ -38,12 +38,13 @@ lint:
 	cargo fmt --all -- --check
 	$(call CARGO_FOR,openmpi) clippy --release --workspace --all-targets -- -D warnings
 
-# make bench [MPI=openmpi|mpich|all] [QUICK=1]: writes bench/results.md and bench/results.json.
+# make bench [MPI=openmpi|mpich|all] [QUICK=1] [ONLY=words]: writes bench/results.md and
+# bench/results.json (ONLY: just the suites whose title contains the words, into bench/partial).
 BENCH_MPIS = $(if $(filter all,$(MPI)),$(MPIS),$(MPI))
 bench: setup
 	@for mpi in $(BENCH_MPIS); do $(call CARGO_FOR,$$mpi) build --release || exit 1; done
 	$(call CARGO_FOR,openmpi) run --release -q -p conifer-bench -- $(if $(QUICK),--quick) \
-	  $(foreach m,$(BENCH_MPIS),--mpi $(m)) --out bench
+	  $(if $(ONLY),--only "$(ONLY)") $(foreach m,$(BENCH_MPIS),--mpi $(m)) --out bench$(if $(ONLY),/partial)
 
 # The normalized MPI function table is committed; `spec` regenerates it from pympistandard
 # and `spec-check` fails when the committed one differs from what the generator derives.

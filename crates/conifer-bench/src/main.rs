@@ -1,9 +1,11 @@
 //! `make bench`: Conifer's measurements in one reproducible table.
 //!
-//! Usage: `conifer-bench [--quick] --mpi openmpi [--mpi mpich] --out bench/`. Needs the
-//! builds of `make build MPI=<mpi>` (target/<mpi>/release).
+//! Usage: `conifer-bench [--quick] [--only WORDS] --mpi openmpi [--mpi mpich] --out bench/`
+//! (`--only`: the suites whose title contains WORDS, any case). Needs the builds of `make
+//! build MPI=<mpi>` (target/<mpi>/release).
 
 mod build_suite;
+mod prediction_suite;
 mod readers_suite;
 mod report;
 mod runner;
@@ -18,6 +20,7 @@ use std::process::{Command, ExitCode};
 
 struct Options {
     quick: bool,
+    only: Option<String>,
     mpis: Vec<String>,
     out: PathBuf,
 }
@@ -25,6 +28,7 @@ struct Options {
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
         quick: false,
+        only: None,
         mpis: Vec::new(),
         out: PathBuf::from("bench"),
     };
@@ -32,13 +36,20 @@ fn parse_args() -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.quick = true,
+            "--only" => {
+                options.only = Some(
+                    args.next()
+                        .ok_or("--only needs words of a suite's title")?
+                        .to_lowercase(),
+                )
+            }
             "--mpi" => options
                 .mpis
                 .push(args.next().ok_or("--mpi needs openmpi or mpich")?),
             "--out" => options.out = PathBuf::from(args.next().ok_or("--out needs a directory")?),
             other => {
                 return Err(format!(
-                    "unknown argument {other}; usage: conifer-bench [--quick] --mpi MPI --out DIR"
+                    "unknown argument {other}; usage: conifer-bench [--quick] [--only WORDS] --mpi MPI --out DIR"
                 ))
             }
         }
@@ -152,7 +163,7 @@ fn run(options: &Options) -> Result<(), String> {
         );
         let setup = setup(mpi)?;
         versions.push(mpi_version(mpi));
-        tables.extend(suites::all(&setup, options.quick));
+        tables.extend(suites::all(&setup, options.quick, options.only.as_deref()));
     }
     let report = Report {
         date: utc_now(),

@@ -441,7 +441,7 @@ type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
 
 /// Every suite, in report order. A suite that fails is reported as a table saying why, and
 /// the others still run.
-pub fn all(setup: &Setup, quick: bool) -> Vec<Table> {
+pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
     let suites: [(&str, Suite); 10] = [
         ("Per-call overhead", &|| per_call_overhead(setup, quick)),
         ("Trace tree vs grammar: per-call overhead", &|| {
@@ -466,17 +466,26 @@ pub fn all(setup: &Setup, quick: bool) -> Vec<Table> {
             crate::readers_suite::readers_table(setup, quick)
         }),
     ];
-    suites
+    let failed = |title: &str, why: String| {
+        eprintln!("  {title} failed: {why}");
+        Table::new(
+            &format!("{title} ({})", setup.mpi),
+            &format!("FAILED: {why}"),
+            &[],
+        )
+    };
+    let chosen = |title: &str| only.is_none_or(|o| title.to_lowercase().contains(o));
+    let mut tables: Vec<Table> = suites
         .into_iter()
-        .map(|(title, run)| {
-            run().unwrap_or_else(|why| {
-                eprintln!("  {title} failed: {why}");
-                Table::new(
-                    &format!("{title} ({})", setup.mpi),
-                    &format!("FAILED: {why}"),
-                    &[],
-                )
-            })
-        })
-        .collect()
+        .filter(|(title, _)| chosen(title))
+        .map(|(title, run)| run().unwrap_or_else(|why| failed(title, why)))
+        .collect();
+    let title = "Prediction against measurement";
+    if chosen(title) {
+        match crate::prediction_suite::prediction_tables(setup, quick) {
+            Ok(more) => tables.extend(more),
+            Err(why) => tables.push(failed(title, why)),
+        }
+    }
+    tables
 }

@@ -46,9 +46,32 @@ fn ticks_raw() -> u64 {
     }
 }
 
-/// Starts the calibration interval (call early: at the first recorded call).
+/// Starts the calibration interval (call early: at the first recorded call), and measures
+/// [`read_cost`].
 pub fn start() {
     origin();
+    READ_COST.get_or_init(measure_read_cost);
+}
+
+static READ_COST: OnceLock<u64> = OnceLock::new();
+
+/// Ticks one clock read adds to whatever it times (the median of back-to-back reads): each
+/// recorded interval and duration is bracketed by reads, so the recorder hides this much
+/// from each of them too (0 until [`start`]).
+#[inline(always)]
+pub fn read_cost() -> u64 {
+    READ_COST.get().copied().unwrap_or(0)
+}
+
+fn measure_read_cost() -> u64 {
+    let mut gaps: Vec<u64> = (0..255)
+        .map(|_| {
+            let a = ticks();
+            ticks().saturating_sub(a)
+        })
+        .collect();
+    gaps.sort_unstable();
+    gaps[gaps.len() / 2]
 }
 
 /// Nanoseconds per tick, measured from [`start`] to now.

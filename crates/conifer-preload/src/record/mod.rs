@@ -284,11 +284,15 @@ impl Call {
         let site = Some(self.site).filter(|&s| s != NO_SITE);
         let (entered, start, end, keep) = (self.entered, self.start, self.end, self.keep);
         let st = self.st();
-        st.hide(thread, start.saturating_sub(entered));
+        let read = clock::read_cost();
+        st.hide(thread, start.saturating_sub(entered) + read);
         if keep {
             let start = st.recorder_free(thread, start);
+            st.hide(thread, read);
             let end = st.recorder_free(thread, end);
             st.append(thread, &sig, start, end, site);
+        } else {
+            st.hide(thread, read);
         }
         self.state = None;
         let saved = std::mem::take(&mut self.saved);

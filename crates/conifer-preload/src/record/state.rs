@@ -96,7 +96,8 @@ pub struct State {
     /// thread's recorder-free clock; grows with `grammars` and `trees`.
     pub last_end: Vec<u64>,
     /// Symbolic thread → ticks the recorder itself has spent in the thread's wrappers so
-    /// far (encoding, compressing, locking: everything but the PMPI call). Recorded times
+    /// far (encoding, compressing, locking: everything but the PMPI call; and one clock read
+    /// per interval and per duration, [`super::clock::read_cost`]). Recorded times
     /// are taken on a clock that stops while the recorder works (`real − hidden`), so
     /// intervals are the program's own computation and durations the MPI library's time,
     /// as in a run without Conifer.
