@@ -33,8 +33,9 @@ fn programs(setup: &Setup) -> Vec<(String, Vec<String>)> {
         app("reduce0", "20000"),
         app("butterfly", "20000"),
     ];
+    // Debian's LAMMPS links Open MPI.
     let melt = "/usr/share/lammps/examples/melt/in.melt";
-    if installed("/usr/bin/lmp") && installed(melt) {
+    if setup.mpi == "openmpi" && installed("/usr/bin/lmp") && installed(melt) {
         list.push((
             "LAMMPS melt".into(),
             vec!["lmp".into(), "-in".into(), melt.into()],
