@@ -199,9 +199,9 @@ fn simgrid(setup: &Setup, params: &Value, trace: &Path, name: &str) -> Result<Op
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     let seconds = text
         .lines()
+        .rev()
         .filter_map(|l| l.split("Simulation time ").nth(1))
-        .filter_map(|t| t.trim().parse::<f64>().ok())
-        .last()
+        .find_map(|t| t.trim().parse::<f64>().ok())
         .ok_or_else(|| format!("smpirun printed no simulation time for {name}"))?;
     Ok(Some(seconds * 1e9))
 }
