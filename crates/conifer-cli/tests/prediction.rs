@@ -2,9 +2,9 @@
 //! `conifer sim` with parameters calibrated here predicts the *untraced* run, measured by an
 //! independent clock (`tests/tools/span.c`, preloaded alone: rank 0's end of `MPI_Init` to
 //! start of `MPI_Finalize`). The tight targets (≤ 10% on average) are measured by `make
-//! bench` on a quiet machine; here the bound is a factor of two around the measured runs,
-//! which a shared machine's noise does not break but a model that counted the recorder's
-//! cost (5× on this ring) would.
+//! bench` on a quiet machine; here the bound is a factor of three around the measured runs,
+//! which a shared machine's noise (a traced run descheduled for milliseconds) does not break
+//! but a model that counted the recorder's cost (5.7× on this ring) would.
 
 mod common;
 
@@ -143,7 +143,7 @@ fn predictions_follow_the_untraced_run() {
             let sim: Json = serde_json::from_slice(&out.stdout).expect("sim --json prints JSON");
             let predicted = sim["total_ns"].as_f64().expect("total_ns");
             assert!(
-                predicted > fastest / 2.0 && predicted < slowest * 2.0,
+                predicted > fastest / 3.0 && predicted < slowest * 3.0,
                 "{app} ({timing} timing): predicted {predicted} ns, measured untraced \
                  {spans:?} ns"
             );

@@ -13,6 +13,8 @@ pub struct ThreadState {
     pub scratch: RefCell<(Vec<u8>, Vec<u64>)>,
     /// The top of this thread's stack (`usize::MAX`: not looked up yet, 0: unknown).
     stack_top: Cell<usize>,
+    /// Real tick the call being recorded entered its wrapper.
+    pub entered: Cell<u64>,
     /// Real tick the PMPI call of this thread's last recorded call ended.
     pub pmpi_end: Cell<u64>,
     /// Real tick the wrapper of this thread's last recorded call returned to the program
@@ -46,6 +48,7 @@ thread_local! {
             ordinal: Cell::new(u32::MAX),
             scratch: RefCell::new((Vec::new(), Vec::new())),
             stack_top: Cell::new(usize::MAX),
+            entered: Cell::new(0),
             pmpi_end: Cell::new(0),
             exited: Cell::new(0),
             awaiting_exit: Cell::new(false),

@@ -172,11 +172,11 @@ pub struct Call {
     sig: Vec<u8>,
     saved: Vec<u64>,
     state: Option<MutexGuard<'static, State>>,
-    /// Real ticks: the wrapper entered, the PMPI call started and ended. The recorder's
-    /// work before `start` and after `end` is hidden from recorded times ([`State::hidden`]).
-    entered: u64,
+    /// Real tick the PMPI call started (the wrapper's entry and the PMPI call's end are kept
+    /// in the thread's [`ThreadState`], which keeps this struct small enough to move without a
+    /// `memcpy`). The recorder's work before the start and after the end is hidden from
+    /// recorded times ([`State::hidden`]).
     start: u64,
-    end: u64,
     thread: u32,
     /// Structure-tree call site of the call, when the program announced one ([`NO_SITE`]
     /// otherwise: a plain integer beside `thread` keeps the struct small enough to move
@@ -217,6 +217,8 @@ impl Call {
         let frame = guard.caller_sp(anchor).unwrap_or(0);
         let (mut sig, saved) = std::mem::take(&mut *state.scratch.borrow_mut());
         let mut locked = lock();
+        locked.add_thread(thread);
+        state.entered.set(entered);
         let exited = state.exited.replace(0);
         if exited != 0 {
             locked.hide(thread, exited.saturating_sub(state.pmpi_end.get()));
@@ -237,9 +239,7 @@ impl Call {
             sig,
             saved,
             state: Some(locked),
-            entered,
             start: entered,
-            end: entered,
             thread,
             site: trees::binary_has_tree()
                 .then(crate::structure::take_site)
@@ -269,7 +269,9 @@ impl Call {
 
     /// Takes the lock again after the PMPI call, if it was released.
     pub fn after_pmpi<R: ReturnValue>(&mut self, ret: &R) {
-        self.end = clock::ticks();
+        let end = clock::ticks();
+        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
+        unsafe { &*self.thread_state }.ended(end);
         if self.state.is_none() {
             self.state = Some(lock());
         }
@@ -282,7 +284,11 @@ impl Call {
         let thread = self.thread;
         let sig = std::mem::take(&mut self.sig);
         let site = Some(self.site).filter(|&s| s != NO_SITE);
-        let (entered, start, end, keep) = (self.entered, self.start, self.end, self.keep);
+        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
+        let thread_state = unsafe { &*self.thread_state };
+        let (entered, start, keep) = (thread_state.entered.get(), self.start, self.keep);
+        // The PMPI call's end, or (a call finished before its PMPI call) its start.
+        let end = thread_state.pmpi_end.get().max(start);
         let st = self.st();
         let read = clock::read_cost();
         st.hide(thread, start.saturating_sub(entered) + read);
@@ -296,10 +302,7 @@ impl Call {
         }
         self.state = None;
         let saved = std::mem::take(&mut self.saved);
-        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
-        let thread_state = unsafe { &*self.thread_state };
         *thread_state.scratch.borrow_mut() = (sig, saved);
-        thread_state.ended(end);
     }
 
     /// Number of peers a v/w collective's per-peer arrays cover: the remote group of an

@@ -190,8 +190,18 @@ impl State {
         }
     }
 
-    /// Makes room for symbolic thread `thread`'s grammar, tree and clocks.
-    fn add_thread(&mut self, thread: u32) {
+    /// Makes room for symbolic thread `thread`'s grammar, tree and clocks (a thread's first
+    /// recorded call does; [`State::hide`] and [`State::recorder_free`] expect it done).
+    #[inline(always)]
+    pub fn add_thread(&mut self, thread: u32) {
+        if self.grammars.len() > thread as usize {
+            return;
+        }
+        self.add_threads_up_to(thread);
+    }
+
+    #[cold]
+    fn add_threads_up_to(&mut self, thread: u32) {
         while self.grammars.len() <= thread as usize {
             self.grammars.push(Grammar::new());
             self.trees.push(None);
@@ -203,14 +213,12 @@ impl State {
     /// Adds `ticks` of the recorder's own work on `thread` to [`State::hidden`].
     #[inline(always)]
     pub fn hide(&mut self, thread: u32, ticks: u64) {
-        self.add_thread(thread);
         self.hidden[thread as usize] += ticks;
     }
 
     /// Real tick `real` on `thread`'s recorder-free clock.
     #[inline(always)]
-    pub fn recorder_free(&mut self, thread: u32, real: u64) -> u64 {
-        self.add_thread(thread);
+    pub fn recorder_free(&self, thread: u32, real: u64) -> u64 {
         real.saturating_sub(self.hidden[thread as usize])
     }
 
