@@ -125,14 +125,14 @@ fn parse_sweep(text: &str) -> Result<(String, &'static str, Vec<f64>), String> {
     };
     let (from, to) = range.split_once("..").ok_or_else(bad)?;
     let (a, b, unit) = match key {
-        "L" | "o" | "os" | "or" | "g" => (params::time(from), params::time(to), "ns"),
-        "G" | "O" => (params::per_byte(from), params::per_byte(to), "ns/B"),
-        "compute" => (from.parse().ok(), to.parse().ok(), ""),
-        _ => {
-            return Err(format!(
-                "--sweep: cannot sweep {key:?}: use L, o, os, or, g, G, O or compute"
-            ))
+        "L" | "o" | "os" | "or" | "g" | "R" | "self" => {
+            (params::time(from), params::time(to), "ns")
         }
+        "G" | "O" | "selfG" => (params::per_byte(from), params::per_byte(to), "ns/B"),
+        "compute" => (from.parse().ok(), to.parse().ok(), ""),
+        _ => return Err(format!(
+            "--sweep: cannot sweep {key:?}: use L, o, os, or, g, G, O, R, self, selfG or compute"
+        )),
     };
     let (a, b) = a.zip(b).ok_or_else(bad)?;
     let values = (0..points)
