@@ -219,8 +219,18 @@ fn mean_and_max(errors: &[f64]) -> (Value, Value) {
     )
 }
 
+/// The machine's 1-minute load average (`/proc/loadavg`): two busy-polling ranks on two
+/// cores slow down severalfold when anything else runs, so the table says how busy it was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
 /// The calibration and the prediction table.
 pub fn prediction_tables(setup: &Setup, quick: bool) -> Result<Vec<Table>, String> {
+    let load_before = load_average();
     let calibration = calibrate(setup, quick)?;
     let params = &calibration.report["params"];
     let mut fitted = Table::new(
@@ -332,6 +342,11 @@ pub fn prediction_tables(setup: &Setup, quick: bool) -> Result<Vec<Table>, Strin
     let (lm, lx) = mean_and_max(&lossless_errors);
     let (dm, dx) = mean_and_max(&default_errors);
     let (sm, sx) = mean_and_max(&simgrid_errors);
+    table.note.push_str(&format!(
+        " Load average (1 min) {load_before} at the start, {} at the end: only a quiet \
+         machine (below 1) measures the untraced runs fairly.",
+        load_average()
+    ));
     table.push(
         vec![
             json!("mean / largest |error|"),

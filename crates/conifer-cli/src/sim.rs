@@ -130,9 +130,11 @@ fn parse_sweep(text: &str) -> Result<(String, &'static str, Vec<f64>), String> {
         }
         "G" | "O" | "selfG" => (params::per_byte(from), params::per_byte(to), "ns/B"),
         "compute" => (from.parse().ok(), to.parse().ok(), ""),
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "--sweep: cannot sweep {key:?}: use L, o, os, or, g, G, O, R, self, selfG or compute"
-        )),
+        ))
+        }
     };
     let (a, b) = a.zip(b).ok_or_else(bad)?;
     let values = (0..points)
