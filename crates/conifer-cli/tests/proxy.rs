@@ -170,7 +170,7 @@ fn proxy_writes_source_and_makefile_for_the_traced_mpi() {
     let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
     assert!(source.contains("nanosleep"), "--compute sleep: no sleep");
     assert!(
-        source.contains("for (long i0"),
+        source.contains("for (long i = 0; i < "),
         "repetition not folded into loops"
     );
 }

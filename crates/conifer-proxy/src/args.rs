@@ -49,6 +49,9 @@ pub struct Emitter<'a> {
     pub objects: &'a mut Objects,
     /// The rank's state.
     pub state: &'a mut RankState,
+    /// What the statements made so far do differently from the original (callbacks
+    /// replaced), one line each.
+    pub notes: Vec<String>,
 }
 
 /// A parameter with its recorded value (inputs; outputs recorded after the call for `out`
@@ -210,12 +213,10 @@ impl Emitter<'_> {
                 (_, false) => "&st_".into(),
             });
         }
-        if p.kind == "FUNCTION" {
-            return Ok(if call.name == "MPI_Op_create" {
-                "proxy_op".into()
-            } else {
-                "NULL".into()
-            });
+        if p.kind.ends_with("FUNCTION") {
+            let (callback, note) = callback(call.name, &p.name)?;
+            self.notes.push(format!("{}: {note}", call.name));
+            return Ok(callback);
         }
         if p.kind == "REQUEST" && array {
             let Some(Value::Array(items)) = &a.value else {
@@ -228,9 +229,8 @@ impl Emitter<'_> {
                 back.push(format!("{slot} = t_[{k}];"));
                 init.push(slot);
             }
-            let n = items.len().max(1);
             pre.push(format!(
-                "MPI_Request t_[{n}] = {{{}}}; int n_ = {}; (void)n_;",
+                "MPI_Request t_[] = {{{}}}; int n_ = {}; (void)n_;",
                 if init.is_empty() {
                     "MPI_REQUEST_NULL".into()
                 } else {
@@ -392,6 +392,40 @@ impl Emitter<'_> {
         };
         (n + displs).max(0) * extent + 64
     }
+}
+
+/// The C expression passed for callback parameter `param` of `function`, and what the proxy
+/// does differently for it; an error for callbacks the proxy cannot stand in for.
+fn callback(function: &str, param: &str) -> Result<(String, &'static str), String> {
+    let object = ["comm", "type", "win"]
+        .into_iter()
+        .find(|o| param.starts_with(o))
+        .map_or(String::new(), |o| format!("{}_", o.to_ascii_uppercase()));
+    Ok(if function == "MPI_Op_create" {
+        (
+            "proxy_op".into(),
+            "the user's reduction function is replaced by one that leaves the buffer as it is",
+        )
+    } else if param.contains("copy") {
+        (
+            format!("MPI_{object}NULL_COPY_FN"),
+            "the attribute copy callback is replaced by MPI's null copy function",
+        )
+    } else if param.contains("delete") {
+        (
+            format!("MPI_{object}NULL_DELETE_FN"),
+            "the attribute delete callback is replaced by MPI's null delete function",
+        )
+    } else if param.contains("errhandler") || function == "MPI_Errhandler_create" {
+        (
+            "(void *)proxy_errhandler".into(),
+            "the error handler is replaced by one that does nothing",
+        )
+    } else {
+        return Err(format!(
+            "{function}: its callback {param} cannot be reproduced"
+        ));
+    })
 }
 
 /// The extent of a datatype value: predefined by name, derived from its constructor.

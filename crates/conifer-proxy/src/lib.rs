@@ -2,27 +2,33 @@
 //! traced MPI calls with the same arguments, and the comparison of a trace of the proxy with
 //! the original that `conifer proxy --check` reports.
 //!
-//! The generator is straight-line per rank: each rank's calls, decoded through
+//! The generator follows the compressed trace: each rank's calls, decoded through
 //! [`conifer_trace::decode::CallReader`], become statements with every rank argument
-//! restored for that rank; repeated blocks of consecutive statements fold into `for` loops,
-//! and ranks whose code is identical share one function.
+//! restored for that rank; ranks whose first thread has the same grammar (a behaviour
+//! class) share one C function per grammar rule, with a loop for each repetition exponent,
+//! and what differs between their calls at one place of a rule (a peer, an irregular message
+//! size) is read from data tables. `main` switches on the rank only to pick the class and
+//! where its tables start.
 
 mod args;
 pub mod compare;
-mod fold;
+mod lines;
 mod objects;
 mod program;
+mod rules;
+mod tables;
 
-pub use program::generate;
+pub use program::{generate, quantised};
 
 /// What the proxy does between calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compute {
     /// Nothing: calls follow each other at once.
     None,
-    /// Sleeps for the mean recorded interval before each call.
+    /// Sleeps for the recorded interval before each call (the call's own with per-call
+    /// timing, else its timing family's mean), kept to three significant bits.
     Sleep,
-    /// Busy-waits for the mean recorded interval before each call.
+    /// Busy-waits for that interval instead.
     Spin,
 }
 
@@ -43,4 +49,10 @@ pub struct Proxy {
     pub notes: Vec<String>,
     /// MPI calls in the trace (the heap events among its calls not counted).
     pub calls: u64,
+    /// Behaviour classes: distinct grammars of the ranks' first threads.
+    pub classes: usize,
+    /// C functions generated for grammar rules.
+    pub functions: usize,
+    /// `<start, stride, length>` runs in the data tables.
+    pub table_runs: usize,
 }

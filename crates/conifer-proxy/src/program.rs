@@ -1,12 +1,18 @@
-//! The whole proxy program: every rank's calls emitted as statements and folded into loops,
-//! ranks with the same code sharing one function, the objects and helpers they use, and a
-//! `main` that initialises MPI as the trace did and runs its rank's function.
+//! The whole proxy program: every rank's calls turned into statements, the ranks grouped
+//! into behaviour classes by the grammar of their first thread, each class's code written
+//! rule by rule ([`crate::rules`]), the objects, tables and helpers they use, and a `main`
+//! that initialises MPI as the trace did and runs its rank's class.
 
 use crate::args::{Emitter, RankState};
-use crate::fold::{fold, render, Lines};
+use crate::lines::Lines;
 use crate::objects::Objects;
+use crate::rules::{emit, Member};
+use crate::tables::Tables;
 use crate::{Compute, Options, Proxy};
+use conifer_compress::{FrozenGrammar, Grammar};
 use conifer_spec::Function;
+use conifer_trace::decode::Call;
+use conifer_trace::forest::NO_TREE;
 use conifer_trace::value::{Buffer, Value};
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, HashMap};
@@ -19,93 +25,77 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
         .map(|f| (f.name.clone(), f))
         .collect();
     let reader = trace.reader();
-    let mut objects = Objects::default();
-    let mut notes: BTreeMap<String, u64> = BTreeMap::new();
-    let mut lines = Lines::default();
-    let mut bodies: Vec<Vec<u32>> = Vec::new();
-    let mut startup: Option<Startup> = None;
-    let mut calls = 0u64;
+    let mut gen = Generation {
+        functions,
+        options: *options,
+        objects: Objects::default(),
+        notes: BTreeMap::new(),
+        lines: Lines::default(),
+        startup: None,
+        calls: 0,
+    };
+    let empty = gen.lines.id(String::new());
+    let mut ranks = Vec::new();
     for rank in 0..trace.meta.ranks {
+        let mut thread = RankThread::default();
         let mut state = RankState::new(i64::from(trace.meta.ranks));
-        let mut seq = Vec::new();
-        let mut initialised = false;
         for call in reader.calls(rank) {
             let call = call.map_err(|e| e.to_string())?;
-            calls += u64::from(call.name != "free");
+            gen.calls += u64::from(call.name != "free");
             if call.signature.thread > 0 {
-                *notes
-                    .entry(format!(
-                        "{}: calls of threads other than the first",
-                        call.name
-                    ))
-                    .or_default() += 1;
+                gen.note(format!(
+                    "{}: calls of threads other than the first",
+                    call.name
+                ));
                 continue;
             }
-            if call.name == "free" {
-                if let Some(Value::Buffer(Buffer::Segment { id, .. })) =
-                    call.signature.values.first()
-                {
-                    if let Some(i) = objects.segment_index(*id) {
-                        seq.push(lines.id(format!("seg_free({i});")));
-                    }
-                }
-                continue;
-            }
-            let Some(function) = functions.get(call.name) else {
-                *notes
-                    .entry(format!("{}: not in the MPI function table", call.name))
-                    .or_default() += 1;
-                continue;
-            };
-            let mut emitter = Emitter {
-                objects: &mut objects,
-                state: &mut state,
-            };
-            let statement = match emitter.statement(&call, function) {
-                Ok(s) => s,
-                Err(why) => {
-                    *notes.entry(why).or_default() += 1;
-                    continue;
-                }
-            };
-            if matches!(call.name, "MPI_Init" | "MPI_Init_thread") && !initialised {
-                initialised = true;
-                let before: Vec<u32> = std::mem::take(&mut seq)
-                    .into_iter()
-                    .filter(|&l| !lines.text[l as usize].starts_with("compute_ns("))
-                    .collect();
-                let this = Startup {
-                    before,
-                    init: statement,
-                };
-                match &startup {
-                    None => startup = Some(this),
-                    Some(first) if *first != this => {
-                        *notes
-                            .entry(format!(
-                                "rank {rank}: its calls up to MPI_Init differ from rank 0's, which every rank makes"
-                            ))
-                            .or_default() += 1;
-                    }
-                    Some(_) => {}
-                }
-                continue;
-            }
-            if options.compute != Compute::None {
-                // The call's own interval with lossless timing, else its family's mean.
-                let ns = call.time.map_or_else(
-                    || call.timing.map_or(0.0, |t| t.interval.mean()),
-                    |t| t.interval_ns as f64,
-                );
-                if ns >= 1000.0 {
-                    seq.push(lines.id(format!("compute_ns({});", ns.round() as u64)));
-                }
-            }
-            seq.push(lines.id(statement));
+            let text = gen.statement(rank, &call, &mut state, &mut thread, empty);
+            thread.terminals.push(call.terminal);
+            thread.statements.push(text);
         }
-        bodies.push(seq);
+        ranks.push(thread);
     }
-    let source = assemble(trace, options, &objects, &lines, &bodies, startup, &notes);
+    // Behaviour classes: ranks whose first thread has the same grammar share its code.
+    let mut classes: Vec<(FrozenGrammar, Vec<u32>)> = Vec::new();
+    let mut class_of: HashMap<FrozenGrammar, usize> = HashMap::new();
+    for (rank, thread) in ranks.iter().enumerate() {
+        let grammar = first_thread_grammar(trace, rank, &thread.terminals);
+        let next = classes.len();
+        let c = *class_of.entry(grammar.clone()).or_insert(next);
+        if c == next {
+            classes.push((grammar, Vec::new()));
+        }
+        classes[c].1.push(rank as u32);
+    }
+    let mut tables = Tables::default();
+    let mut code = String::new();
+    let mut cases: BTreeMap<(usize, Vec<u32>), Vec<u32>> = BTreeMap::new();
+    let mut columns = Vec::new();
+    let mut function_count = 0;
+    for (c, (grammar, members)) in classes.iter().enumerate() {
+        let list: Vec<Member> = members
+            .iter()
+            .map(|&r| Member {
+                rank: r,
+                terminals: &ranks[r as usize].terminals,
+                statements: &ranks[r as usize].statements,
+            })
+            .collect();
+        let class = emit(c, grammar, &list, &gen.lines, &mut tables)?;
+        code += &class.source;
+        function_count += class.functions;
+        columns.push(class.columns);
+        for (&rank, starts) in members.iter().zip(class.starts) {
+            cases.entry((c, starts)).or_default().push(rank);
+        }
+    }
+    let behaviour = Behaviour {
+        cases,
+        columns,
+        classes: classes.len(),
+        functions: function_count,
+    };
+    let source = assemble(trace, &gen, &tables, &code, &behaviour);
     let mpi = &trace.meta.mpi;
     let mpicc = if mpi.is_empty() {
         "mpicc".to_string()
@@ -118,12 +108,155 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
     Ok(Proxy {
         source,
         makefile,
-        notes: notes
+        notes: gen
+            .notes
             .into_iter()
             .map(|(n, c)| format!("{n} ({c} calls)"))
             .collect(),
-        calls,
+        calls: gen.calls,
+        classes: behaviour.classes,
+        functions: behaviour.functions,
+        table_runs: tables.len(),
     })
+}
+
+/// The grammar the code of `rank`'s first thread follows, over the terminals of its calls
+/// (`terminals`). The trace stores the recorder's grammar, whose terminals were renamed to
+/// skeletons where values went to value streams, so repetitions the streams exposed (an
+/// `MPI_Allreduce` whose offset moves every iteration) are still spelt out; threads recorded
+/// into trace trees have a grammar of their calls outside the tree only. So the calls'
+/// terminals are compressed again by the recorder's Sequitur, and of the two grammars the one
+/// with fewer right-hand-side items is followed.
+fn first_thread_grammar(trace: &Trace, rank: usize, terminals: &[u32]) -> FrozenGrammar {
+    let entry = &trace.record.ranks[rank];
+    let in_tree = entry.trees.first().is_some_and(|&t| t != NO_TREE);
+    let stored = entry
+        .threads
+        .first()
+        .and_then(|&g| trace.record.grammars.get(g as usize))
+        .filter(|g| !in_tree && g.len() == terminals.len() as u64);
+    let mut again = Grammar::new();
+    terminals.iter().for_each(|&t| again.push(t));
+    let again = again.freeze();
+    match stored {
+        Some(g) if g.item_count() <= again.item_count() => g.clone(),
+        _ => again,
+    }
+}
+
+/// A rank's first thread: each call's terminal and statement.
+#[derive(Default)]
+struct RankThread {
+    /// Whether it called `MPI_Init` or `MPI_Init_thread` yet.
+    initialised: bool,
+    terminals: Vec<u32>,
+    statements: Vec<u32>,
+}
+
+/// What generation gathers over all ranks.
+struct Generation {
+    functions: HashMap<String, Function>,
+    options: Options,
+    objects: Objects,
+    notes: BTreeMap<String, u64>,
+    lines: Lines,
+    startup: Option<Startup>,
+    calls: u64,
+}
+
+impl Generation {
+    fn note(&mut self, why: String) {
+        *self.notes.entry(why).or_default() += 1;
+    }
+
+    /// The statement id of `call` of `rank` (the empty statement for calls the proxy makes
+    /// elsewhere or cannot make). `MPI_Init` and the calls before it go to [`Startup`].
+    fn statement(
+        &mut self,
+        rank: u32,
+        call: &Call,
+        state: &mut RankState,
+        thread: &mut RankThread,
+        empty: u32,
+    ) -> u32 {
+        if call.name == "free" {
+            return match call.signature.values.first() {
+                Some(Value::Buffer(Buffer::Segment { id, .. })) => {
+                    match self.objects.segment_index(*id) {
+                        Some(i) => self.lines.id(format!("seg_free({i});")),
+                        None => empty,
+                    }
+                }
+                _ => empty,
+            };
+        }
+        let Some(function) = self.functions.get(call.name) else {
+            self.note(format!("{}: not in the MPI function table", call.name));
+            return empty;
+        };
+        let mut emitter = Emitter {
+            objects: &mut self.objects,
+            state,
+            notes: Vec::new(),
+        };
+        let made = emitter.statement(call, function);
+        for n in std::mem::take(&mut emitter.notes) {
+            self.note(n);
+        }
+        let statement = match made {
+            Ok(s) => s,
+            Err(why) => {
+                self.note(why);
+                return empty;
+            }
+        };
+        if !thread.initialised && matches!(call.name, "MPI_Init" | "MPI_Init_thread") {
+            thread.initialised = true;
+            let before: Vec<String> = thread
+                .statements
+                .iter_mut()
+                .map(|s| self.lines.text(std::mem::replace(s, empty)).to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            let this = Startup {
+                before,
+                init: statement,
+            };
+            match &self.startup {
+                None => self.startup = Some(this),
+                Some(first) if *first != this => self.note(format!(
+                    "rank {rank}: its calls up to MPI_Init differ from rank 0's, which every rank makes"
+                )),
+                Some(_) => {}
+            }
+            return empty;
+        }
+        let compute = match self.options.compute {
+            _ if !thread.initialised => 0,
+            Compute::None => 0,
+            // The call's own interval with lossless or lossy timing, else its family's mean.
+            _ => quantised(call.time.map_or_else(
+                || call.timing.map_or(0.0, |t| t.interval.mean()),
+                |t| t.interval_ns as f64,
+            )),
+        };
+        if compute > 0 {
+            self.lines.id(format!("compute_ns({compute}); {statement}"))
+        } else {
+            self.lines.id(statement)
+        }
+    }
+}
+
+/// An interval in nanoseconds kept to its three leading bits (within 12.5%, so that the
+/// intervals of a call site repeat and their table runs stay few); below a microsecond, 0.
+pub fn quantised(ns: f64) -> u64 {
+    if ns.is_nan() || ns < 1000.0 {
+        return 0;
+    }
+    let ns = ns.round() as u64;
+    let shift = (64 - ns.leading_zeros()).saturating_sub(3);
+    ((ns + (1 << shift >> 1)) >> shift) << shift
 }
 
 /// How a rank starts: the calls it makes before initialising MPI (queries such as
@@ -131,73 +264,90 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
 /// its rank, so they are rank 0's for every rank.
 #[derive(PartialEq)]
 struct Startup {
-    /// Line ids of the calls before the initialisation.
-    before: Vec<u32>,
+    /// The statements before the initialisation.
+    before: Vec<String>,
     /// The initialisation statement.
     init: String,
 }
 
-/// The C source: header comment, helpers, objects, one function per distinct rank body, main.
+/// The behaviour classes and which ranks run which.
+struct Behaviour {
+    /// (class, where its columns start for the ranks) → those ranks.
+    cases: BTreeMap<(usize, Vec<u32>), Vec<u32>>,
+    /// Per class, its first column and number of columns.
+    columns: Vec<(u32, u32)>,
+    classes: usize,
+    functions: usize,
+}
+
+/// The C source: header comment, helpers, objects, tables, the classes' functions, main.
 fn assemble(
     trace: &Trace,
-    options: &Options,
-    objects: &Objects,
-    lines: &Lines,
-    bodies: &[Vec<u32>],
-    startup: Option<Startup>,
-    notes: &BTreeMap<String, u64>,
+    gen: &Generation,
+    tables: &Tables,
+    code: &str,
+    behaviour: &Behaviour,
 ) -> String {
     let mut out = format!(
-        "/* Proxy application generated by conifer proxy from a trace of {} ranks ({}).\n * Traced command: {}\n",
+        "/* Proxy application generated by conifer proxy from a trace of {} ranks ({}).\n * Traced command: {}\n * {} behaviour classes, {} functions (one per grammar rule).\n",
         trace.meta.ranks,
         trace.meta.mpi,
-        trace.meta.command_line.join(" ").replace("*/", "* /")
+        trace.meta.command_line.join(" ").replace("*/", "* /"),
+        behaviour.classes,
+        behaviour.functions,
     );
-    if notes.is_empty() {
+    if gen.notes.is_empty() {
         out += " * Every recorded call is reproduced.\n */\n";
     } else {
         out += " * Not reproduced:\n";
-        for (n, c) in notes {
+        for (n, c) in &gen.notes {
             out += &format!(" *   {} ({c} calls)\n", n.replace("*/", "* /"));
         }
         out += " */\n";
     }
     out += HELPERS;
-    out += match options.compute {
+    out += match gen.options.compute {
         Compute::None => "static void compute_ns(long ns) { (void)ns; }\n",
         Compute::Sleep => "static void compute_ns(long ns) { struct timespec t = {ns / 1000000000L, ns % 1000000000L}; nanosleep(&t, NULL); }\n",
         Compute::Spin => "static void compute_ns(long ns) { struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a); do clock_gettime(CLOCK_MONOTONIC, &b); while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns); }\n",
     };
-    out += &objects.declarations();
+    out += &gen.objects.declarations();
     out += SEGMENTS;
-    let mut functions: HashMap<&[u32], usize> = HashMap::new();
-    let mut cases = Vec::new();
-    for (rank, body) in bodies.iter().enumerate() {
-        let next = functions.len();
-        let f = *functions.entry(body.as_slice()).or_insert_with(|| {
-            out += &format!("\nstatic void rank_{next}(void) {{\n");
-            render(&fold(body, lines), lines, 0, &mut out);
-            out += "}\n";
-            next
-        });
-        cases.push(format!("    case {rank}: rank_{f}(); break;\n"));
+    out += &tables.declarations();
+    out += code;
+    let mut starts = String::new();
+    let mut cases = String::new();
+    for (k, ((class, at), ranks)) in behaviour.cases.iter().enumerate() {
+        let (first, n) = behaviour.columns[*class];
+        for r in ranks {
+            cases += &format!("    case {r}:\n");
+        }
+        if n > 0 {
+            let list: Vec<String> = at.iter().map(u32::to_string).collect();
+            starts += &format!("static const int at{k}_[] = {{{}}};\n", list.join(", "));
+            cases += &format!("        start_(at{k}_, {first}, {n});\n");
+        }
+        cases += &format!("        c{class}_r0();\n        break;\n");
     }
+    out += &starts;
     out += "\nint main(int argc, char **argv) {\n";
-    match startup {
+    match &gen.startup {
         Some(startup) => {
-            render(&fold(&startup.before, lines), lines, 0, &mut out);
+            for s in &startup.before {
+                out += &format!("    {s}\n");
+            }
             out += &format!("    {}\n", startup.init);
         }
         None => out += "    PMPI_Init(&argc, &argv);\n",
     }
     out +=
         "    int rank_ = 0;\n    PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);\n    switch (rank_) {\n";
-    out += &cases.concat();
+    out += &cases;
     out += "    default: break;\n    }\n    return 0;\n}\n";
     out
 }
 
-/// Includes, scratch space for outputs, the dummy reduction function.
+/// Includes, scratch space for outputs, the dummy callbacks.
 const HELPERS: &str = r#"
 #include <mpi.h>
 #include <stdlib.h>
@@ -210,6 +360,9 @@ static MPI_Request o_req_ = MPI_REQUEST_NULL;
 
 static void proxy_op(void *in, void *inout, int *len, MPI_Datatype *type) {
     (void)in; (void)inout; (void)len; (void)type;
+}
+static void proxy_errhandler(void *handle, int *code, ...) {
+    (void)handle; (void)code;
 }
 "#;
 
