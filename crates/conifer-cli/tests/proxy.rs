@@ -175,28 +175,124 @@ fn proxy_writes_source_and_makefile_for_the_traced_mpi() {
     );
 }
 
-/// The proxy of mg, whose Allreduce moves through a buffer by 8 bytes an iteration, does not
-/// grow with the iterations: its loops step the offset. Ten times the iterations, the same
-/// lines, and both proxies still make the recorded calls.
+/// Lines of a proxy's code, the data tables left out: the initialiser of `R_`, whose lines
+/// start with a digit or a minus sign.
+fn code_lines(source: &str) -> usize {
+    source
+        .lines()
+        .filter(|l| !l.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
+        .count()
+}
+
+/// The proxies of mg and stencil2d do not grow with the iterations: ten times the iterations,
+/// the same lines of code, and both proxies still make the recorded calls. mg's Allreduce
+/// moves through a buffer by 8 bytes an iteration (mg.c), so its offsets are one table run
+/// `<0, 8, iterations>` whatever the iterations.
 #[test]
 fn proxy_size_does_not_follow_the_iterations() {
     let dir = scratch("proxy_iterations");
-    let mut sizes = Vec::new();
-    for iterations in ["20", "200"] {
-        let name = format!("mg{iterations}");
-        let trace = traced(
-            &dir,
-            &name,
-            ranks(),
-            &[],
-            &apps_dir().join("mg"),
-            &[iterations],
+    for app in ["mg", "stencil2d"] {
+        let mut sizes = Vec::new();
+        for iterations in ["20", "200"] {
+            let name = format!("{app}{iterations}");
+            let trace = traced(
+                &dir,
+                &name,
+                ranks(),
+                &[],
+                &apps_dir().join(app),
+                &[iterations],
+            );
+            let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
+            if app == "mg" {
+                let run = format!("\n0,8,{iterations},");
+                assert!(source.contains(&run), "{name}: no run {run:?} in\n{source}");
+            }
+            sizes.push((code_lines(&source), source.lines().count()));
+        }
+        assert_eq!(
+            sizes[0], sizes[1],
+            "{app}: lines (code, all) of the proxies for 20 and 200 iterations"
         );
-        let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
-        sizes.push(source.lines().count());
     }
-    assert_eq!(
-        sizes[0], sizes[1],
-        "lines of the proxies of mg 20 and mg 200"
+}
+
+/// The proxy has one C function per rule of the grammars it follows and one behaviour class
+/// per distinct grammar, counted in the source against `conifer stats --json`; the ring's
+/// ranks all behave alike, so every rank runs the one class.
+#[test]
+fn proxy_functions_follow_the_grammar_rules() {
+    let dir = scratch("proxy_rules");
+    for app in ["ring", "stencil2d", "cg"] {
+        let trace = traced(&dir, app, ranks(), &[], &apps_dir().join(app), &[]);
+        let out_dir = dir.join(format!("{app}-proxy"));
+        run_ok(
+            Command::new(conifer())
+                .arg("proxy")
+                .arg(&trace)
+                .arg("-o")
+                .arg(&out_dir),
+        );
+        let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
+        let functions = source
+            .lines()
+            .filter(|l| l.starts_with("static void c") && l.ends_with("(void) {"))
+            .count();
+        let mut classes: Vec<&str> = source
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('c') && l.ends_with("_r0();"))
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        let stats = stats_json(&trace);
+        let rules = stats["grammar_rules"].as_u64().unwrap() as usize;
+        let grammars = stats["unique_grammars"].as_u64().unwrap() as usize;
+        assert!(
+            (1..=rules).contains(&functions),
+            "{app}: {functions} functions for {rules} grammar rules"
+        );
+        assert_eq!(classes.len(), grammars, "{app}: classes {classes:?}");
+        let cases = source
+            .lines()
+            .filter(|l| l.trim().starts_with("case ") && l.ends_with(':'))
+            .count();
+        assert_eq!(cases, ranks() as usize, "{app}: a case per rank");
+        if app == "ring" {
+            assert_eq!(classes, ["c0_r0();"], "ring: one class for every rank");
+        }
+    }
+}
+
+/// Calls of threads other than the first are not reproduced, and the proxy says so with
+/// their numbers on stderr and at the top of proxy.c: threads.c's workers make, per
+/// iteration, one Irecv, Isend and Waitall (one thread) and one Sendrecv (the other).
+#[test]
+fn calls_not_reproduced_are_listed() {
+    let dir = scratch("proxy_notes");
+    let trace = traced(
+        &dir,
+        "threads",
+        ranks(),
+        &[],
+        &apps_dir().join("threads"),
+        &["5"],
     );
+    let out_dir = dir.join("gen");
+    let out = run_ok(
+        Command::new(conifer())
+            .arg("proxy")
+            .arg(&trace)
+            .arg("-o")
+            .arg(&out_dir),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
+    let header = &source[..source.find("*/").unwrap()];
+    let calls = 5 * ranks();
+    for f in ["MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Sendrecv"] {
+        let note = format!("{f}: calls of threads other than the first ({calls} calls)");
+        assert!(stderr.contains(&note), "stderr lacks {note:?}:\n{stderr}");
+        assert!(header.contains(&note), "proxy.c lacks {note:?}:\n{header}");
+    }
 }

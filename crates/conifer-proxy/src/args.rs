@@ -31,6 +31,9 @@ pub struct RankState {
     last_arrays: HashMap<String, Vec<Value>>,
     /// World size, to size buffers of collectives.
     ranks: i64,
+    /// Whether the last status written went into an array of statuses (`sts_`) rather than
+    /// the single status (`st_`) a call reading a status is given.
+    statuses_in_array: bool,
 }
 
 impl RankState {
@@ -206,6 +209,15 @@ impl Emitter<'_> {
             _ => {}
         }
         if p.kind == "STATUS" {
+            let ignored = matches!(a.value, Some(Value::Ignored));
+            if p.dir == "in" && self.state.statuses_in_array {
+                self.notes.push(format!(
+                    "{}: reads a status the original received in an array of statuses; the proxy passes the last single status it received",
+                    call.name
+                ));
+            } else if p.dir != "in" && !ignored {
+                self.state.statuses_in_array = array;
+            }
             return Ok(match (&a.value, array) {
                 (Some(Value::Ignored), true) => "MPI_STATUSES_IGNORE".into(),
                 (Some(Value::Ignored), false) => "MPI_STATUS_IGNORE".into(),

@@ -317,14 +317,19 @@ fn assemble(
     out += code;
     let mut starts = String::new();
     let mut cases = String::new();
-    for (k, ((class, at), ranks)) in behaviour.cases.iter().enumerate() {
+    let mut arrays: HashMap<&[u32], usize> = HashMap::new();
+    for ((class, at), ranks) in &behaviour.cases {
         let (first, n) = behaviour.columns[*class];
         for r in ranks {
             cases += &format!("    case {r}:\n");
         }
         if n > 0 {
-            let list: Vec<String> = at.iter().map(u32::to_string).collect();
-            starts += &format!("static const int at{k}_[] = {{{}}};\n", list.join(", "));
+            let next = arrays.len();
+            let k = *arrays.entry(at.as_slice()).or_insert_with(|| {
+                let list: Vec<String> = at.iter().map(u32::to_string).collect();
+                starts += &format!("static const int at{next}_[] = {{{}}};\n", list.join(", "));
+                next
+            });
             cases += &format!("        start_(at{k}_, {first}, {n});\n");
         }
         cases += &format!("        c{class}_r0();\n        break;\n");

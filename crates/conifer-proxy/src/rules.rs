@@ -249,3 +249,95 @@ fn site_statement(
         .collect();
     format!("switch (nx({selector})) {{ {} }}", cases.join(" "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conifer_compress::Grammar;
+
+    /// The code of one class whose members called `calls` (terminal, statement) each.
+    fn code(calls: &[Vec<(u32, &str)>]) -> (ClassCode, Tables) {
+        let mut lines = Lines::default();
+        let mut g = Grammar::new();
+        calls[0].iter().for_each(|&(t, _)| g.push(t));
+        let grammar = g.freeze();
+        let threads: Vec<(Vec<u32>, Vec<u32>)> = calls
+            .iter()
+            .map(|c| {
+                let t = c.iter().map(|&(t, _)| t).collect();
+                let s = c.iter().map(|&(_, s)| lines.id(s.to_string())).collect();
+                (t, s)
+            })
+            .collect();
+        let members: Vec<Member> = threads
+            .iter()
+            .enumerate()
+            .map(|(r, (t, s))| Member {
+                rank: r as u32,
+                terminals: t,
+                statements: s,
+            })
+            .collect();
+        let mut tables = Tables::default();
+        let class = emit(0, &grammar, &members, &lines, &mut tables).unwrap();
+        (class, tables)
+    }
+
+    #[test]
+    fn repetition_is_a_loop_and_stepped_values_one_run() {
+        let calls = vec![vec![
+            (1, "f(0);"),
+            (2, "g();"),
+            (1, "f(8);"),
+            (2, "g();"),
+            (1, "f(16);"),
+            (2, "g();"),
+        ]];
+        let (class, tables) = code(&calls);
+        assert!(
+            class
+                .source
+                .contains("for (long i = 0; i < 3; i++) c0_r1();"),
+            "{}",
+            class.source
+        );
+        assert!(
+            class.source.contains("    f(nx(0));\n    g();\n"),
+            "{}",
+            class.source
+        );
+        assert_eq!(class.columns, (0, 1));
+        assert!(tables.declarations().contains("\n0,8,3,\n"));
+        assert_eq!(class.starts, vec![vec![0]]);
+    }
+
+    #[test]
+    fn members_differing_in_a_number_share_code_with_their_own_table() {
+        let calls = vec![
+            vec![(1, "s(1);"), (2, "h();")],
+            vec![(1, "s(3);"), (2, "h();")],
+        ];
+        let (class, tables) = code(&calls);
+        assert!(
+            class.source.contains("    s(nx(0));\n    h();\n"),
+            "{}",
+            class.source
+        );
+        assert_eq!(class.starts, vec![vec![0], vec![1]]);
+        assert!(tables.declarations().contains("\n1,0,1, 3,0,1,\n"));
+    }
+
+    #[test]
+    fn statements_of_other_shapes_are_chosen_by_a_column() {
+        let calls = vec![vec![(1, "a(1);"), (1, "b(1);"), (1, "a(1);")]];
+        let (class, tables) = code(&calls);
+        assert!(
+            class
+                .source
+                .contains("switch (nx(0)) { case 0: a(1); break; case 1: b(1); break; }"),
+            "{}",
+            class.source
+        );
+        assert!(tables.declarations().contains("\n0,1,2, 0,0,1,\n"));
+    }
+}
