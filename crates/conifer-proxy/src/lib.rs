@@ -8,7 +8,8 @@
 //! class) share one C function per grammar rule, with a loop for each repetition exponent,
 //! and what differs between their calls at one place of a rule (a peer, an irregular message
 //! size) is read from data tables. `main` switches on the rank only to pick the class and
-//! where its tables start.
+//! where its tables start. A rank's other threads run as POSIX threads, each with its own
+//! class, started and joined by the first where the objects they use exist.
 
 mod args;
 pub mod compare;
@@ -17,6 +18,7 @@ mod objects;
 mod program;
 mod rules;
 mod tables;
+mod threads;
 
 pub use program::{generate, quantised};
 

@@ -95,7 +95,10 @@ pub fn emit(
             if item.exponent == 1 {
                 source += &format!("    {text}\n");
             } else {
-                source += &format!("    for (long i = 0; i < {}; i++) {text}\n", item.exponent);
+                source += &format!(
+                    "    for (long i = 0; i < {}; i++) {{ {text} }}\n",
+                    item.exponent
+                );
             }
         }
         source += "}\n";
@@ -297,7 +300,7 @@ mod tests {
         assert!(
             class
                 .source
-                .contains("for (long i = 0; i < 3; i++) c0_r1();"),
+                .contains("for (long i = 0; i < 3; i++) { c0_r1(); }"),
             "{}",
             class.source
         );

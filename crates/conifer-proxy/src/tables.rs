@@ -59,7 +59,7 @@ impl Tables {
         }
         out += "0,0,0};\n";
         out += &format!(
-            "typedef struct {{ int r; long long k; }} cur_t;\nstatic cur_t cur_[{}];\n",
+            "typedef struct {{ int r; long long k; }} cur_t;\nstatic __thread cur_t cur_[{}];\n",
             self.columns.max(1)
         );
         out += CURSORS;
