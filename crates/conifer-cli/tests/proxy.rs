@@ -109,6 +109,7 @@ fn tree_mode_traces_get_proxies() {
             "onesided",
             "mpiio",
             "ring_f",
+            "threads",
         ]
     };
     for app in apps {
@@ -234,7 +235,7 @@ fn proxy_size_does_not_follow_the_iterations() {
 #[test]
 fn proxy_functions_follow_the_grammar_rules() {
     let dir = scratch("proxy_rules");
-    for app in ["ring", "stencil2d", "cg"] {
+    for app in ["ring", "stencil2d", "mg"] {
         let trace = traced(&dir, app, ranks(), &[], &apps_dir().join(app), &[]);
         let out_dir = dir.join(format!("{app}-proxy"));
         run_ok(
@@ -273,4 +274,41 @@ fn proxy_functions_follow_the_grammar_rules() {
             assert_eq!(classes, ["c0_r0();"], "ring: one class for every rank");
         }
     }
+}
+
+/// In tree mode the proxy does not grow with the iterations either: mg's code is the same
+/// for 20 and 200 iterations, with no more functions than the trace trees' distinct vertex
+/// records and the grammar rules of the calls outside them (`conifer stats --json`).
+#[test]
+fn tree_mode_proxy_size_does_not_follow_the_iterations() {
+    let dir = scratch("proxy_tree_iterations");
+    let mut sizes = Vec::new();
+    for iterations in ["20", "200"] {
+        let name = format!("mg{iterations}");
+        let trace = traced(
+            &dir,
+            &name,
+            ranks(),
+            &[],
+            &tree_apps_dir().join("mg"),
+            &[iterations],
+        );
+        let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
+        let stats = stats_json(&trace);
+        let records = stats["trace_tree"]["vertex_records"].as_u64().unwrap() as usize;
+        let rules = stats["grammar_rules"].as_u64().unwrap() as usize;
+        let functions = source
+            .lines()
+            .filter(|l| l.starts_with("static void c") && l.ends_with("(void) {"))
+            .count();
+        assert!(
+            (1..=records + rules).contains(&functions),
+            "{name}: {functions} functions, {records} vertex records, {rules} rules"
+        );
+        sizes.push(source.lines().count());
+    }
+    assert_eq!(
+        sizes[0], sizes[1],
+        "tree-mode mg: lines at 20 and 200 iterations"
+    );
 }

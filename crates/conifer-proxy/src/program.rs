@@ -1,7 +1,7 @@
-//! The whole proxy program: every rank's calls turned into statements, the ranks grouped
-//! into behaviour classes by the grammar of their first thread, each class's code written
-//! rule by rule ([`crate::rules`]), the objects, tables and helpers they use, and a `main`
-//! that initialises MPI as the trace did and runs its rank's class.
+//! The whole proxy program: every rank's calls turned into statements, the ranks' threads
+//! grouped into behaviour classes by their grammars, each class's code written rule by rule
+//! ([`crate::rules`]), the objects, tables and helpers they use, and a `main` that
+//! initialises MPI as the trace did and runs its rank's classes.
 
 use crate::args::{Emitter, RankState};
 use crate::lines::Lines;
@@ -424,12 +424,14 @@ fn assemble(
             let at = start(at);
             cases += &format!("        jobs_[{k}] = (job_t){{c{class}_r0, {at}, {first}, {n}}};\n");
         }
-        let (class, at) = &jobs[0];
-        let (first, n) = behaviour.columns[*class];
-        if n > 0 {
-            cases += &format!("        start_({}, {first}, {n});\n", start(at));
+        // A rank that left no record (a crashed run's) makes no calls.
+        if let Some((class, at)) = jobs.first() {
+            let (first, n) = behaviour.columns[*class];
+            if n > 0 {
+                cases += &format!("        start_({}, {first}, {n});\n", start(at));
+            }
+            cases += &format!("        c{class}_r0();\n");
         }
-        cases += &format!("        c{class}_r0();\n");
         for k in late_joins {
             cases += &format!("        join_({k});\n");
         }
