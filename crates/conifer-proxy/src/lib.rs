@@ -20,7 +20,7 @@ mod rules;
 mod tables;
 mod threads;
 
-pub use program::{generate, quantised};
+pub use program::generate;
 
 /// What the proxy does between calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +28,10 @@ pub enum Compute {
     /// Nothing: calls follow each other at once.
     None,
     /// Sleeps for the recorded interval before each call (the call's own with per-call
-    /// timing, else its timing family's mean), kept to three significant bits.
+    /// timing, else its timing family's mean), kept to three significant bits; intervals
+    /// add up until they are worth a sleep (100 µs).
     Sleep,
-    /// Busy-waits for that interval instead.
+    /// Busy-waits for those intervals instead.
     Spin,
 }
 

@@ -326,10 +326,10 @@ impl Generation {
     }
 }
 
-/// An interval in nanoseconds kept to its three leading bits (within 12.5%, so that the
-/// intervals of a call site repeat and their table runs stay few); below a microsecond, 0.
-pub fn quantised(ns: f64) -> u64 {
-    if ns.is_nan() || ns < 1000.0 {
+/// An interval in nanoseconds rounded to its three leading bits (within 12.5%, so that the
+/// intervals of a call site repeat and their table runs stay few).
+fn quantised(ns: f64) -> u64 {
+    if ns.is_nan() || ns < 0.5 {
         return 0;
     }
     let ns = ns.round() as u64;
@@ -392,13 +392,16 @@ fn assemble(
     out += HELPERS;
     out += match gen.options.compute {
         Compute::None => "static void compute_ns(long ns) { (void)ns; }\n",
-        Compute::Sleep => "static void compute_ns(long ns) { struct timespec t = {ns / 1000000000L, ns % 1000000000L}; nanosleep(&t, NULL); }\n",
-        Compute::Spin => "static void compute_ns(long ns) { struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a); do clock_gettime(CLOCK_MONOTONIC, &b); while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns); }\n",
+        Compute::Sleep => SLEEP,
+        Compute::Spin => SPIN,
     };
     out += &gen.objects.declarations();
     out += SEGMENTS;
     out += &tables.declarations();
-    out += crate::threads::HELPERS;
+    let threaded = behaviour.cases.keys().any(|(jobs, _)| jobs.len() > 1);
+    if threaded {
+        out += &crate::threads::helpers(tables.columns() > 0);
+    }
     out += code;
     let mut starts = String::new();
     let mut cases = String::new();
@@ -448,7 +451,11 @@ fn assemble(
         }
         None => out += "    PMPI_Init(&argc, &argv);\n",
     }
-    out += "    started_[0] = 1;\n    int rank_ = 0;\n    PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);\n    switch (rank_) {\n";
+    if threaded {
+        out += "    started_[0] = 1;\n";
+    }
+    out +=
+        "    int rank_ = 0;\n    PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);\n    switch (rank_) {\n";
     out += &cases;
     out += "    default: break;\n    }\n    return 0;\n}\n";
     out
@@ -475,6 +482,33 @@ static void proxy_errhandler(void *handle, int *code, ...) {
 }
 "#;
 
+/// `--compute sleep`: the computation owed is paid in sleeps of at least 100 µs (shorter
+/// ones overshoot by tens of microseconds), what a sleep overshot is taken off the next.
+const SLEEP: &str = r#"static __thread long long debt_;
+static long long now_ns_(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000LL + t.tv_nsec; }
+static void compute_ns(long ns) {
+    debt_ += ns;
+    if (debt_ < 100000) return;
+    long long a = now_ns_();
+    struct timespec t = {debt_ / 1000000000LL, debt_ % 1000000000LL};
+    nanosleep(&t, NULL);
+    debt_ -= now_ns_() - a;
+}
+"#;
+
+/// `--compute spin`: the computation owed is busy-waited for, what a wait overshot taken off
+/// the next.
+const SPIN: &str = r#"static __thread long long debt_;
+static long long now_ns_(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000LL + t.tv_nsec; }
+static void compute_ns(long ns) {
+    debt_ += ns;
+    if (debt_ <= 0) return;
+    long long a = now_ns_(), e;
+    do e = now_ns_() - a; while (e < debt_);
+    debt_ -= e;
+}
+"#;
+
 /// Segments are allocated on first use and freed where the original freed them.
 const SEGMENTS: &str = r#"
 static char *B(int i) {
@@ -486,3 +520,18 @@ static void seg_free(int i) {
     seg_[i] = NULL;
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::quantised;
+
+    #[test]
+    fn intervals_keep_three_leading_bits() {
+        assert_eq!(quantised(0.4), 0);
+        assert_eq!(quantised(5.0), 5);
+        // 1000 = 0b1111101000: three leading bits 111 at 2^7, the rest rounds up.
+        assert_eq!(quantised(1000.0), 1024);
+        assert_eq!(quantised(900.0), 896);
+        assert_eq!(quantised(f64::NAN), 0);
+    }
+}

@@ -45,9 +45,12 @@ impl Tables {
         self.runs.len()
     }
 
-    /// The pool, the cursors and `nx`, as C. Lines of the pool's initialiser hold eight runs
-    /// each and start with a digit or a minus sign.
+    /// The pool, the cursors and `nx`, as C (nothing without columns). Lines of the pool's
+    /// initialiser hold eight runs each and start with a digit or a minus sign.
     pub fn declarations(&self) -> String {
+        if self.columns == 0 {
+            return String::new();
+        }
         let mut out = String::from("static const long long R_[] = {\n");
         for chunk in self.runs.chunks(8) {
             let items: Vec<String> = chunk

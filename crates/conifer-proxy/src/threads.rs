@@ -75,23 +75,32 @@ pub fn place(first: &FirstThread, uses: &HashSet<Object>) -> Placement {
 }
 
 /// The C that runs threads: a job per thread (its class's start rule and where its table
-/// cursors start), `spawn_`, `join_`, and the flags ordering the threads' first calls.
-pub const HELPERS: &str = r#"
-typedef struct { void (*run)(void); const int *at; int first, n; } job_t;
+/// cursors start, when the program has `tables`), `spawn_`, `join_`, and the flags ordering
+/// the threads' first calls.
+pub fn helpers(tables: bool) -> String {
+    let start = if tables {
+        "    if (j->n) start_(j->at, j->first, j->n);\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"
+typedef struct {{ void (*run)(void); const int *at; int first, n; }} job_t;
 static job_t jobs_[64];
 static pthread_t th_[64];
 static volatile int started_[64];
-static void *thread_main_(void *p) {
+static void *thread_main_(void *p) {{
     job_t *j = p;
     int k = (int)(j - jobs_);
     while (!started_[k - 1]) sched_yield();
-    if (j->n) start_(j->at, j->first, j->n);
-    j->run();
+{start}    j->run();
     return NULL;
+}}
+static void spawn_(int k) {{ pthread_create(&th_[k], NULL, thread_main_, &jobs_[k]); }}
+static void join_(int k) {{ pthread_join(th_[k], NULL); }}
+"#
+    )
 }
-static void spawn_(int k) { pthread_create(&th_[k], NULL, thread_main_, &jobs_[k]); }
-static void join_(int k) { pthread_join(th_[k], NULL); }
-"#;
 
 #[cfg(test)]
 mod tests {
