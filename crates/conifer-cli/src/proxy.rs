@@ -33,13 +33,13 @@ pub fn run(
         let dir = output.ok_or("give -o DIR, or --check")?;
         write(&proxy, dir)?;
         println!(
-            "{}: proxy.c ({} lines for {} calls: {} behaviour classes, {} rule functions, {} table runs) and Makefile; build with make -C {}",
+            "{}: proxy.c ({} lines for {} calls: {} behaviour classes, {} rule functions, {} numbers in data tables) and Makefile; build with make -C {}",
             dir.display(),
             proxy.source.lines().count(),
             proxy.calls,
             proxy.classes,
             proxy.functions,
-            proxy.table_runs,
+            proxy.table_values,
             dir.display()
         );
         return Ok(ExitCode::SUCCESS);

@@ -198,8 +198,8 @@ fn code_lines(source: &str) -> usize {
 
 /// The proxies of mg and stencil2d do not grow with the iterations: ten times the iterations,
 /// the same lines of code, and both proxies still make the recorded calls. mg's Allreduce
-/// moves through a buffer by 8 bytes an iteration (mg.c), so its offsets are one table run
-/// `<0, 8, iterations>` whatever the iterations.
+/// moves through a buffer by 8 bytes an iteration (mg.c), so its offsets are one table record
+/// `iterations, 8, 0` (count, stride, start) whatever the iterations.
 #[test]
 fn proxy_size_does_not_follow_the_iterations() {
     let dir = scratch("proxy_iterations");
@@ -217,7 +217,7 @@ fn proxy_size_does_not_follow_the_iterations() {
             );
             let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
             if app == "mg" {
-                let run = format!("\n0,8,{iterations},");
+                let run = format!("\n{iterations},8,0,");
                 assert!(source.contains(&run), "{name}: no run {run:?} in\n{source}");
             }
             sizes.push((code_lines(&source), source.lines().count()));
@@ -310,5 +310,37 @@ fn tree_mode_proxy_size_does_not_follow_the_iterations() {
     assert_eq!(
         sizes[0], sizes[1],
         "tree-mode mg: lines at 20 and 200 iterations"
+    );
+}
+
+/// irregular.c sends a message of a pseudo-random size every iteration: the recorder streams
+/// the counts, and the proxy reads them from its data tables, so its code is the same for 20
+/// and 200 iterations while the tables grow with the sizes it has to make (and `--check`
+/// finds every size reproduced).
+#[test]
+fn irregular_sizes_go_to_data_tables() {
+    let dir = scratch("proxy_irregular");
+    let mut sizes = Vec::new();
+    for iterations in ["20", "200"] {
+        let name = format!("irregular{iterations}");
+        let trace = traced(
+            &dir,
+            &name,
+            ranks(),
+            &[],
+            &apps_dir().join("irregular"),
+            &[iterations],
+        );
+        let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
+        let total = source.lines().count();
+        sizes.push((code_lines(&source), total - code_lines(&source)));
+    }
+    assert_eq!(
+        sizes[0].0, sizes[1].0,
+        "code lines at 20 and 200 iterations"
+    );
+    assert!(
+        sizes[1].1 > sizes[0].1,
+        "table lines at 20 and 200 iterations: {sizes:?}"
     );
 }

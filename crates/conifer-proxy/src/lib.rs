@@ -56,6 +56,6 @@ pub struct Proxy {
     pub classes: usize,
     /// C functions generated for grammar rules.
     pub functions: usize,
-    /// `<start, stride, length>` runs in the data tables.
-    pub table_runs: usize,
+    /// Numbers in the data tables.
+    pub table_values: usize,
 }

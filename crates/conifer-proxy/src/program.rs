@@ -113,7 +113,7 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
         calls: gen.calls,
         classes: behaviour.classes,
         functions: behaviour.functions,
-        table_runs: tables.len(),
+        table_values: tables.len(),
     })
 }
 
@@ -327,7 +327,7 @@ impl Generation {
 }
 
 /// An interval in nanoseconds rounded to its three leading bits (within 12.5%, so that the
-/// intervals of a call site repeat and their table runs stay few).
+/// intervals of a call site repeat and their tables stay short).
 fn quantised(ns: f64) -> u64 {
     if ns.is_nan() || ns < 0.5 {
         return 0;

@@ -310,7 +310,7 @@ mod tests {
             class.source
         );
         assert_eq!(class.columns, (0, 1));
-        assert!(tables.declarations().contains("\n0,8,3,\n"));
+        assert!(tables.declarations().contains("\n3,8,0,\n"));
         assert_eq!(class.starts, vec![vec![0]]);
     }
 
@@ -326,8 +326,8 @@ mod tests {
             "{}",
             class.source
         );
-        assert_eq!(class.starts, vec![vec![0], vec![1]]);
-        assert!(tables.declarations().contains("\n1,0,1, 3,0,1,\n"));
+        assert_eq!(class.starts, vec![vec![0], vec![2]]);
+        assert!(tables.declarations().contains("\n-1,1,-1,3,\n"));
     }
 
     #[test]
@@ -341,6 +341,6 @@ mod tests {
             "{}",
             class.source
         );
-        assert!(tables.declarations().contains("\n0,1,2, 0,0,1,\n"));
+        assert!(tables.declarations().contains("\n-3,0,1,0,\n"));
     }
 }

@@ -1,16 +1,21 @@
 //! Data tables: the values a statement takes call after call where they are not constant
-//! (irregular message sizes, stepped offsets, a rank's own peers), stored as runs
-//! `<start, stride, length>` in one pool and read back by the generated code through one
-//! cursor per column (`nx(column)`), so the code stays one statement per call site.
+//! (irregular message sizes, stepped offsets, a rank's own peers), stored in one pool of
+//! numbers and read back by the generated code through one cursor per column (`nx(column)`,
+//! per thread), so the code stays one statement per call site. A sequence is stored as
+//! records: `n, stride, start` for `n >= 3` values advancing by `stride`, or `-n` followed by
+//! `n` values as they are.
 
 use std::collections::HashMap;
 
-/// The run pool and the columns reading it.
+/// The shortest arithmetic run stored as such (shorter ones are cheaper as plain values).
+const MIN_RUN: usize = 3;
+
+/// The pool and the columns reading it.
 #[derive(Default)]
 pub struct Tables {
-    /// `(start, stride, length)` runs, sequences one after another.
-    runs: Vec<(i64, i64, u64)>,
-    /// Sequences already in the pool → index of their first run (equal sequences shared).
+    /// The records of every sequence, one after another.
+    pool: Vec<i64>,
+    /// Sequences already in the pool → index of their first record (equal sequences shared).
     known: HashMap<Vec<i64>, u32>,
     /// Columns handed out.
     columns: u32,
@@ -28,55 +33,57 @@ impl Tables {
         self.columns
     }
 
-    /// Stores `values` as runs (or finds them stored) and returns the index of the first run,
-    /// where a reader's cursor starts.
+    /// Stores `values` (or finds them stored) and returns where a reader's cursor starts.
     pub fn sequence(&mut self, values: &[i64]) -> u32 {
         if let Some(&at) = self.known.get(values) {
             return at;
         }
-        let at = self.runs.len() as u32;
-        self.runs.extend(runs(values));
+        let at = self.pool.len() as u32;
+        self.pool.extend(records(values));
         self.known.insert(values.to_vec(), at);
         at
     }
 
-    /// Runs in the pool.
+    /// Numbers in the pool.
     pub fn len(&self) -> usize {
-        self.runs.len()
+        self.pool.len()
     }
 
     /// The pool, the cursors and `nx`, as C (nothing without columns). Lines of the pool's
-    /// initialiser hold eight runs each and start with a digit or a minus sign.
+    /// initialiser hold up to 24 numbers each and start with a digit or a minus sign.
     pub fn declarations(&self) -> String {
         if self.columns == 0 {
             return String::new();
         }
         let mut out = String::from("static const long long R_[] = {\n");
-        for chunk in self.runs.chunks(8) {
-            let items: Vec<String> = chunk
-                .iter()
-                .map(|(s, d, n)| format!("{s},{d},{n}"))
-                .collect();
-            out += &items.join(", ");
+        for chunk in self.pool.chunks(24) {
+            let items: Vec<String> = chunk.iter().map(i64::to_string).collect();
+            out += &items.join(",");
             out += ",\n";
         }
-        out += "0,0,0};\n";
+        out += "0};\n";
         out += &format!(
             "typedef struct {{ int r; long long k; }} cur_t;\nstatic __thread cur_t cur_[{}];\n",
-            self.columns.max(1)
+            self.columns
         );
         out += CURSORS;
         out
     }
 }
 
-/// Reading the pool: `nx(c)` is column `c`'s next value; `start_` puts a rank's cursors at
+/// Reading the pool: `nx(c)` is column `c`'s next value; `start_` puts a thread's cursors at
 /// its sequences.
 const CURSORS: &str = r#"static long long nx(int c) {
     cur_t *u = &cur_[c];
-    const long long *q = R_ + 3 * u->r;
-    long long v = q[0] + q[1] * u->k;
-    if (++u->k >= q[2]) { u->r++; u->k = 0; }
+    const long long *q = R_ + u->r;
+    long long v;
+    if (q[0] > 0) {
+        v = q[2] + q[1] * u->k;
+        if (++u->k >= q[0]) { u->r += 3; u->k = 0; }
+    } else {
+        v = q[1 + u->k];
+        if (++u->k >= -q[0]) { u->r += 1 - q[0]; u->k = 0; }
+    }
     return v;
 }
 static void start_(const int *at, int first, int n) {
@@ -84,20 +91,36 @@ static void start_(const int *at, int first, int n) {
 }
 "#;
 
-/// `values` as maximal runs of a constant stride, left to right.
-fn runs(values: &[i64]) -> Vec<(i64, i64, u64)> {
+/// `values` as records, left to right: maximal runs of a constant stride of at least
+/// [`MIN_RUN`] values, the values between them as plain blocks.
+fn records(values: &[i64]) -> Vec<i64> {
     let mut out = Vec::new();
+    let mut plain: Vec<i64> = Vec::new();
+    let flush = |plain: &mut Vec<i64>, out: &mut Vec<i64>| {
+        if !plain.is_empty() {
+            out.push(-(plain.len() as i64));
+            out.append(plain);
+        }
+    };
     let mut i = 0;
     while i < values.len() {
-        let start = values[i];
-        let stride = values.get(i + 1).map_or(0, |next| next.wrapping_sub(start));
+        let stride = values
+            .get(i + 1)
+            .map_or(0, |next| next.wrapping_sub(values[i]));
         let mut n = 1;
         while i + n < values.len() && values[i + n].wrapping_sub(values[i + n - 1]) == stride {
             n += 1;
         }
-        out.push((start, stride, n as u64));
-        i += n;
+        if n >= MIN_RUN {
+            flush(&mut plain, &mut out);
+            out.extend([n as i64, stride, values[i]]);
+            i += n;
+        } else {
+            plain.push(values[i]);
+            i += 1;
+        }
     }
+    flush(&mut plain, &mut out);
     out
 }
 
@@ -106,19 +129,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sequences_become_stepped_runs() {
-        assert_eq!(runs(&[0, 8, 16, 24]), vec![(0, 8, 4)]);
-        assert_eq!(runs(&[5, 5, 5]), vec![(5, 0, 3)]);
-        assert_eq!(runs(&[3, 7, 1]), vec![(3, 4, 2), (1, 0, 1)]);
-        assert_eq!(runs(&[]), Vec::<(i64, i64, u64)>::new());
+    fn sequences_become_stepped_runs_and_plain_blocks() {
+        assert_eq!(records(&[0, 8, 16, 24]), vec![4, 8, 0]);
+        assert_eq!(records(&[5, 5, 5]), vec![3, 0, 5]);
+        assert_eq!(records(&[3, 7, 1]), vec![-3, 3, 7, 1]);
+        assert_eq!(records(&[9, 1, 2, 3, 4, 0]), vec![-1, 9, 4, 1, 1, -1, 0]);
+        assert_eq!(records(&[]), Vec::<i64>::new());
     }
 
     #[test]
-    fn equal_sequences_share_their_runs() {
+    fn equal_sequences_share_their_records() {
         let mut t = Tables::default();
         let a = t.sequence(&[1, 2, 3]);
         let b = t.sequence(&[9]);
         assert_eq!(t.sequence(&[1, 2, 3]), a);
-        assert_eq!((a, b, t.len()), (0, 1, 2));
+        assert_eq!((a, b, t.len()), (0, 3, 5));
     }
 }
