@@ -341,7 +341,14 @@ impl Emitter<'_> {
                 format!("(int[]){{{coords}}}")
             }
             Value::Ignored => "NULL".into(),
-            Value::Opaque | Value::Status(_) => "0".into(),
+            Value::Opaque => {
+                self.notes.push(format!(
+                    "{}: {} was not recorded; the proxy passes 0",
+                    call.name, p.name
+                ));
+                "0".into()
+            }
+            Value::Status(_) => "0".into(),
             Value::StreamedInt | Value::StreamedOffset(_) | Value::StreamedStatus(..) => {
                 return Err(format!("{}: an unfilled stream value", call.name))
             }

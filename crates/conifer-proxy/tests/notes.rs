@@ -1,8 +1,9 @@
 //! What the proxy cannot make as the original did is listed at the top of `proxy.c` and in
 //! the notes, with how many calls, never dropped silently. The trace is made here, call by
 //! call: `MPI_Init`, an attribute key made with the program's own callbacks (the proxy passes
-//! MPI's null functions), a generalized request (whose callbacks the proxy cannot stand in
-//! for), a Fortran-only function the C table does not have (twice), `MPI_Finalize`.
+//! MPI's null functions) and an extra state the recorder did not interpret, a generalized
+//! request (whose callbacks the proxy cannot stand in for), a Fortran-only function the C
+//! table does not have (twice), `MPI_Finalize`.
 
 use conifer_compress::Grammar;
 use conifer_proxy::{generate, Compute, Options};
@@ -118,6 +119,7 @@ fn what_is_not_reproduced_is_listed_with_its_calls() {
     )
     .unwrap();
     let expected = [
+        "MPI_Comm_create_keyval: extra_state was not recorded; the proxy passes 0 (1 calls)",
         "MPI_Comm_create_keyval: the attribute copy callback is replaced by MPI's null copy function (1 calls)",
         "MPI_Comm_create_keyval: the attribute delete callback is replaced by MPI's null delete function (1 calls)",
         "MPI_Grequest_start: its callback query_fn cannot be reproduced (1 calls)",
