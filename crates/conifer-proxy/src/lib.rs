@@ -19,6 +19,7 @@ mod program;
 mod rules;
 mod tables;
 mod threads;
+mod tree;
 
 pub use program::generate;
 

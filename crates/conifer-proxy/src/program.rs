@@ -6,9 +6,10 @@
 use crate::args::{Emitter, RankState};
 use crate::lines::Lines;
 use crate::objects::Objects;
-use crate::rules::{emit, Member};
+use crate::rules::{emit, ClassCode, Member};
 use crate::tables::Tables;
 use crate::threads::{frees, objects, place, FirstThread, Object};
+use crate::tree::{emit_tree, TreeMember};
 use crate::{Compute, Options, Proxy};
 use conifer_compress::{FrozenGrammar, Grammar};
 use conifer_spec::Function;
@@ -40,11 +41,17 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
     for rank in 0..trace.meta.ranks {
         ranks.push(gen.rank(&reader, rank, empty)?);
     }
-    // Behaviour classes: threads with the same grammar share its code.
+    // Behaviour classes: threads with the same grammar share its code; threads recorded
+    // into trace trees share the structure tree's.
     let mut classes: Vec<(FrozenGrammar, Vec<(u32, usize)>)> = Vec::new();
     let mut class_of: HashMap<FrozenGrammar, usize> = HashMap::new();
+    let mut in_trees: Vec<(u32, usize, u32)> = Vec::new();
     for (rank, threads) in ranks.iter().enumerate() {
         for (k, thread) in threads.threads.iter().enumerate() {
+            if let Some(tree) = tree_of(trace, rank, k) {
+                in_trees.push((rank as u32, k, tree));
+                continue;
+            }
             let grammar = thread_grammar(trace, rank, k, &thread.terminals);
             let next = classes.len();
             let c = *class_of.entry(grammar.clone()).or_insert(next);
@@ -61,7 +68,17 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
         .map(|r| vec![(0, Vec::new()); r.threads.len()])
         .collect();
     let mut columns = Vec::new();
+    let mut entries = Vec::new();
     let mut function_count = 0;
+    let mut add = |c: usize, class: ClassCode, members: &[(u32, usize)]| {
+        code += &class.source;
+        function_count += class.functions;
+        columns.push(class.columns);
+        entries.push(class.entry);
+        for (&(rank, k), starts) in members.iter().zip(class.starts) {
+            jobs[rank as usize][k] = (c, starts);
+        }
+    };
     for (c, (grammar, members)) in classes.iter().enumerate() {
         let list: Vec<Member> = members
             .iter()
@@ -71,14 +88,28 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
                 statements: &ranks[r as usize].threads[k].statements,
             })
             .collect();
-        let class = emit(c, grammar, &list, &gen.lines, &mut tables)?;
-        code += &class.source;
-        function_count += class.functions;
-        columns.push(class.columns);
-        for (&(rank, k), starts) in members.iter().zip(class.starts) {
-            jobs[rank as usize][k] = (c, starts);
-        }
+        add(
+            c,
+            emit(c, grammar, &list, &gen.lines, &mut tables)?,
+            members,
+        );
     }
+    if let (Some(forest), false) = (&trace.record.forest, in_trees.is_empty()) {
+        let list: Vec<TreeMember> = in_trees
+            .iter()
+            .map(|&(r, k, tree)| TreeMember {
+                rank: r,
+                tree,
+                terminals: &ranks[r as usize].threads[k].terminals,
+                statements: &ranks[r as usize].threads[k].statements,
+            })
+            .collect();
+        let c = classes.len();
+        let class = emit_tree(c, forest, &list, &gen.lines, &mut tables)?;
+        let members: Vec<(u32, usize)> = in_trees.iter().map(|&(r, k, _)| (r, k)).collect();
+        add(c, class, &members);
+    }
+    let class_count = columns.len();
     let mut cases: BTreeMap<RankCode, Vec<u32>> = BTreeMap::new();
     for (rank, (jobs, threads)) in jobs.into_iter().zip(&ranks).enumerate() {
         cases
@@ -89,7 +120,8 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
     let behaviour = Behaviour {
         cases,
         columns,
-        classes: classes.len(),
+        entries,
+        classes: class_count,
         functions: function_count,
     };
     let source = assemble(trace, &gen, &tables, &code, &behaviour);
@@ -117,21 +149,24 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
     })
 }
 
+/// The trace tree of thread `thread` of `rank`, if it was recorded into one.
+fn tree_of(trace: &Trace, rank: usize, thread: usize) -> Option<u32> {
+    let tree = *trace.record.ranks[rank].trees.get(thread)?;
+    (tree != NO_TREE && trace.record.forest.is_some()).then_some(tree)
+}
+
 /// The grammar the code of thread `thread` of `rank` follows, over the terminals of its calls
 /// (`terminals`). The trace stores the recorder's grammar, whose terminals were renamed to
 /// skeletons where values went to value streams, so repetitions the streams exposed (an
-/// `MPI_Allreduce` whose offset moves every iteration) are still spelt out; threads recorded
-/// into trace trees have a grammar of their calls outside the tree only. So the calls'
+/// `MPI_Allreduce` whose offset moves every iteration) are still spelt out. So the calls'
 /// terminals are compressed again by the recorder's Sequitur, and of the two grammars the one
 /// with fewer right-hand-side items is followed.
 fn thread_grammar(trace: &Trace, rank: usize, thread: usize, terminals: &[u32]) -> FrozenGrammar {
-    let entry = &trace.record.ranks[rank];
-    let in_tree = entry.trees.get(thread).is_some_and(|&t| t != NO_TREE);
-    let stored = entry
+    let stored = trace.record.ranks[rank]
         .threads
         .get(thread)
         .and_then(|&g| trace.record.grammars.get(g as usize))
-        .filter(|g| !in_tree && g.len() == terminals.len() as u64);
+        .filter(|g| g.len() == terminals.len() as u64);
     let mut again = Grammar::new();
     terminals.iter().for_each(|&t| again.push(t));
     let again = again.freeze();
@@ -358,6 +393,8 @@ struct Behaviour {
     cases: BTreeMap<RankCode, Vec<u32>>,
     /// Per class, its first column and number of columns.
     columns: Vec<(u32, u32)>,
+    /// Per class, the function its threads run.
+    entries: Vec<String>,
     /// Behaviour classes.
     classes: usize,
     /// Functions written for their rules.
@@ -425,7 +462,8 @@ fn assemble(
         for (k, (class, at)) in jobs.iter().enumerate().skip(1) {
             let (first, n) = behaviour.columns[*class];
             let at = start(at);
-            cases += &format!("        jobs_[{k}] = (job_t){{c{class}_r0, {at}, {first}, {n}}};\n");
+            let entry = &behaviour.entries[*class];
+            cases += &format!("        jobs_[{k}] = (job_t){{{entry}, {at}, {first}, {n}}};\n");
         }
         // A rank that left no record (a crashed run's) makes no calls.
         if let Some((class, at)) = jobs.first() {
@@ -433,7 +471,7 @@ fn assemble(
             if n > 0 {
                 cases += &format!("        start_({}, {first}, {n});\n", start(at));
             }
-            cases += &format!("        c{class}_r0();\n");
+            cases += &format!("        {}();\n", behaviour.entries[*class]);
         }
         for k in late_joins {
             cases += &format!("        join_({k});\n");

@@ -21,8 +21,10 @@ pub struct Member<'a> {
 
 /// The class's generated code.
 pub struct ClassCode {
-    /// The functions, callees before their callers; the start rule's is `c<class>_r0`.
+    /// The functions, callees before their callers.
     pub source: String,
+    /// The function a thread of the class runs.
+    pub entry: String,
     /// Functions written.
     pub functions: usize,
     /// The class's first column and how many it has.
@@ -105,6 +107,7 @@ pub fn emit(
     }
     Ok(ClassCode {
         source,
+        entry: format!("c{class}_r0"),
         functions: rules.len(),
         columns: (first, tables.columns() - first),
         starts,
@@ -172,11 +175,21 @@ impl Walk<'_, '_> {
     }
 }
 
+/// A new column of `tables` whose values are `per` member's sequence; where each member's
+/// sequence starts goes to `starts`.
+pub fn column(per: &[Vec<i64>], tables: &mut Tables, starts: &mut [Vec<u32>]) -> u32 {
+    let c = tables.column();
+    for (m, values) in per.iter().enumerate() {
+        starts[m].push(tables.sequence(values));
+    }
+    c
+}
+
 /// The C statement of one site whose calls made the statements `per_member` (per member, in
 /// call order): the text they share, varying numbers as `nx(column)`, a `switch` on a column
 /// where their templates differ. New columns' sequences go to `tables`, where each member's
 /// starts to `starts`.
-fn site_statement(
+pub fn site_statement(
     per_member: &[Vec<u32>],
     lines: &Lines,
     tables: &mut Tables,
@@ -196,13 +209,7 @@ fn site_statement(
             variants.push(t);
         }
     }
-    let mut column = |per: Vec<Vec<i64>>, tables: &mut Tables| -> u32 {
-        let c = tables.column();
-        for (m, values) in per.iter().enumerate() {
-            starts[m].push(tables.sequence(values));
-        }
-        c
-    };
+    let mut new_column = |per: Vec<Vec<i64>>, tables: &mut Tables| column(&per, tables, starts);
     let mut rendered = Vec::new();
     for &v in &variants {
         let pieces = lines.pieces(v);
@@ -222,7 +229,7 @@ fn site_statement(
             if values.all(|&x| Some(x) == constant) {
                 text += &constant.unwrap_or(0).to_string();
             } else {
-                text += &format!("nx({})", column(per, tables));
+                text += &format!("nx({})", new_column(per, tables));
             }
             text += piece;
         }
@@ -244,7 +251,7 @@ fn site_statement(
                 .collect()
         })
         .collect();
-    let selector = column(per, tables);
+    let selector = new_column(per, tables);
     let cases: Vec<String> = rendered
         .iter()
         .enumerate()

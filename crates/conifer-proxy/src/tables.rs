@@ -2,13 +2,16 @@
 //! (irregular message sizes, stepped offsets, a rank's own peers), stored in one pool of
 //! numbers and read back by the generated code through one cursor per column (`nx(column)`,
 //! per thread), so the code stays one statement per call site. A sequence is stored as
-//! records: `n, stride, start` for `n >= 3` values advancing by `stride`, or `-n` followed by
-//! `n` values as they are.
+//! records: `n, stride, start` for `n >= 3` values advancing by `stride`; `0, p, r` followed
+//! by `p` values repeated `r` times (a cycle, such as the counts a loop takes in turn); or
+//! `-n` followed by `n` values as they are.
 
 use std::collections::HashMap;
 
 /// The shortest arithmetic run stored as such (shorter ones are cheaper as plain values).
 const MIN_RUN: usize = 3;
+/// The longest period of a cycle looked for.
+const MAX_PERIOD: usize = 32;
 
 /// The pool and the columns reading it.
 #[derive(Default)]
@@ -80,6 +83,9 @@ const CURSORS: &str = r#"static long long nx(int c) {
     if (q[0] > 0) {
         v = q[2] + q[1] * u->k;
         if (++u->k >= q[0]) { u->r += 3; u->k = 0; }
+    } else if (q[0] == 0) {
+        v = q[3 + u->k % q[1]];
+        if (++u->k >= q[1] * q[2]) { u->r += 3 + q[1]; u->k = 0; }
     } else {
         v = q[1 + u->k];
         if (++u->k >= -q[0]) { u->r += 1 - q[0]; u->k = 0; }
@@ -91,8 +97,9 @@ static void start_(const int *at, int first, int n) {
 }
 "#;
 
-/// `values` as records, left to right: maximal runs of a constant stride of at least
-/// [`MIN_RUN`] values, the values between them as plain blocks.
+/// `values` as records, left to right: at each place the longer of the maximal run of a
+/// constant stride (at least [`MIN_RUN`] values) and the longest cycle (at least three
+/// repetitions of up to [`MAX_PERIOD`] values), the values between them as plain blocks.
 fn records(values: &[i64]) -> Vec<i64> {
     let mut out = Vec::new();
     let mut plain: Vec<i64> = Vec::new();
@@ -104,24 +111,47 @@ fn records(values: &[i64]) -> Vec<i64> {
     };
     let mut i = 0;
     while i < values.len() {
-        let stride = values
-            .get(i + 1)
-            .map_or(0, |next| next.wrapping_sub(values[i]));
+        let rest = &values[i..];
+        let stride = rest.get(1).map_or(0, |next| next.wrapping_sub(rest[0]));
         let mut n = 1;
-        while i + n < values.len() && values[i + n].wrapping_sub(values[i + n - 1]) == stride {
+        while n < rest.len() && rest[n].wrapping_sub(rest[n - 1]) == stride {
             n += 1;
         }
-        if n >= MIN_RUN {
+        let (period, reps) = cycle(rest);
+        if period * reps > n && reps >= 3 {
             flush(&mut plain, &mut out);
-            out.extend([n as i64, stride, values[i]]);
+            out.extend([0, period as i64, reps as i64]);
+            out.extend_from_slice(&rest[..period]);
+            i += period * reps;
+        } else if n >= MIN_RUN {
+            flush(&mut plain, &mut out);
+            out.extend([n as i64, stride, rest[0]]);
             i += n;
         } else {
-            plain.push(values[i]);
+            plain.push(rest[0]);
             i += 1;
         }
     }
     flush(&mut plain, &mut out);
     out
+}
+
+/// The cycle at the start of `values` covering most of them: its period (at least 2) and
+/// its whole repetitions; `(0, 0)` when none repeats.
+fn cycle(values: &[i64]) -> (usize, usize) {
+    let mut best = (0, 0);
+    for p in 2..=MAX_PERIOD.min(values.len() / 2) {
+        let same = values[p..]
+            .iter()
+            .zip(values)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let reps = (same + p) / p;
+        if reps >= 2 && p * reps > best.0 * best.1 {
+            best = (p, reps);
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -135,6 +165,17 @@ mod tests {
         assert_eq!(records(&[3, 7, 1]), vec![-3, 3, 7, 1]);
         assert_eq!(records(&[9, 1, 2, 3, 4, 0]), vec![-1, 9, 4, 1, 1, -1, 0]);
         assert_eq!(records(&[]), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn repeated_blocks_become_cycles() {
+        assert_eq!(records(&[0, 2, 0, 2, 0, 2, 0]), vec![0, 2, 3, 0, 2, -1, 0]);
+        assert_eq!(
+            records(&[7, 1, 5, 9, 1, 5, 9, 1, 5, 9]),
+            vec![-1, 7, 0, 3, 3, 1, 5, 9]
+        );
+        // A stride run longer than any cycle stays a run.
+        assert_eq!(records(&[0, 1, 2, 3, 4, 5]), vec![6, 1, 0]);
     }
 
     #[test]
