@@ -33,7 +33,7 @@ pub fn run(
         let dir = output.ok_or("give -o DIR, or --check")?;
         write(&proxy, dir)?;
         println!(
-            "{}: proxy.c ({} lines for {} calls: {} behaviour classes, {} rule functions, {} numbers in data tables) and Makefile; build with make -C {}",
+            "{}: proxy.c ({} lines for {} calls: {} behaviour classes, {} functions for grammar rules and tree vertices, {} numbers in data tables) and Makefile; build with make -C {}",
             dir.display(),
             proxy.source.lines().count(),
             proxy.calls,
