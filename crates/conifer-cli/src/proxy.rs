@@ -33,10 +33,13 @@ pub fn run(
         let dir = output.ok_or("give -o DIR, or --check")?;
         write(&proxy, dir)?;
         println!(
-            "{}: proxy.c ({} lines for {} calls) and Makefile; build with make -C {}",
+            "{}: proxy.c ({} lines for {} calls: {} behaviour classes, {} functions for grammar rules and tree vertices, {} numbers in data tables) and Makefile; build with make -C {}",
             dir.display(),
             proxy.source.lines().count(),
             proxy.calls,
+            proxy.classes,
+            proxy.functions,
+            proxy.table_values,
             dir.display()
         );
         return Ok(ExitCode::SUCCESS);
@@ -55,6 +58,10 @@ pub fn run(
     }
     let dir = output.map_or_else(scratch_dir, Path::to_path_buf);
     write(&proxy, &dir)?;
+    // The proxy runs in `dir`: name it (and its trace) from anywhere.
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     build(&dir)?;
     let traced = dir.join("proxy.cft");
     let _ = std::fs::remove_file(&traced);

@@ -51,7 +51,7 @@ fn check_proxy(trace: &Path, out_dir: &Path) -> String {
 fn c_apps_proxies_communicate_like_the_originals() {
     let dir = scratch("proxy_c_apps");
     let apps: &[&str] = if is_mpich() {
-        &["ring", "stencil2d", "waitany", "datatypes"]
+        &["ring", "stencil2d", "waitany", "datatypes", "threads"]
     } else {
         &[
             "ring",
@@ -69,6 +69,11 @@ fn c_apps_proxies_communicate_like_the_originals() {
             "heapbuf",
             "randpeers",
             "ep",
+            "ft",
+            "phases",
+            "onesided",
+            "mpiio",
+            "threads",
         ]
     };
     for app in apps {
@@ -79,7 +84,13 @@ fn c_apps_proxies_communicate_like_the_originals() {
 #[test]
 fn fortran_apps_get_c_proxies() {
     let dir = scratch("proxy_fortran_apps");
-    for app in ["ring_f", "stencil2d_f"] {
+    for app in [
+        "ring_f",
+        "stencil2d_f",
+        "sections_f",
+        "inplace_f",
+        "stencil2d08_f",
+    ] {
         check(&dir, app);
     }
 }
@@ -98,6 +109,7 @@ fn tree_mode_traces_get_proxies() {
             "onesided",
             "mpiio",
             "ring_f",
+            "threads",
         ]
     };
     for app in apps {
@@ -170,17 +182,107 @@ fn proxy_writes_source_and_makefile_for_the_traced_mpi() {
     let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
     assert!(source.contains("nanosleep"), "--compute sleep: no sleep");
     assert!(
-        source.contains("for (long i0"),
+        source.contains("for (long i = 0; i < "),
         "repetition not folded into loops"
     );
 }
 
-/// The proxy of mg, whose Allreduce moves through a buffer by 8 bytes an iteration, does not
-/// grow with the iterations: its loops step the offset. Ten times the iterations, the same
-/// lines, and both proxies still make the recorded calls.
+/// Lines of a proxy's code, the data tables left out: the initialiser of `R_`, whose lines
+/// start with a digit or a minus sign.
+fn code_lines(source: &str) -> usize {
+    source
+        .lines()
+        .filter(|l| !l.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
+        .count()
+}
+
+/// The proxies of mg and stencil2d do not grow with the iterations: ten times the iterations,
+/// the same lines of code, and both proxies still make the recorded calls. mg's Allreduce
+/// moves through a buffer by 8 bytes an iteration (mg.c), so its offsets are one table record
+/// `iterations, 8, 0` (count, stride, start) whatever the iterations.
 #[test]
 fn proxy_size_does_not_follow_the_iterations() {
     let dir = scratch("proxy_iterations");
+    for app in ["mg", "stencil2d"] {
+        let mut sizes = Vec::new();
+        for iterations in ["20", "200"] {
+            let name = format!("{app}{iterations}");
+            let trace = traced(
+                &dir,
+                &name,
+                ranks(),
+                &[],
+                &apps_dir().join(app),
+                &[iterations],
+            );
+            let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
+            if app == "mg" {
+                let run = format!("\n{iterations},8,0,");
+                assert!(source.contains(&run), "{name}: no run {run:?} in\n{source}");
+            }
+            sizes.push((code_lines(&source), source.lines().count()));
+        }
+        assert_eq!(
+            sizes[0], sizes[1],
+            "{app}: lines (code, all) of the proxies for 20 and 200 iterations"
+        );
+    }
+}
+
+/// The proxy has one C function per rule of the grammars it follows and one behaviour class
+/// per distinct grammar, counted in the source against `conifer stats --json`; the ring's
+/// ranks all behave alike, so every rank runs the one class.
+#[test]
+fn proxy_functions_follow_the_grammar_rules() {
+    let dir = scratch("proxy_rules");
+    for app in ["ring", "stencil2d", "mg"] {
+        let trace = traced(&dir, app, ranks(), &[], &apps_dir().join(app), &[]);
+        let out_dir = dir.join(format!("{app}-proxy"));
+        run_ok(
+            Command::new(conifer())
+                .arg("proxy")
+                .arg(&trace)
+                .arg("-o")
+                .arg(&out_dir),
+        );
+        let source = std::fs::read_to_string(out_dir.join("proxy.c")).unwrap();
+        let functions = source
+            .lines()
+            .filter(|l| l.starts_with("static void c") && l.ends_with("(void) {"))
+            .count();
+        let mut classes: Vec<&str> = source
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('c') && l.ends_with("_r0();"))
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        let stats = stats_json(&trace);
+        let rules = stats["grammar_rules"].as_u64().unwrap() as usize;
+        let grammars = stats["unique_grammars"].as_u64().unwrap() as usize;
+        assert!(
+            (1..=rules).contains(&functions),
+            "{app}: {functions} functions for {rules} grammar rules"
+        );
+        assert_eq!(classes.len(), grammars, "{app}: classes {classes:?}");
+        let cases = source
+            .lines()
+            .filter(|l| l.trim().starts_with("case ") && l.ends_with(':'))
+            .count();
+        assert_eq!(cases, ranks() as usize, "{app}: a case per rank");
+        if app == "ring" {
+            assert_eq!(classes, ["c0_r0();"], "ring: one class for every rank");
+        }
+    }
+}
+
+/// In tree mode the proxy does not grow with the iterations either: mg's proxy is the same
+/// for 20 and 200 iterations, with one function per loop or branch vertex of the structure
+/// tree the run visited — fewer than its vertices, call sites included (`conifer stats
+/// --json`).
+#[test]
+fn tree_mode_proxy_size_does_not_follow_the_iterations() {
+    let dir = scratch("proxy_tree_iterations");
     let mut sizes = Vec::new();
     for iterations in ["20", "200"] {
         let name = format!("mg{iterations}");
@@ -189,14 +291,56 @@ fn proxy_size_does_not_follow_the_iterations() {
             &name,
             ranks(),
             &[],
-            &apps_dir().join("mg"),
+            &tree_apps_dir().join("mg"),
             &[iterations],
         );
         let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
+        let stats = stats_json(&trace);
+        let vertices = stats["trace_tree"]["vertices"].as_u64().unwrap() as usize;
+        let functions = source
+            .lines()
+            .filter(|l| l.starts_with("static void c") && l.ends_with("(void) {"))
+            .count();
+        assert!(
+            (1..vertices).contains(&functions),
+            "{name}: {functions} functions, {vertices} vertices"
+        );
         sizes.push(source.lines().count());
     }
     assert_eq!(
         sizes[0], sizes[1],
-        "lines of the proxies of mg 20 and mg 200"
+        "tree-mode mg: lines at 20 and 200 iterations"
+    );
+}
+
+/// irregular.c sends a message of a pseudo-random size every iteration: the recorder streams
+/// the counts, and the proxy reads them from its data tables, so its code is the same for 20
+/// and 200 iterations while the tables grow with the sizes it has to make (and `--check`
+/// finds every size reproduced).
+#[test]
+fn irregular_sizes_go_to_data_tables() {
+    let dir = scratch("proxy_irregular");
+    let mut sizes = Vec::new();
+    for iterations in ["20", "200"] {
+        let name = format!("irregular{iterations}");
+        let trace = traced(
+            &dir,
+            &name,
+            ranks(),
+            &[],
+            &apps_dir().join("irregular"),
+            &[iterations],
+        );
+        let source = check_proxy(&trace, &dir.join(format!("{name}-proxy")));
+        let total = source.lines().count();
+        sizes.push((code_lines(&source), total - code_lines(&source)));
+    }
+    assert_eq!(
+        sizes[0].0, sizes[1].0,
+        "code lines at 20 and 200 iterations"
+    );
+    assert!(
+        sizes[1].1 > sizes[0].1,
+        "table lines at 20 and 200 iterations: {sizes:?}"
     );
 }

@@ -31,6 +31,9 @@ pub struct RankState {
     last_arrays: HashMap<String, Vec<Value>>,
     /// World size, to size buffers of collectives.
     ranks: i64,
+    /// Whether the last status written went into an array of statuses (`sts_`) rather than
+    /// the single status (`st_`) a call reading a status is given.
+    statuses_in_array: bool,
 }
 
 impl RankState {
@@ -49,6 +52,9 @@ pub struct Emitter<'a> {
     pub objects: &'a mut Objects,
     /// The rank's state.
     pub state: &'a mut RankState,
+    /// What the statements made so far do differently from the original (callbacks
+    /// replaced), one line each.
+    pub notes: Vec<String>,
 }
 
 /// A parameter with its recorded value (inputs; outputs recorded after the call for `out`
@@ -203,6 +209,15 @@ impl Emitter<'_> {
             _ => {}
         }
         if p.kind == "STATUS" {
+            let ignored = matches!(a.value, Some(Value::Ignored));
+            if p.dir == "in" && self.state.statuses_in_array {
+                self.notes.push(format!(
+                    "{}: reads a status the original received in an array of statuses; the proxy passes the last single status it received",
+                    call.name
+                ));
+            } else if p.dir != "in" && !ignored {
+                self.state.statuses_in_array = array;
+            }
             return Ok(match (&a.value, array) {
                 (Some(Value::Ignored), true) => "MPI_STATUSES_IGNORE".into(),
                 (Some(Value::Ignored), false) => "MPI_STATUS_IGNORE".into(),
@@ -210,12 +225,10 @@ impl Emitter<'_> {
                 (_, false) => "&st_".into(),
             });
         }
-        if p.kind == "FUNCTION" {
-            return Ok(if call.name == "MPI_Op_create" {
-                "proxy_op".into()
-            } else {
-                "NULL".into()
-            });
+        if p.kind.ends_with("FUNCTION") {
+            let (callback, note) = callback(call.name, &p.name)?;
+            self.notes.push(format!("{}: {note}", call.name));
+            return Ok(callback);
         }
         if p.kind == "REQUEST" && array {
             let Some(Value::Array(items)) = &a.value else {
@@ -228,9 +241,8 @@ impl Emitter<'_> {
                 back.push(format!("{slot} = t_[{k}];"));
                 init.push(slot);
             }
-            let n = items.len().max(1);
             pre.push(format!(
-                "MPI_Request t_[{n}] = {{{}}}; int n_ = {}; (void)n_;",
+                "MPI_Request t_[] = {{{}}}; int n_ = {}; (void)n_;",
                 if init.is_empty() {
                     "MPI_REQUEST_NULL".into()
                 } else {
@@ -329,7 +341,14 @@ impl Emitter<'_> {
                 format!("(int[]){{{coords}}}")
             }
             Value::Ignored => "NULL".into(),
-            Value::Opaque | Value::Status(_) => "0".into(),
+            Value::Opaque => {
+                self.notes.push(format!(
+                    "{}: {} was not recorded; the proxy passes 0",
+                    call.name, p.name
+                ));
+                "0".into()
+            }
+            Value::Status(_) => "0".into(),
             Value::StreamedInt | Value::StreamedOffset(_) | Value::StreamedStatus(..) => {
                 return Err(format!("{}: an unfilled stream value", call.name))
             }
@@ -392,6 +411,40 @@ impl Emitter<'_> {
         };
         (n + displs).max(0) * extent + 64
     }
+}
+
+/// The C expression passed for callback parameter `param` of `function`, and what the proxy
+/// does differently for it; an error for callbacks the proxy cannot stand in for.
+fn callback(function: &str, param: &str) -> Result<(String, &'static str), String> {
+    let object = ["comm", "type", "win"]
+        .into_iter()
+        .find(|o| param.starts_with(o))
+        .map_or(String::new(), |o| format!("{}_", o.to_ascii_uppercase()));
+    Ok(if function == "MPI_Op_create" {
+        (
+            "proxy_op".into(),
+            "the user's reduction function is replaced by one that leaves the buffer as it is",
+        )
+    } else if param.contains("copy") {
+        (
+            format!("MPI_{object}NULL_COPY_FN"),
+            "the attribute copy callback is replaced by MPI's null copy function",
+        )
+    } else if param.contains("delete") {
+        (
+            format!("MPI_{object}NULL_DELETE_FN"),
+            "the attribute delete callback is replaced by MPI's null delete function",
+        )
+    } else if param.contains("errhandler") || function == "MPI_Errhandler_create" {
+        (
+            "(void *)proxy_errhandler".into(),
+            "the error handler is replaced by one that does nothing",
+        )
+    } else {
+        return Err(format!(
+            "{function}: its callback {param} cannot be reproduced"
+        ));
+    })
 }
 
 /// The extent of a datatype value: predefined by name, derived from its constructor.

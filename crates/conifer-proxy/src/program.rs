@@ -1,15 +1,24 @@
-//! The whole proxy program: every rank's calls emitted as statements and folded into loops,
-//! ranks with the same code sharing one function, the objects and helpers they use, and a
-//! `main` that initialises MPI as the trace did and runs its rank's function.
+//! Generating the proxy: every rank's calls turned into statements, the ranks' threads
+//! grouped into behaviour classes by their grammars (or sharing the structure tree's code,
+//! in tree mode), each class's code written ([`crate::rules`], [`crate::tree`]), and the
+//! program put together ([`crate::source`]).
 
 use crate::args::{Emitter, RankState};
-use crate::fold::{fold, render, Lines};
+use crate::lines::Lines;
 use crate::objects::Objects;
+use crate::rules::{emit, ClassCode, Member};
+use crate::source::{assemble, Behaviour, Program, RankCode, Startup};
+use crate::tables::Tables;
+use crate::threads::{frees, objects, place, FirstThread, Object};
+use crate::tree::{emit_tree, TreeMember};
 use crate::{Compute, Options, Proxy};
+use conifer_compress::{FrozenGrammar, Grammar};
 use conifer_spec::Function;
+use conifer_trace::decode::{Call, CallReader};
+use conifer_trace::forest::NO_TREE;
 use conifer_trace::value::{Buffer, Value};
 use conifer_trace::Trace;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Generates the proxy of `trace`.
 pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
@@ -19,93 +28,113 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
         .map(|f| (f.name.clone(), f))
         .collect();
     let reader = trace.reader();
-    let mut objects = Objects::default();
-    let mut notes: BTreeMap<String, u64> = BTreeMap::new();
-    let mut lines = Lines::default();
-    let mut bodies: Vec<Vec<u32>> = Vec::new();
-    let mut startup: Option<Startup> = None;
-    let mut calls = 0u64;
+    let mut gen = Generation {
+        functions,
+        options: *options,
+        objects: Objects::default(),
+        notes: BTreeMap::new(),
+        lines: Lines::default(),
+        startup: None,
+        calls: 0,
+    };
+    let empty = gen.lines.id(String::new());
+    let mut ranks = Vec::new();
     for rank in 0..trace.meta.ranks {
-        let mut state = RankState::new(i64::from(trace.meta.ranks));
-        let mut seq = Vec::new();
-        let mut initialised = false;
-        for call in reader.calls(rank) {
-            let call = call.map_err(|e| e.to_string())?;
-            calls += u64::from(call.name != "free");
-            if call.signature.thread > 0 {
-                *notes
-                    .entry(format!(
-                        "{}: calls of threads other than the first",
-                        call.name
-                    ))
-                    .or_default() += 1;
-                continue;
-            }
-            if call.name == "free" {
-                if let Some(Value::Buffer(Buffer::Segment { id, .. })) =
-                    call.signature.values.first()
-                {
-                    if let Some(i) = objects.segment_index(*id) {
-                        seq.push(lines.id(format!("seg_free({i});")));
-                    }
-                }
-                continue;
-            }
-            let Some(function) = functions.get(call.name) else {
-                *notes
-                    .entry(format!("{}: not in the MPI function table", call.name))
-                    .or_default() += 1;
-                continue;
-            };
-            let mut emitter = Emitter {
-                objects: &mut objects,
-                state: &mut state,
-            };
-            let statement = match emitter.statement(&call, function) {
-                Ok(s) => s,
-                Err(why) => {
-                    *notes.entry(why).or_default() += 1;
-                    continue;
-                }
-            };
-            if matches!(call.name, "MPI_Init" | "MPI_Init_thread") && !initialised {
-                initialised = true;
-                let before: Vec<u32> = std::mem::take(&mut seq)
-                    .into_iter()
-                    .filter(|&l| !lines.text[l as usize].starts_with("compute_ns("))
-                    .collect();
-                let this = Startup {
-                    before,
-                    init: statement,
-                };
-                match &startup {
-                    None => startup = Some(this),
-                    Some(first) if *first != this => {
-                        *notes
-                            .entry(format!(
-                                "rank {rank}: its calls up to MPI_Init differ from rank 0's, which every rank makes"
-                            ))
-                            .or_default() += 1;
-                    }
-                    Some(_) => {}
-                }
-                continue;
-            }
-            if options.compute != Compute::None {
-                // The call's own interval with lossless timing, else its family's mean.
-                let ns = call.time.map_or_else(
-                    || call.timing.map_or(0.0, |t| t.interval.mean()),
-                    |t| t.interval_ns as f64,
-                );
-                if ns >= 1000.0 {
-                    seq.push(lines.id(format!("compute_ns({});", ns.round() as u64)));
-                }
-            }
-            seq.push(lines.id(statement));
-        }
-        bodies.push(seq);
+        ranks.push(gen.rank(&reader, rank, empty)?);
     }
-    let source = assemble(trace, options, &objects, &lines, &bodies, startup, &notes);
+    // Behaviour classes: threads with the same grammar share its code; threads recorded
+    // into trace trees share the structure tree's.
+    let mut classes: Vec<(FrozenGrammar, Vec<(u32, usize)>)> = Vec::new();
+    let mut class_of: HashMap<FrozenGrammar, usize> = HashMap::new();
+    let mut in_trees: Vec<(u32, usize, u32)> = Vec::new();
+    for (rank, threads) in ranks.iter().enumerate() {
+        for (k, thread) in threads.threads.iter().enumerate() {
+            if let Some(tree) = tree_of(trace, rank, k) {
+                in_trees.push((rank as u32, k, tree));
+                continue;
+            }
+            let grammar = thread_grammar(trace, rank, k, &thread.terminals);
+            let next = classes.len();
+            let c = *class_of.entry(grammar.clone()).or_insert(next);
+            if c == next {
+                classes.push((grammar, Vec::new()));
+            }
+            classes[c].1.push((rank as u32, k));
+        }
+    }
+    let mut tables = Tables::default();
+    let mut code = String::new();
+    let mut jobs: Vec<Vec<(usize, Vec<u32>)>> = ranks
+        .iter()
+        .map(|r| vec![(0, Vec::new()); r.threads.len()])
+        .collect();
+    let mut columns = Vec::new();
+    let mut entries = Vec::new();
+    let mut function_count = 0;
+    let mut add = |c: usize, class: ClassCode, members: &[(u32, usize)]| {
+        code += &class.source;
+        function_count += class.functions;
+        columns.push(class.columns);
+        entries.push(class.entry);
+        for (&(rank, k), starts) in members.iter().zip(class.starts) {
+            jobs[rank as usize][k] = (c, starts);
+        }
+    };
+    for (c, (grammar, members)) in classes.iter().enumerate() {
+        let list: Vec<Member> = members
+            .iter()
+            .map(|&(r, k)| Member {
+                rank: r,
+                terminals: &ranks[r as usize].threads[k].terminals,
+                statements: &ranks[r as usize].threads[k].statements,
+            })
+            .collect();
+        add(
+            c,
+            emit(c, grammar, &list, &gen.lines, &mut tables)?,
+            members,
+        );
+    }
+    if let (Some(forest), false) = (&trace.record.forest, in_trees.is_empty()) {
+        let list: Vec<TreeMember> = in_trees
+            .iter()
+            .map(|&(r, k, tree)| TreeMember {
+                rank: r,
+                tree,
+                terminals: &ranks[r as usize].threads[k].terminals,
+                statements: &ranks[r as usize].threads[k].statements,
+            })
+            .collect();
+        let c = classes.len();
+        let class = emit_tree(c, forest, &list, &gen.lines, &mut tables)?;
+        let members: Vec<(u32, usize)> = in_trees.iter().map(|&(r, k, _)| (r, k)).collect();
+        add(c, class, &members);
+    }
+    let class_count = columns.len();
+    let mut cases: BTreeMap<RankCode, Vec<u32>> = BTreeMap::new();
+    for (rank, (jobs, threads)) in jobs.into_iter().zip(&ranks).enumerate() {
+        cases
+            .entry((jobs, threads.late_joins.clone()))
+            .or_default()
+            .push(rank as u32);
+    }
+    let behaviour = Behaviour {
+        cases,
+        columns,
+        entries,
+        classes: class_count,
+        functions: function_count,
+    };
+    let source = assemble(&Program {
+        trace,
+        notes: &gen.notes,
+        compute: gen.options.compute,
+        objects: &gen.objects,
+        startup: gen.startup.as_ref(),
+        tables: &tables,
+        code: &code,
+        behaviour: &behaviour,
+    });
     let mpi = &trace.meta.mpi;
     let mpicc = if mpi.is_empty() {
         "mpicc".to_string()
@@ -113,114 +142,257 @@ pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {
         format!("mpicc.{mpi}")
     };
     let makefile = format!(
-        "# Builds the proxy generated by conifer proxy.\nMPICC ?= {mpicc}\n\nproxy: proxy.c\n\t$(MPICC) -O0 -w -o proxy proxy.c\n\nclean:\n\trm -f proxy\n"
+        "# Builds the proxy generated by conifer proxy.\nMPICC ?= {mpicc}\n\nproxy: proxy.c\n\t$(MPICC) -O0 -w -pthread -o proxy proxy.c\n\nclean:\n\trm -f proxy\n"
     );
     Ok(Proxy {
         source,
         makefile,
-        notes: notes
+        notes: gen
+            .notes
             .into_iter()
             .map(|(n, c)| format!("{n} ({c} calls)"))
             .collect(),
-        calls,
+        calls: gen.calls,
+        classes: behaviour.classes,
+        functions: behaviour.functions,
+        table_values: tables.len(),
     })
 }
 
-/// How a rank starts: the calls it makes before initialising MPI (queries such as
-/// `MPI_Initialized`), then `MPI_Init` or `MPI_Init_thread`. `main` makes them before it knows
-/// its rank, so they are rank 0's for every rank.
-#[derive(PartialEq)]
-struct Startup {
-    /// Line ids of the calls before the initialisation.
-    before: Vec<u32>,
-    /// The initialisation statement.
-    init: String,
+/// The trace tree of thread `thread` of `rank`, if it was recorded into one.
+fn tree_of(trace: &Trace, rank: usize, thread: usize) -> Option<u32> {
+    let tree = *trace.record.ranks[rank].trees.get(thread)?;
+    (tree != NO_TREE && trace.record.forest.is_some()).then_some(tree)
 }
 
-/// The C source: header comment, helpers, objects, one function per distinct rank body, main.
-fn assemble(
-    trace: &Trace,
-    options: &Options,
-    objects: &Objects,
-    lines: &Lines,
-    bodies: &[Vec<u32>],
+/// The grammar the code of thread `thread` of `rank` follows, over the terminals of its calls
+/// (`terminals`). The trace stores the recorder's grammar, whose terminals were renamed to
+/// skeletons where values went to value streams, so repetitions the streams exposed (an
+/// `MPI_Allreduce` whose offset moves every iteration) are still spelt out. So the calls'
+/// terminals are compressed again by the recorder's Sequitur, and of the two grammars the one
+/// with fewer right-hand-side items is followed.
+fn thread_grammar(trace: &Trace, rank: usize, thread: usize, terminals: &[u32]) -> FrozenGrammar {
+    let stored = trace.record.ranks[rank]
+        .threads
+        .get(thread)
+        .and_then(|&g| trace.record.grammars.get(g as usize))
+        .filter(|g| g.len() == terminals.len() as u64);
+    let mut again = Grammar::new();
+    terminals.iter().for_each(|&t| again.push(t));
+    let again = again.freeze();
+    match stored {
+        Some(g) if g.item_count() <= again.item_count() => g.clone(),
+        _ => again,
+    }
+}
+
+/// A rank's threads, and those its first thread joins only when it is done.
+struct RankThreads {
+    threads: Vec<RankThread>,
+    late_joins: Vec<usize>,
+}
+
+/// One thread of a rank: each call's terminal and statement.
+#[derive(Default)]
+struct RankThread {
+    /// Whether it called `MPI_Init` or `MPI_Init_thread` yet (other threads start after).
+    initialised: bool,
+    /// The index of its call to `MPI_Init` or `MPI_Init_thread`.
+    init: Option<usize>,
+    terminals: Vec<u32>,
+    statements: Vec<u32>,
+}
+
+/// What generation gathers over all ranks.
+struct Generation {
+    functions: HashMap<String, Function>,
+    options: Options,
+    objects: Objects,
+    notes: BTreeMap<String, u64>,
+    lines: Lines,
     startup: Option<Startup>,
-    notes: &BTreeMap<String, u64>,
-) -> String {
-    let mut out = format!(
-        "/* Proxy application generated by conifer proxy from a trace of {} ranks ({}).\n * Traced command: {}\n",
-        trace.meta.ranks,
-        trace.meta.mpi,
-        trace.meta.command_line.join(" ").replace("*/", "* /")
-    );
-    if notes.is_empty() {
-        out += " * Every recorded call is reproduced.\n */\n";
-    } else {
-        out += " * Not reproduced:\n";
-        for (n, c) in notes {
-            out += &format!(" *   {} ({c} calls)\n", n.replace("*/", "* /"));
+    calls: u64,
+}
+
+impl Generation {
+    fn note(&mut self, why: String) {
+        *self.notes.entry(why).or_default() += 1;
+    }
+
+    /// Every thread of `rank`, its other threads started and joined by its first (see
+    /// [`crate::threads`]).
+    fn rank(&mut self, reader: &CallReader, rank: u32, empty: u32) -> Result<RankThreads, String> {
+        let mut threads: Vec<RankThread> = Vec::new();
+        let mut states: Vec<RankState> = Vec::new();
+        let mut uses: Vec<HashSet<Object>> = Vec::new();
+        let mut first = FirstThread::default();
+        for call in reader.calls(rank) {
+            let call = call.map_err(|e| e.to_string())?;
+            self.calls += u64::from(call.name != "free");
+            let k = call.signature.thread as usize;
+            while threads.len() <= k {
+                threads.push(RankThread {
+                    initialised: !threads.is_empty(),
+                    ..RankThread::default()
+                });
+                states.push(RankState::new(i64::from(reader.trace().meta.ranks)));
+                uses.push(HashSet::new());
+            }
+            let index = threads[k].statements.len();
+            let named = objects(&call);
+            if k == 0 {
+                for o in &named {
+                    first.first_named.entry(*o).or_insert(index);
+                }
+                if frees(call.name) {
+                    first.frees.push((index, named));
+                } else if call.name == "MPI_Finalize" {
+                    first.finalize = Some(index);
+                }
+            } else {
+                uses[k].extend(named);
+            }
+            let text = self.statement(rank, &call, &mut states[k], &mut threads[k], empty);
+            threads[k].terminals.push(call.terminal);
+            threads[k].statements.push(text);
         }
-        out += " */\n";
-    }
-    out += HELPERS;
-    out += match options.compute {
-        Compute::None => "static void compute_ns(long ns) { (void)ns; }\n",
-        Compute::Sleep => "static void compute_ns(long ns) { struct timespec t = {ns / 1000000000L, ns % 1000000000L}; nanosleep(&t, NULL); }\n",
-        Compute::Spin => "static void compute_ns(long ns) { struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a); do clock_gettime(CLOCK_MONOTONIC, &b); while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns); }\n",
-    };
-    out += &objects.declarations();
-    out += SEGMENTS;
-    let mut functions: HashMap<&[u32], usize> = HashMap::new();
-    let mut cases = Vec::new();
-    for (rank, body) in bodies.iter().enumerate() {
-        let next = functions.len();
-        let f = *functions.entry(body.as_slice()).or_insert_with(|| {
-            out += &format!("\nstatic void rank_{next}(void) {{\n");
-            render(&fold(body, lines), lines, 0, &mut out);
-            out += "}\n";
-            next
-        });
-        cases.push(format!("    case {rank}: rank_{f}(); break;\n"));
-    }
-    out += "\nint main(int argc, char **argv) {\n";
-    match startup {
-        Some(startup) => {
-            render(&fold(&startup.before, lines), lines, 0, &mut out);
-            out += &format!("    {}\n", startup.init);
+        let mut late_joins = Vec::new();
+        for k in 1..threads.len() {
+            let placed = place(&first, &uses[k]);
+            let spawn = placed.spawn.or(threads[0].init).unwrap_or(0);
+            self.amend(
+                &mut threads[0].statements,
+                spawn,
+                "",
+                &format!(" spawn_({k});"),
+            );
+            match placed.join {
+                Some(j) => self.amend(&mut threads[0].statements, j, &format!("join_({k}); "), ""),
+                None => late_joins.push(k),
+            }
+            self.amend(
+                &mut threads[k].statements,
+                0,
+                "",
+                &format!(" started_[{k}] = 1;"),
+            );
         }
-        None => out += "    PMPI_Init(&argc, &argv);\n",
+        Ok(RankThreads {
+            threads,
+            late_joins,
+        })
     }
-    out +=
-        "    int rank_ = 0;\n    PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);\n    switch (rank_) {\n";
-    out += &cases.concat();
-    out += "    default: break;\n    }\n    return 0;\n}\n";
-    out
+
+    /// Puts `before` and `after` around statement `i` of `statements`.
+    fn amend(&mut self, statements: &mut [u32], i: usize, before: &str, after: &str) {
+        if let Some(s) = statements.get_mut(i) {
+            let text = format!("{before}{}{after}", self.lines.text(*s));
+            *s = self.lines.id(text.trim().to_string());
+        }
+    }
+
+    /// The statement id of `call` of `rank` (the empty statement for calls the proxy makes
+    /// elsewhere or cannot make). `MPI_Init` and the calls before it go to [`Startup`].
+    fn statement(
+        &mut self,
+        rank: u32,
+        call: &Call,
+        state: &mut RankState,
+        thread: &mut RankThread,
+        empty: u32,
+    ) -> u32 {
+        if call.name == "free" {
+            return match call.signature.values.first() {
+                Some(Value::Buffer(Buffer::Segment { id, .. })) => {
+                    match self.objects.segment_index(*id) {
+                        Some(i) => self.lines.id(format!("seg_free({i});")),
+                        None => empty,
+                    }
+                }
+                _ => empty,
+            };
+        }
+        let Some(function) = self.functions.get(call.name) else {
+            self.note(format!("{}: not in the MPI function table", call.name));
+            return empty;
+        };
+        let mut emitter = Emitter {
+            objects: &mut self.objects,
+            state,
+            notes: Vec::new(),
+        };
+        let made = emitter.statement(call, function);
+        for n in std::mem::take(&mut emitter.notes) {
+            self.note(n);
+        }
+        let statement = match made {
+            Ok(s) => s,
+            Err(why) => {
+                self.note(why);
+                return empty;
+            }
+        };
+        if !thread.initialised && matches!(call.name, "MPI_Init" | "MPI_Init_thread") {
+            thread.initialised = true;
+            thread.init = Some(thread.statements.len());
+            let before: Vec<String> = thread
+                .statements
+                .iter_mut()
+                .map(|s| self.lines.text(std::mem::replace(s, empty)).to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            let this = Startup {
+                before,
+                init: statement,
+            };
+            match &self.startup {
+                None => self.startup = Some(this),
+                Some(first) if *first != this => self.note(format!(
+                    "rank {rank}: its calls up to MPI_Init differ from rank 0's, which every rank makes"
+                )),
+                Some(_) => {}
+            }
+            return empty;
+        }
+        let compute = match self.options.compute {
+            _ if !thread.initialised => 0,
+            Compute::None => 0,
+            // The call's own interval with lossless or lossy timing, else its family's mean.
+            _ => quantised(call.time.map_or_else(
+                || call.timing.map_or(0.0, |t| t.interval.mean()),
+                |t| t.interval_ns as f64,
+            )),
+        };
+        if compute > 0 {
+            self.lines.id(format!("compute_ns({compute}); {statement}"))
+        } else {
+            self.lines.id(statement)
+        }
+    }
 }
 
-/// Includes, scratch space for outputs, the dummy reduction function.
-const HELPERS: &str = r#"
-#include <mpi.h>
-#include <stdlib.h>
-#include <time.h>
-
-static MPI_Status st_;
-static MPI_Status sts_[65536];
-static long double o_any_[65536];
-static MPI_Request o_req_ = MPI_REQUEST_NULL;
-
-static void proxy_op(void *in, void *inout, int *len, MPI_Datatype *type) {
-    (void)in; (void)inout; (void)len; (void)type;
+/// An interval in nanoseconds rounded to its three leading bits (within 12.5%, so that the
+/// intervals of a call site repeat and their tables stay short).
+fn quantised(ns: f64) -> u64 {
+    if ns.is_nan() || ns < 0.5 {
+        return 0;
+    }
+    let ns = ns.round() as u64;
+    let shift = (64 - ns.leading_zeros()).saturating_sub(3);
+    ((ns + (1 << shift >> 1)) >> shift) << shift
 }
-"#;
 
-/// Segments are allocated on first use and freed where the original freed them.
-const SEGMENTS: &str = r#"
-static char *B(int i) {
-    if (!seg_[i]) seg_[i] = calloc(seg_size_[i], 1);
-    return seg_[i];
+#[cfg(test)]
+mod tests {
+    use super::quantised;
+
+    #[test]
+    fn intervals_keep_three_leading_bits() {
+        assert_eq!(quantised(0.4), 0);
+        assert_eq!(quantised(5.0), 5);
+        // 1000 = 0b1111101000: three leading bits 111 at 2^7, the rest rounds up.
+        assert_eq!(quantised(1000.0), 1024);
+        assert_eq!(quantised(900.0), 896);
+        assert_eq!(quantised(f64::NAN), 0);
+    }
 }
-static void seg_free(int i) {
-    free(seg_[i]);
-    seg_[i] = NULL;
-}
-"#;
