@@ -161,8 +161,19 @@ fn netpipe_runs_and_its_messages_match_up() {
     let dir = scratch("netpipe");
     let trace = dir.join("np.cft");
     let _lock = mpi_lock();
-    let plain = untraced(2, &[binary, "-u", "64", "-o", "plain.out"], &dir);
-    let with = traced(2, &trace, &[binary, "-u", "64", "-o", "traced.out"], &dir);
+    // `-n 20`: a fixed number of repetitions per size (NetPIPE otherwise sizes them by the
+    // measured times: 26 M calls and minutes of proxy checking on this machine).
+    let plain = untraced(
+        2,
+        &[binary, "-u", "64", "-n", "20", "-o", "plain.out"],
+        &dir,
+    );
+    let with = traced(
+        2,
+        &trace,
+        &[binary, "-u", "64", "-n", "20", "-o", "traced.out"],
+        &dir,
+    );
     // NetPIPE's result file has one line per message size: bytes, Mbps, seconds.
     let sizes = |file: &str| {
         std::fs::read_to_string(dir.join(file))
