@@ -133,12 +133,13 @@ pub fn write_trace(counts: &[u64]) {
                 .flat_map(|r| &r.counts)
                 .map(|c| c.1)
                 .sum();
-            eprintln!(
-                "conifer: trace of {} ranks, {} MPI calls written to {path}",
-                trace.meta.ranks, calls
+            say!(
+                "trace of {} ranks, {} MPI calls written to {path}",
+                trace.meta.ranks,
+                calls
             );
         }
         Ok(None) => {}
-        Err(why) => eprintln!("conifer: no trace written: {why}"),
+        Err(why) => say!("no trace written: {why}"),
     }
 }

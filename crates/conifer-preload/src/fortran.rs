@@ -35,7 +35,9 @@ impl ProfilingEntry {
             }
         }
         let name = self.candidates[0].trim_end_matches('\0');
-        eprintln!("conifer: the MPI Fortran library does not define {name}; reinstall MPI or run without conifer");
+        say!(
+            "the MPI Fortran library does not define {name}; reinstall MPI or run without conifer"
+        );
         std::process::abort()
     }
 }

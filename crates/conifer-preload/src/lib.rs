@@ -5,6 +5,16 @@
 //! with the runtime and calls through to the MPI profiling interface, returning its result
 //! unchanged. Nothing here may abort or alter the application.
 
+/// Writes one line to stderr, prefixed with `conifer: `, in a single `write` so that the lines
+/// several ranks print at the same moment never interleave (`eprintln!` writes piece by piece).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let line = format!("conifer: {}\n", format_args!($($arg)*));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
+
 mod finalize;
 mod fortran;
 mod heap;

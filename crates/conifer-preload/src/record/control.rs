@@ -61,7 +61,7 @@ pub fn pcontrol(level: i64) {
 fn excluded_ids(list: &str, names: &[&str]) -> Vec<bool> {
     let (functions, refused) = excluded_functions(list);
     for why in refused {
-        eprintln!("conifer: CONIFER_EXCLUDE: {why}; ignoring it");
+        say!("CONIFER_EXCLUDE: {why}; ignoring it");
     }
     names
         .iter()

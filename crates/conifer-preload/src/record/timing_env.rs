@@ -13,9 +13,7 @@ pub fn requested() -> TimingMode {
         Ok(mode) => mode,
         Err(why) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| {
-                eprintln!("conifer: CONIFER_TIMING: {why}; recording aggregate timing")
-            });
+            WARNED.call_once(|| say!("CONIFER_TIMING: {why}; recording aggregate timing"));
             TimingMode::default()
         }
     }

@@ -26,7 +26,7 @@ static EMBEDDED: LazyLock<Option<Structure>> = LazyLock::new(|| {
     match Structure::from_json(&json) {
         Ok(s) => Some(s),
         Err(e) => {
-            eprintln!("conifer: ignoring the program's structure tree ({e}); recording without it");
+            say!("ignoring the program's structure tree ({e}); recording without it");
             None
         }
     }
