@@ -184,6 +184,20 @@ pub struct RankContext<'t> {
     self_key: Vec<u8>,
     /// A buffer for encoding lookup keys without allocating on every call.
     scratch: std::cell::RefCell<Vec<u8>>,
+    /// The communicator looked up last, with what was found (most calls in a row name the
+    /// same one, and the lookups encode and hash it).
+    last_comm: std::cell::RefCell<Option<(Value, CommLookup<'t>)>>,
+}
+
+/// What [`RankContext`] knows of one communicator value.
+#[derive(Clone, Copy)]
+struct CommLookup<'t> {
+    /// The caller's rank, grid and the communicator's size, when the caller is a member.
+    position: Option<(i64, Option<&'t Grid>, u32)>,
+    /// World ranks by local rank, as this rank's group of the communicator lists them.
+    members: Option<&'t [Option<u32>]>,
+    /// True for `MPI_COMM_SELF`.
+    is_self: bool,
 }
 
 impl<'t> RankContext<'t> {
@@ -193,6 +207,22 @@ impl<'t> RankContext<'t> {
         k.clear();
         v.encode(&mut k);
         f(&k)
+    }
+
+    /// What is known of communicator `comm`, from the last lookup when it named the same one.
+    fn comm_lookup(&self, comm: &Value) -> CommLookup<'t> {
+        if let Some((last, found)) = &*self.last_comm.borrow() {
+            if last == comm {
+                return *found;
+            }
+        }
+        let found = self.with_key(comm, |k| CommLookup {
+            position: self.positions.get(k).copied(),
+            members: self.table.members(k, self.world),
+            is_self: k == self.self_key.as_slice(),
+        });
+        *self.last_comm.borrow_mut() = Some((comm.clone(), found));
+        found
     }
 
     /// The context of world rank `rank`, from a first pass over its calls that keeps the
@@ -302,6 +332,7 @@ impl<'t> RankContext<'t> {
             remote,
             self_key: self_key(),
             scratch: Default::default(),
+            last_comm: Default::default(),
         };
         let mut persistent = HashMap::new();
         for a in &setup {
@@ -329,18 +360,16 @@ impl Caller for RankContext<'_> {
     }
 
     fn position(&self, comm: &Value) -> Option<(Position<'_>, u32)> {
-        let (rank, grid, size) = self.with_key(comm, |k| self.positions.get(k).copied())?;
+        let (rank, grid, size) = self.comm_lookup(comm).position?;
         (size > 0).then_some((Position { rank, grid }, size))
     }
 
     fn member(&self, comm: &Value, local: i64) -> Option<u32> {
-        self.with_key(comm, |k| {
-            if k == self.self_key.as_slice() {
-                return (local == 0).then_some(self.world);
-            }
-            let g = self.table.members(k, self.world)?;
-            *g.get(usize::try_from(local).ok()?)?
-        })
+        let found = self.comm_lookup(comm);
+        if found.is_self {
+            return (local == 0).then_some(self.world);
+        }
+        *found.members?.get(usize::try_from(local).ok()?)?
     }
 
     fn types(&self) -> &TypeSizes {

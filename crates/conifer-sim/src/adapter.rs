@@ -26,7 +26,6 @@ use conifer_analyze::messages::{Comm, Messages, Op};
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use conifer_trace::fast_hash::FastMap;
 use conifer_trace::forest::NO_TREE;
-use conifer_trace::Trace;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -95,8 +94,8 @@ pub struct TraceProgram<'t, I> {
     rank: u32,
     next_req: u64,
     collectives: HashMap<u32, i64>,
-    /// Per terminal met (not filled from streams): what its calls share.
-    terminals: FastMap<u32, Terminal>,
+    /// Per terminal met (not filled from streams), indexed by terminal: what its calls share.
+    terminals: Vec<Option<Terminal>>,
     /// The current call's ops (kept to reuse the allocation).
     ops: Vec<Op>,
     /// The rounds of each collective shape met (collective, algorithm, size, caller, root,
@@ -131,10 +130,10 @@ pub fn program<'t>(
         rank,
         next_req: INTERNAL_REQUESTS,
         collectives: HashMap::new(),
-        terminals: FastMap::default(),
+        terminals: Vec::new(),
         ops: Vec::new(),
         schedules: FastMap::default(),
-        interval_scale: interval_scale(reader.trace(), rank),
+        interval_scale: interval_scale(reader, rank),
     })
 }
 
@@ -145,8 +144,8 @@ pub fn program<'t>(
 /// computed on the compressed form: each terminal's count in the rank's grammar and trace
 /// tree times its family's mean. 1 for ranks with several threads (the total covers them
 /// all) or without totals.
-pub fn interval_scale(trace: &Trace, rank: u32) -> f64 {
-    let record = &trace.record;
+pub fn interval_scale(reader: &CallReader, rank: u32) -> f64 {
+    let record = &reader.trace().record;
     let Some(entry) = record.ranks.get(rank as usize) else {
         return 1.0;
     };
@@ -160,13 +159,9 @@ pub fn interval_scale(trace: &Trace, rank: u32) -> f64 {
             *counts.entry(t).or_default() += n;
         }
     }
-    let families = record.timing_index();
     let modelled: f64 = counts
         .iter()
-        .filter_map(|(&t, &n)| {
-            let f = families.get(t as usize).copied().flatten()?;
-            Some(n as f64 * record.timing.get(f as usize)?.stats.interval.mean())
-        })
+        .filter_map(|(&t, &n)| Some(n as f64 * reader.family_timing(t)?.interval.mean()))
         .sum();
     let recorded = entry.time.compute_ns;
     if modelled > 0.0 && recorded > 0.0 {
@@ -186,12 +181,16 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             // Threads come one after the other: the main thread is over.
             return Ok(false);
         }
-        let terminal = match self.terminals.get(&call.terminal) {
-            Some(t) if !call.streamed => *t,
+        let slot = call.terminal as usize;
+        let terminal = match self.terminals.get(slot).copied().flatten() {
+            Some(t) if !call.streamed => t,
             _ => {
                 let t = self.terminal(&call);
                 if !call.streamed {
-                    self.terminals.insert(call.terminal, t);
+                    if self.terminals.len() <= slot {
+                        self.terminals.resize(slot + 1, None);
+                    }
+                    self.terminals[slot] = Some(t);
                 }
                 t
             }

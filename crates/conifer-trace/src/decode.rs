@@ -308,6 +308,12 @@ impl<'t> CallReader<'t> {
         self.trace
     }
 
+    /// The timing statistics of terminal `terminal`'s family (pooled over every rank), if it
+    /// has any.
+    pub fn family_timing(&self, terminal: u32) -> Option<&CallTiming> {
+        self.shared.timing.get(terminal as usize)?.as_ref()
+    }
+
     /// The functions `rank` calls, in catalog order, read from its threads' grammars and
     /// trees without expanding them.
     pub fn functions(&self, rank: u32) -> Vec<&'t FunctionInfo> {
@@ -367,7 +373,8 @@ impl<'t> CallReader<'t> {
                 .flatten();
             let mut clock = 0u64;
             let mut request_positions: FastMap<HandleRef, Position> = FastMap::default();
-            let mut templates: FastMap<u32, Rc<Template>> = FastMap::default();
+            // Indexed by terminal.
+            let mut templates: Vec<Option<Rc<Template>>> = Vec::new();
             let mut index = 0u64;
             std::iter::from_fn(move || {
                 let terminal = terminals.next()?;
@@ -382,7 +389,7 @@ impl<'t> CallReader<'t> {
                     start
                 });
                 let streamed = filler.streams(terminal);
-                let template = match templates.get(&terminal) {
+                let template = match templates.get(terminal as usize).and_then(Option::as_ref) {
                     Some(t) => Rc::clone(t),
                     None => {
                         let bytes = filler
@@ -393,7 +400,10 @@ impl<'t> CallReader<'t> {
                             Err(e) => return Some(Err(e)),
                         };
                         if !streamed {
-                            templates.insert(terminal, Rc::clone(&t));
+                            if templates.len() <= terminal as usize {
+                                templates.resize(terminal as usize + 1, None);
+                            }
+                            templates[terminal as usize] = Some(Rc::clone(&t));
                         }
                         t
                     }

@@ -169,8 +169,9 @@ pub struct Messages<'t> {
     pending: FastMap<HandleRef, (u64, Rc<Posted>)>,
     /// Persistent requests: symbolic handle → what each start posts.
     persistent: FastMap<HandleRef, Rc<Posted>>,
-    /// The plan of each terminal met (calls filled from value streams are planned anew).
-    plans: FastMap<u32, Rc<[Step]>>,
+    /// The plan of each terminal met, indexed by terminal (calls filled from value streams
+    /// are planned anew).
+    plans: Vec<Option<Rc<[Step]>>>,
 }
 
 impl<'t> Messages<'t> {
@@ -185,7 +186,7 @@ impl<'t> Messages<'t> {
             next_request: 0,
             pending: FastMap::default(),
             persistent: FastMap::default(),
-            plans: FastMap::default(),
+            plans: Vec::new(),
         })
     }
 
@@ -203,12 +204,16 @@ impl<'t> Messages<'t> {
 
     /// Appends the ops of the rank's next call to `ops`.
     pub fn ops_into(&mut self, call: &Call, ops: &mut Vec<Op>) {
-        let plan = match self.plans.get(&call.terminal) {
+        let slot = call.terminal as usize;
+        let plan = match self.plans.get(slot).and_then(Option::as_ref) {
             Some(plan) if !call.streamed => Rc::clone(plan),
             _ => {
                 let plan: Rc<[Step]> = self.plan(call).into();
                 if !call.streamed {
-                    self.plans.insert(call.terminal, Rc::clone(&plan));
+                    if self.plans.len() <= slot {
+                        self.plans.resize(slot + 1, None);
+                    }
+                    self.plans[slot] = Some(Rc::clone(&plan));
                 }
                 plan
             }
