@@ -120,33 +120,46 @@ fn predictions_follow_the_untraced_run() {
     // Long enough (10–20 ms) that a millisecond of the machine's noise is not the answer.
     for (app, args) in [("ring", ["100000"]), ("stencil2d", ["8000"])] {
         let program = apps_dir().join(app);
-        // Two busy-polling ranks on two cores slow down many times over when anything else
-        // runs: the bound is taken around the fastest and the slowest of five runs.
-        let spans = untraced_spans(&dir, &lib, 5, &program, &args);
-        let (fastest, slowest) = (spans[0], spans[spans.len() - 1]);
         for timing in ["lossless", "aggregate"] {
-            let trace = traced(
-                &dir,
-                &format!("{app}-{timing}"),
-                2,
-                &["--timing", timing],
-                &program,
-                &args,
-            );
-            let out = run_ok(
-                Command::new(conifer())
-                    .arg("sim")
-                    .arg(&trace)
-                    .args(["--json", "--net"])
-                    .arg(&net),
-            );
-            let sim: Json = serde_json::from_slice(&out.stdout).expect("sim --json prints JSON");
-            let predicted = sim["total_ns"].as_f64().expect("total_ns");
+            // Two busy-polling ranks on two cores slow down many times over when anything
+            // else runs, in the untraced runs and in the traced one whose intervals the
+            // prediction replays: the bound is taken around the fastest and the slowest of
+            // five untraced runs, and a miss is measured again (up to three times) before
+            // it counts.
+            let mut attempts = Vec::new();
+            let within = (0..3).any(|_| {
+                let spans = untraced_spans(&dir, &lib, 5, &program, &args);
+                let (fastest, slowest) = (spans[0], spans[spans.len() - 1]);
+                let predicted = predict(&dir, &net, app, timing, &program, &args);
+                attempts.push((predicted, spans));
+                predicted > fastest / 3.0 && predicted < slowest * 3.0
+            });
             assert!(
-                predicted > fastest / 3.0 && predicted < slowest * 3.0,
-                "{app} ({timing} timing): predicted {predicted} ns, measured untraced \
-                 {spans:?} ns"
+                within,
+                "{app} ({timing} timing): (predicted ns, measured untraced ns) per attempt: \
+                 {attempts:?}"
             );
         }
     }
+}
+
+/// The time `conifer sim` predicts with `net` for `program` traced on 2 ranks with `timing`.
+fn predict(dir: &Path, net: &Path, app: &str, timing: &str, program: &Path, args: &[&str]) -> f64 {
+    let trace = traced(
+        dir,
+        &format!("{app}-{timing}"),
+        2,
+        &["--timing", timing],
+        program,
+        args,
+    );
+    let out = run_ok(
+        Command::new(conifer())
+            .arg("sim")
+            .arg(&trace)
+            .args(["--json", "--net"])
+            .arg(net),
+    );
+    let sim: Json = serde_json::from_slice(&out.stdout).expect("sim --json prints JSON");
+    sim["total_ns"].as_f64().expect("total_ns")
 }
