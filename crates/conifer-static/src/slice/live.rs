@@ -99,6 +99,13 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
     if let Some(e) = entry {
         s.activate(e);
     }
+    // A function whose address is taken may be called back by library code (`qsort`'s
+    // comparator): it is never emptied.
+    for f in 0..ir.funcs.len() {
+        if ir.funcs[f].address_taken {
+            s.activate(f);
+        }
+    }
     for f in &ir.funcs {
         for &i in f.insts.iter().flatten() {
             if s.is_root(i, &mut caveats) {
