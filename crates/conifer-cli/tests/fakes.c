@@ -93,17 +93,27 @@ int main(int argc, char **argv)
                 break;
         }
 
-        /* Test, Request_free and Wait on single fakes */
+        /* Request_get_status, Request_free and Test on single fakes */
         skip();
         MPI_Irecv(fake_in, 8, MPI_DOUBLE, peer, 10, comm, &r[0]);
         skip();
         MPI_Isend(fake_out, 8, MPI_DOUBLE, peer, 10, comm, &r[1]);
+        MPI_Request_get_status(r[0], &flag, &st[0]);
+        if (skipping)
+            CHECK(flag && st[0].MPI_TAG == 10 && r[0] != MPI_REQUEST_NULL);
         MPI_Request_free(&r[1]);
         CHECK(r[1] == MPI_REQUEST_NULL);
         do
             MPI_Test(&r[0], &flag, &st[0]);
         while (!flag);
         CHECK(r[0] == MPI_REQUEST_NULL && st[0].MPI_TAG == 10);
+
+        /* Cancel: a receive nothing matches (a fake one completes, not cancelled) */
+        skip();
+        MPI_Irecv(fake_in, 8, MPI_DOUBLE, peer, 12, comm, &r[0]);
+        MPI_Cancel(&r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        CHECK(r[0] == MPI_REQUEST_NULL);
 
         /* blocking receives, a collective that writes nothing, a nonblocking collective */
         skip();

@@ -78,12 +78,13 @@ pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
 /// The PMPI call of a wrapper, or for sliced programs ([`conifer_spec::slicing`]) what
 /// replaces it: a call the program asked to skip (`call.skip()`) that the spec lets the runtime
 /// leave out goes to `crate::slice` instead (which may still decline: `None`), and calls that
-/// complete requests go to `crate::slice::complete` once fake requests may exist.
+/// complete, cancel or query requests go to `crate::slice::complete` once fake requests may
+/// exist.
 fn pmpi_call(function: &CFunction, pmpi: &Ident, args: &[&Pat]) -> TokenStream {
     use conifer_spec::slicing::{completes_requests, skip_class, Skip};
     let direct = quote! { crate::mpi::#pmpi(#(#args),*) };
     let name = function.name.as_str();
-    if completes_requests(name) || name == "MPI_Cancel" {
+    if completes_requests(name) || matches!(name, "MPI_Cancel" | "MPI_Request_get_status") {
         let local = Ident::new(name, Span::call_site());
         return quote! {
             if crate::slice::active() { crate::slice::complete::#local(#(#args),*) } else { #direct }

@@ -156,11 +156,15 @@ impl FakeRequest for c_int {
     }
 }
 
+/// What the status of live fake request `request` says; `None` when it is not one.
+pub fn peek_fake(request: MPI_Request) -> Option<Expected> {
+    let n = request.fake_index()?;
+    fakes().slots.get(n).copied().flatten()
+}
+
 /// True when `request` is a live fake request.
 pub fn is_fake(request: MPI_Request) -> bool {
-    request
-        .fake_index()
-        .is_some_and(|n| matches!(fakes().slots.get(n), Some(Some(_))))
+    peek_fake(request).is_some()
 }
 
 /// Ends fake request `request` (if it is one): what its status says.

@@ -8,8 +8,11 @@
 pub enum External {
     /// Returns fresh memory (`malloc`, `calloc`, ...); `realloc` also keeps its argument's.
     Allocates,
-    /// Frees memory or only computes from its arguments: removable, writes nothing.
+    /// Only computes from its arguments: removable, writes nothing.
     Pure,
+    /// Frees memory (`free`, `delete`): always kept — the recorder traces the release of
+    /// heap buffers given to MPI — but reads nothing through its pointer.
+    Frees,
     /// Writes program output and nothing the program reads back: removable.
     Prints,
     /// Reads what its pointer arguments point to and returns a number: removable.
@@ -36,11 +39,13 @@ const ALLOCATORS: [&str; 8] = [
     "strdup",
 ];
 
-const PURE: [&str; 40] = [
-    "free", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "sqrt", "sqrtf", "exp", "expf", "log", "logf", "log10",
-    "pow", "powf", "sin", "sinf", "cos", "cosf", "tan", "atan", "atan2", "fabs", "fabsf", "floor",
-    "ceil", "fmod", "round", "lround", "trunc", "fmax", "fmin", "abs", "labs", "cbrt", "hypot",
-    "exp2", "log2", "erf", "tanh", "sinh", "cosh",
+const FREES: [&str; 4] = ["free", "_ZdlPv", "_ZdaPv", "_ZdlPvm"];
+
+const PURE: [&str; 36] = [
+    "sqrt", "sqrtf", "exp", "expf", "log", "logf", "log10", "pow", "powf", "sin", "sinf", "cos",
+    "cosf", "tan", "atan", "atan2", "fabs", "fabsf", "floor", "ceil", "fmod", "round", "lround",
+    "trunc", "fmax", "fmin", "abs", "labs", "cbrt", "hypot", "exp2", "log2", "erf", "tanh", "sinh",
+    "cosh",
 ];
 
 const PRINTS: [&str; 10] = [
@@ -70,6 +75,8 @@ pub fn classify(name: &str) -> External {
     }
     if ALLOCATORS.contains(&name) {
         External::Allocates
+    } else if FREES.contains(&name) {
+        External::Frees
     } else if PURE.contains(&name) {
         External::Pure
     } else if PRINTS.contains(&name) {
@@ -88,15 +95,14 @@ pub fn classify(name: &str) -> External {
 fn intrinsic_class(intrinsic: &str) -> External {
     let family = intrinsic.split('.').next().unwrap_or_default();
     match family {
-        "memcpy" | "memmove" | "memset" => External::Writes,
-        "dbg" | "lifetime" | "assume" | "va_start" | "va_end" | "va_copy" | "experimental"
-        | "invariant" | "sqrt" | "fabs" | "pow" | "exp" | "exp2" | "log" | "log2" | "log10"
-        | "sin" | "cos" | "floor" | "ceil" | "trunc" | "round" | "rint" | "nearbyint" | "fma"
-        | "fmuladd" | "minnum" | "maxnum" | "minimum" | "maximum" | "copysign" | "smax"
-        | "smin" | "umax" | "umin" | "abs" | "ctpop" | "ctlz" | "cttz" | "bswap" | "sadd"
-        | "uadd" | "ssub" | "usub" | "smul" | "umul" | "powi" | "lround" | "llround" | "expect" => {
-            External::Pure
-        }
+        // `va_start` and `va_copy` write the `va_list` their first argument points to.
+        "memcpy" | "memmove" | "memset" | "va_start" | "va_copy" => External::Writes,
+        "dbg" | "lifetime" | "assume" | "va_end" | "experimental" | "invariant" | "sqrt"
+        | "fabs" | "pow" | "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "floor"
+        | "ceil" | "trunc" | "round" | "rint" | "nearbyint" | "fma" | "fmuladd" | "minnum"
+        | "maxnum" | "minimum" | "maximum" | "copysign" | "smax" | "smin" | "umax" | "umin"
+        | "abs" | "ctpop" | "ctlz" | "cttz" | "bswap" | "sadd" | "uadd" | "ssub" | "usub"
+        | "smul" | "umul" | "powi" | "lround" | "llround" | "expect" => External::Pure,
         _ => External::Unknown,
     }
 }
@@ -111,6 +117,7 @@ mod tests {
         assert_eq!(classify("llvm.memcpy.p0.p0.i64"), External::Writes);
         assert_eq!(classify("llvm.fmuladd.f64"), External::Pure);
         assert_eq!(classify("printf"), External::Prints);
+        assert_eq!(classify("free"), External::Frees);
         assert_eq!(classify("_FortranAioOutputReal64"), External::IoStatement);
         assert_eq!(classify("exit"), External::Unknown);
         assert_eq!(classify("llvm.stacksave"), External::Unknown);

@@ -166,7 +166,10 @@ impl Solver<'_> {
                 );
                 true
             }
-            Some(_) => self.callee_class(i) == Some(External::Unknown),
+            Some(_) => matches!(
+                self.callee_class(i),
+                Some(External::Unknown | External::Frees)
+            ),
         }
     }
 
@@ -434,7 +437,9 @@ impl Solver<'_> {
             self.need(a);
             // What a library function reads through its pointers must be computed; a copy's
             // destination is written, not read.
-            if class != Some(External::Pure) && !(class == Some(External::Writes) && k == 0) {
+            if !matches!(class, Some(External::Pure | External::Frees))
+                && !(class == Some(External::Writes) && k == 0)
+            {
                 self.add_objs(self.pt.of(a));
             }
         }

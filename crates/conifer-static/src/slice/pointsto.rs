@@ -277,7 +277,7 @@ impl PointsTo {
                 out
             }
             External::IoStatement => Objs::from([self.object(call)]),
-            External::Pure | External::Prints | External::Reads => Objs::new(),
+            External::Pure | External::Frees | External::Prints | External::Reads => Objs::new(),
             External::Writes => {
                 if name.contains("memcpy") || name.contains("memmove") {
                     let (dst, src) = (self.of(args[0]), self.of(args[1]));
