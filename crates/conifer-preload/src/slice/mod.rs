@@ -5,8 +5,9 @@
 //! no PMPI call: sends and collectives just return `MPI_SUCCESS`, receives fill their status
 //! from their own arguments, nonblocking calls get a *fake request* — a handle no MPI hands
 //! out — that the completion calls ([`complete`]) finish locally, passing only the real
-//! requests on to MPI. Programs that never call [`conifer_slice_skip`] pay one thread-local
-//! read per call and one relaxed atomic load per completion call.
+//! requests on to MPI. Programs that never call [`conifer_slice_skip`] pay a bit test on the
+//! thread's wrapper nesting depth, which every wrapper reads anyway, and one relaxed atomic
+//! load per completion call.
 
 pub mod complete;
 
