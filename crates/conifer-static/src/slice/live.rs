@@ -437,9 +437,9 @@ impl Solver<'_> {
             self.need(a);
             // What a library function reads through its pointers must be computed; a copy's
             // destination is written, not read.
-            if !matches!(class, Some(External::Pure | External::Frees))
-                && !(class == Some(External::Writes) && k == 0)
-            {
+            let reads_nothing = matches!(class, Some(External::Pure | External::Frees))
+                || (class == Some(External::Writes) && k == 0);
+            if !reads_nothing {
                 self.add_objs(self.pt.of(a));
             }
         }
