@@ -75,6 +75,63 @@ pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
     }
 }
 
+/// The PMPI call of a wrapper, or for sliced programs ([`conifer_spec::slicing`]) what
+/// replaces it: a call the program asked to skip (`call.skip()`) that the spec lets the runtime
+/// leave out goes to `crate::slice` instead (which may still decline: `None`), and calls that
+/// complete, cancel or query requests go to `crate::slice::complete` once fake requests may
+/// exist.
+fn pmpi_call(function: &CFunction, pmpi: &Ident, args: &[&Pat]) -> TokenStream {
+    use conifer_spec::slicing::{completes_requests, skip_class, Skip};
+    let direct = quote! { crate::mpi::#pmpi(#(#args),*) };
+    let name = function.name.as_str();
+    if completes_requests(name) || matches!(name, "MPI_Cancel" | "MPI_Request_get_status") {
+        let local = Ident::new(name, Span::call_site());
+        return quote! {
+            if crate::slice::active() { crate::slice::complete::#local(#(#args),*) } else { #direct }
+        };
+    }
+    let Some(class) = skip_class(name) else {
+        return direct;
+    };
+    let arg = |names: &[&str]| {
+        names.iter().find_map(|n| {
+            args.iter()
+                .find(|a| quote!(#a).to_string() == *n)
+                .map(|a| quote!(#a))
+        })
+    };
+    let receive = (|| {
+        Some([
+            arg(&["source"])?,
+            arg(&["recvtag", "tag"])?,
+            arg(&["recvcount", "count"])?,
+            arg(&["recvtype", "datatype"])?,
+        ])
+    })();
+    let handler = match class {
+        Skip::Send | Skip::Collective => Some(quote! { crate::slice::skipped() }),
+        Skip::Recv => arg(&["status"])
+            .zip(receive)
+            .map(|(status, [source, tag, count, ty])| {
+                quote! { crate::slice::skipped_receive(#status, #source, #tag, #count, #ty) }
+            }),
+        Skip::Nonblocking | Skip::NonblockingCollective => {
+            arg(&["request"]).map(|request| match receive {
+                Some([source, tag, count, ty]) if class == Skip::Nonblocking => quote! {
+                    crate::slice::skipped_receive_start(#request, #source, #tag, #count, #ty)
+                },
+                _ => quote! { crate::slice::skipped_start(#request) },
+            })
+        }
+    };
+    match handler {
+        Some(handler) => quote! {
+            match if call.skip() { #handler } else { None } { Some(r) => r, None => #direct }
+        },
+        None => direct,
+    }
+}
+
 /// The wrapper of one C function, recorded under function id `id` with `encoding`.
 pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStream {
     let mut sig = function.signature.clone();
@@ -109,11 +166,12 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
             let ret = crate::mpi::#pmpi(#(#args),*);
         }
     } else {
+        let pmpi_call = pmpi_call(function, pmpi, &args);
         quote! {
             let mut rec = rec;
             if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); }
             #before
-            let ret = crate::mpi::#pmpi(#(#args),*);
+            let ret = #pmpi_call;
             if let Some(mut rec) = rec { rec.after_pmpi(&ret); #epilogue rec.finish(&ret); }
             // Hooks run once the record is finished and its lock released.
             #after

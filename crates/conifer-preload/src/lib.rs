@@ -24,6 +24,7 @@ mod partial;
 mod record;
 mod run_info;
 mod runtime;
+mod slice;
 mod stack;
 pub mod structure;
 

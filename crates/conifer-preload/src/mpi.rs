@@ -56,6 +56,10 @@ extern "C" {
     pub fn conifer_f2c_message(h: std::ffi::c_int) -> MPI_Message;
     /// `MPI_ANY_SOURCE`.
     pub fn conifer_any_source() -> std::ffi::c_int;
+    /// `MPI_ANY_TAG`.
+    pub fn conifer_any_tag() -> std::ffi::c_int;
+    /// `MPI_REQUEST_NULL`.
+    pub fn conifer_request_null() -> MPI_Request;
     /// `MPI_PROC_NULL`.
     pub fn conifer_proc_null() -> std::ffi::c_int;
     /// `MPI_ROOT`.

@@ -54,10 +54,19 @@ thread_local! {
             awaiting_exit: Cell::new(false),
         }
     };
-    /// How many MPI wrappers this thread is inside. Kept apart from [`ThreadState`]: a type
+    /// How many MPI wrappers this thread is inside, plus [`SKIP_BIT`]. Kept apart from [`ThreadState`]: a type
     /// without a destructor needs no registration on first use, so the allocator hooks may
     /// read it (registering a thread-local destructor allocates).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// In `DEPTH`: the program asked that its next MPI call be skipped (sliced programs, see
+/// [`crate::slice`]); sharing the depth's thread-local keeps the check free for the others.
+const SKIP_BIT: u32 = 1 << 31;
+
+/// The thread's next wrapped MPI call is to be skipped if it can be.
+pub fn skip_next_call() {
+    DEPTH.with(|d| d.set(d.get() | SKIP_BIT));
 }
 
 /// Held by a wrapper for the duration of one MPI call.
@@ -65,6 +74,8 @@ pub struct CallGuard {
     /// Real tick the wrapper was entered (the recorder's work starts here).
     pub entered: u64,
     outermost: bool,
+    /// The program asked to skip this call ([`crate::slice`]).
+    skip: bool,
     thread: *const ThreadState,
     /// A [`crate::stack::marker`] in the wrapper's frame.
     marker: usize,
@@ -76,14 +87,16 @@ impl CallGuard {
     pub fn enter() -> CallGuard {
         let entered = crate::record::clock::ticks();
         let thread = THREAD.with(|t| t as *const ThreadState);
-        let outermost = DEPTH.with(|d| {
-            let depth = d.get();
+        let (outermost, skip) = DEPTH.with(|d| {
+            let raw = d.get();
+            let depth = raw & !SKIP_BIT;
             d.set(depth + 1);
-            depth == 0
+            (depth == 0, raw & SKIP_BIT != 0)
         });
         CallGuard {
             entered,
             outermost,
+            skip,
             thread,
             marker: crate::stack::marker(),
         }
@@ -108,6 +121,12 @@ impl CallGuard {
     pub fn thread(&self) -> &ThreadState {
         // SAFETY: as in `enter`.
         unsafe { &*self.thread }
+    }
+
+    /// True when the program asked that this call be skipped (it consumed the request).
+    #[inline(always)]
+    pub fn skip(&self) -> bool {
+        self.skip
     }
 
     /// True when no other wrapper of this thread is active: the call came from the application.
@@ -141,7 +160,7 @@ pub fn ordinal() -> Option<u32> {
 
 /// True while this thread is inside an MPI wrapper.
 pub fn inside_wrapper() -> bool {
-    DEPTH.with(|d| d.get() > 0)
+    DEPTH.with(|d| d.get() & !SKIP_BIT > 0)
 }
 
 /// Called once MPI is initialised (after `MPI_Init` / `MPI_Init_thread` returned).
@@ -155,6 +174,7 @@ pub fn after_init() {
 /// recording and writes the trace.
 pub fn before_finalize() {
     crate::partial::disarm();
+    crate::slice::report();
     crate::record::stop();
     crate::finalize::write_trace(&crate::record::call_counts());
 }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 pub mod fnv;
 pub mod recording;
+pub mod slicing;
 
 /// The committed table, as text.
 pub const TABLE_JSON: &str = include_str!("../mpi-functions.json");

@@ -4,6 +4,7 @@
 use crate::instrument::Instrumenter;
 use crate::inter::Program;
 use crate::ir;
+use crate::slice::{self, report::Report};
 use crate::tree::{self, Vertex};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
@@ -30,10 +31,13 @@ pub struct Outcome {
     pub tree: Vertex,
     /// Hook calls inserted.
     pub hooks: usize,
+    /// What slicing did, when asked for.
+    pub slice: Option<Report>,
 }
 
-/// Analyses and instruments `input` (linked bitcode), writing `output` (bitcode).
-pub fn run(input: &Path, output: &Path) -> Result<Outcome, String> {
+/// Analyses and instruments `input` (linked bitcode), writing `output` (bitcode); with
+/// `slice`, also slices it (FACT) after instrumenting it.
+pub fn run(input: &Path, output: &Path, slice: bool) -> Result<Outcome, String> {
     let context = Context::create();
     let module = Module::parse_bitcode_from_path(input, &context)
         .map_err(|e| format!("cannot read bitcode {}: {e}", input.display()))?;
@@ -73,7 +77,29 @@ pub fn run(input: &Path, output: &Path) -> Result<Outcome, String> {
         None => Vec::new(),
     };
     let tree = tree::finish(&forest);
-    embed(&context, &module, &tree);
+    let hooks = instrumenter.inserted;
+    let entry_name = entry.map(|e| functions[e].name.clone());
+    drop(instrumenter);
+    drop(program);
+    drop(functions);
+    let report = match slice {
+        true => {
+            run_passes(&module, "function(sroa)")?;
+            let report = slice::run(&module, entry_name.as_deref());
+            let json = serde_json::to_string(&report).expect("report serialises");
+            embed(
+                &context,
+                &module,
+                &json,
+                "conifer_slice_report",
+                slice::report::SECTION,
+            );
+            Some(report)
+        }
+        false => None,
+    };
+    let json = serde_json::to_string(&tree).expect("tree serialises");
+    embed(&context, &module, &json, "conifer_structure_tree", SECTION);
     module
         .verify()
         .map_err(|e| format!("internal error: instrumented module is invalid: {e}"))?;
@@ -82,7 +108,8 @@ pub fn run(input: &Path, output: &Path) -> Result<Outcome, String> {
     }
     Ok(Outcome {
         tree,
-        hooks: instrumenter.inserted,
+        hooks,
+        slice: report,
     })
 }
 
@@ -97,6 +124,11 @@ fn normalise(module: &Module) -> Result<(), String> {
             f.remove_enum_attribute(AttributeLoc::Function, optnone);
         }
     }
+    run_passes(module, "function(loop-simplify)")
+}
+
+/// Runs an LLVM pass pipeline on `module`.
+fn run_passes(module: &Module, pipeline: &str) -> Result<(), String> {
     Target::initialize_native(&InitializationConfig::default())?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
@@ -111,24 +143,24 @@ fn normalise(module: &Module) -> Result<(), String> {
         )
         .ok_or("cannot create a target machine for this host")?;
     module
-        .run_passes(
-            "function(loop-simplify)",
-            &machine,
-            PassBuilderOptions::create(),
-        )
-        .map_err(|e| format!("loop-simplify failed: {e}"))
+        .run_passes(pipeline, &machine, PassBuilderOptions::create())
+        .map_err(|e| format!("{pipeline} failed: {e}"))
 }
 
-/// Adds the tree as `conifer_structure_tree` (JSON, NUL-terminated) in section
-/// [`SECTION`], kept by `llvm.used`.
-fn embed<'ctx>(context: &'ctx Context, module: &Module<'ctx>, tree: &Vertex) {
-    let json = serde_json::to_string(tree).expect("tree serialises");
+/// Adds `json` as global `name` (NUL-terminated) in section `section`, kept by `llvm.used`.
+fn embed<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    json: &str,
+    name: &str,
+    section: &str,
+) {
     let data = context.const_string(json.as_bytes(), true);
-    let global = module.add_global(data.get_type(), None, "conifer_structure_tree");
+    let global = module.add_global(data.get_type(), None, name);
     global.set_initializer(&data);
     global.set_constant(true);
     global.set_linkage(Linkage::Private);
-    global.set_section(Some(SECTION));
+    global.set_section(Some(section));
     let ptr = context.ptr_type(AddressSpace::default());
     // SAFETY: reading and replacing the `llvm.used` array through the C API.
     unsafe {
@@ -158,6 +190,28 @@ fn embed<'ctx>(context: &'ctx Context, module: &Module<'ctx>, tree: &Vertex) {
         llc::LLVMSetLinkage(new, llvm_sys::LLVMLinkage::LLVMAppendingLinkage);
         llc::LLVMSetSection(new, c"llvm.metadata".as_ptr());
     }
+}
+
+/// Reads the slicing report embedded in an executable built with `--slice`, if any.
+pub fn read_slice(binary: &Path) -> Result<Option<Report>, String> {
+    use object::{Object, ObjectSection};
+    let bytes =
+        std::fs::read(binary).map_err(|e| format!("cannot read {}: {e}", binary.display()))?;
+    let file = object::File::parse(&*bytes)
+        .map_err(|_| format!("{} is not an executable or object file", binary.display()))?;
+    let Some(section) = file.section_by_name(slice::report::SECTION) else {
+        return Ok(None);
+    };
+    let data = section.data().map_err(|e| {
+        format!(
+            "cannot read the slicing report in {}: {e}",
+            binary.display()
+        )
+    })?;
+    let json = data.split(|&b| b == 0).next().unwrap_or_default();
+    serde_json::from_slice(json)
+        .map(Some)
+        .map_err(|e| format!("corrupt slicing report in {}: {e}", binary.display()))
 }
 
 /// Reads the tree embedded in an executable.

@@ -51,6 +51,10 @@ struct CommandLine {
     debug: bool,
     /// `--mpi=NAME`.
     mpi: Option<String>,
+    /// `--slice`: FACT slicing.
+    slice: bool,
+    /// `-v`: report what the pass did (also `CONIFER_VERBOSE`).
+    verbose: bool,
 }
 
 fn parse(raw: Vec<String>) -> Result<CommandLine, String> {
@@ -62,11 +66,24 @@ fn parse(raw: Vec<String>) -> Result<CommandLine, String> {
         opt: None,
         debug: false,
         mpi: None,
+        slice: false,
+        verbose: std::env::var_os("CONIFER_VERBOSE").is_some(),
     };
+    let mut saw_v = false;
     let mut it = raw.into_iter();
     while let Some(a) = it.next() {
         if let Some(name) = a.strip_prefix("--mpi=") {
             cl.mpi = Some(name.to_string());
+            continue;
+        }
+        if a == "--slice" {
+            cl.slice = true;
+            continue;
+        }
+        if a == "-v" {
+            // With inputs, `-v` asks for the pass's report; alone, the compiler's version.
+            cl.verbose = true;
+            saw_v = true;
             continue;
         }
         if a == "--mpi" {
@@ -81,7 +98,7 @@ fn parse(raw: Vec<String>) -> Result<CommandLine, String> {
         }
         match a.as_str() {
             "-c" | "-S" => cl.compile_only = true,
-            "-E" | "-M" | "-MM" | "--version" | "-v" | "--help" => cl.passthrough = true,
+            "-E" | "-M" | "-MM" | "--version" | "--help" => cl.passthrough = true,
             _ if a.starts_with("-O") => cl.opt = Some(a.clone()),
             _ if a.starts_with("-g") && a != "-g0" => cl.debug = true,
             _ => {}
@@ -93,6 +110,9 @@ fn parse(raw: Vec<String>) -> Result<CommandLine, String> {
     }
     if cl.inputs.is_empty() {
         cl.passthrough = true;
+    }
+    if cl.passthrough && saw_v {
+        cl.args.push("-v".into());
     }
     Ok(cl)
 }
@@ -294,13 +314,16 @@ fn program_object(
         return Err("llvm-link-19 failed to link the program's bitcode".into());
     }
     let instrumented = work.path.join("program.instrumented.bc");
-    let outcome = analyze::run(&whole, &instrumented)?;
-    if std::env::var_os("CONIFER_VERBOSE").is_some() {
+    let outcome = analyze::run(&whole, &instrumented, cl.slice)?;
+    if cl.verbose {
         eprintln!(
             "conifer: structure tree\n{}conifer: {} hooks inserted",
             outcome.tree.render(),
             outcome.hooks
         );
+        if let Some(report) = &outcome.slice {
+            eprint!("{}", report.render());
+        }
     }
     let object = work.path.join("program.o");
     let opt = cl.opt.clone().unwrap_or_else(|| "-O2".into());

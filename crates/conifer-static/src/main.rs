@@ -12,6 +12,7 @@ mod instrument;
 mod inter;
 mod intra;
 mod ir;
+mod slice;
 mod toolchain;
 mod tree;
 
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 use toolchain::Lang;
 
 const USAGE: &str =
-    "usage: conifer-static cc|cxx|fc [--mpi=openmpi|mpich] COMPILER-ARGS... | tree BINARY [--json]";
+    "usage: conifer-static cc|cxx|fc [--mpi=openmpi|mpich] [--slice] COMPILER-ARGS... | tree BINARY [--json]";
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -61,14 +62,26 @@ fn print_tree(args: &[String]) -> Result<i32, String> {
         }
     }
     let binary = binary.ok_or("usage: conifer tree BINARY [--json]")?;
-    let tree = analyze::read(std::path::Path::new(binary))?;
+    let path = std::path::Path::new(binary);
+    let tree = analyze::read(path)?;
+    let slice = analyze::read_slice(path)?;
     if json {
+        let mut value = serde_json::to_value(&tree).expect("tree serialises");
+        if let (Some(report), Some(object)) = (&slice, value.as_object_mut()) {
+            object.insert(
+                "slice".into(),
+                serde_json::to_value(report).expect("report serialises"),
+            );
+        }
         println!(
             "{}",
-            serde_json::to_string_pretty(&tree).expect("tree serialises")
+            serde_json::to_string_pretty(&value).expect("tree serialises")
         );
     } else {
         print!("{}", tree.render());
+        if let Some(report) = slice {
+            print!("{}", report.render());
+        }
     }
     Ok(0)
 }

@@ -1,0 +1,228 @@
+//! Slicing at run time: test apps built with `conifer cc --slice` skip their unmarked MPI
+//! calls (recorded, not executed) and must still record the calls the full build records —
+//! compared call by call by `conifer proxy --check FULL --against SLICED`, the comparison a
+//! proxy is checked with (buffers, statuses and the outcome of nondeterministic completions
+//! aside). `CONIFER_VERBOSE` makes every rank say how many calls it skipped, which the tests
+//! check against the unmarked call sites `conifer tree` lists times the iterations. A small
+//! program (`tests/fakes.c`) mixes fake requests with real ones in every completion call.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Ranks for this MPI: MPICH busy-polls, so it runs 2.
+fn ranks() -> u32 {
+    if is_mpich() {
+        2
+    } else {
+        4
+    }
+}
+
+/// Iterations of the apps' main loops on this MPI.
+fn iterations() -> u32 {
+    if is_mpich() {
+        3
+    } else {
+        10
+    }
+}
+
+/// `conifer cc` (with `--slice` when `slice`) of `source` into `dir/<name>`.
+fn build(dir: &Path, source: &Path, name: &str, slice: bool) -> PathBuf {
+    let out = dir.join(name);
+    let mut cmd = Command::new(conifer());
+    cmd.arg("cc").arg(format!("--mpi={}", mpi()));
+    if slice {
+        cmd.arg("--slice");
+    }
+    run_ok(cmd.arg("-O2").arg(source).arg("-o").arg(&out));
+    out
+}
+
+/// `conifer run` of `program args` on `ranks` ranks into `dir/<name>.cft` with
+/// `CONIFER_VERBOSE` set, under a timeout and the MPI lock.
+fn run(dir: &Path, name: &str, ranks: u32, program: &Path, args: &[&str]) -> (PathBuf, Output) {
+    let trace = dir.join(format!("{name}.cft"));
+    let _guard = mpi_lock();
+    let mut cmd = Command::new("timeout");
+    cmd.arg("300")
+        .arg(conifer())
+        .args(["run", "-n", &ranks.to_string(), "-o"])
+        .arg(&trace)
+        .current_dir(dir)
+        .env("CONIFER_VERBOSE", "1");
+    if ranks > 2 && !is_mpich() {
+        cmd.arg("--launcher-arg=--oversubscribe");
+    }
+    let out = run_ok(cmd.arg(program).args(args));
+    (trace, out)
+}
+
+/// Per rank, the number of calls the run says it skipped (ranks that skipped none are absent).
+fn skipped(out: &Output) -> BTreeMap<u32, u64> {
+    lines_with(&out.stderr, "conifer: rank ")
+        .iter()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("conifer: rank ")?;
+            let (rank, rest) = rest.split_once(": slicing skipped ")?;
+            let n = rest.strip_suffix(" MPI calls")?;
+            Some((rank.parse().ok()?, n.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Asserts `conifer proxy --check full --against sliced` finds the same calls.
+fn assert_same_calls(app: &str, full: &Path, sliced: &Path) {
+    let out = Command::new(conifer())
+        .args(["proxy", "--check"])
+        .arg(full)
+        .arg("--against")
+        .arg(sliced)
+        .output()
+        .expect("conifer runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("proxy matches"),
+        "{app}: the sliced run's trace differs from the full run's:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Per-rank counts of every function but the polling ones, whose number depends on timing.
+fn settled_counts(trace: &Path) -> BTreeMap<(u32, String), u64> {
+    let polling = ["MPI_Test", "MPI_Waitsome", "MPI_Iprobe"];
+    traced_counts(&stats_json(trace))
+        .into_iter()
+        .filter(|((_, f), _)| !polling.iter().any(|p| f.starts_with(p)))
+        .collect()
+}
+
+/// Builds `app` sliced and not, runs both on `ranks` ranks, compares the traces and returns
+/// what the sliced run said it skipped per rank.
+fn check_app(app: &str, ranks: u32, args: &[&str]) -> BTreeMap<u32, u64> {
+    let dir = scratch(&format!("slice-{app}"));
+    let source = repo_root().join(format!("tests/apps/{app}.c"));
+    let sliced = build(&dir, &source, &format!("{app}-sliced"), true);
+    let full = build(&dir, &source, &format!("{app}-full"), false);
+    let (sliced_trace, sliced_out) = run(&dir, "sliced", ranks, &sliced, args);
+    let (full_trace, full_out) = run(&dir, "full", ranks, &full, args);
+    assert!(
+        skipped(&full_out).is_empty(),
+        "{app}: the full build skipped calls"
+    );
+    if app == "waitany" {
+        // Completion order decides how often it polls: only the counts are compared.
+        assert_eq!(
+            settled_counts(&full_trace),
+            settled_counts(&sliced_trace),
+            "{app}"
+        );
+    } else {
+        assert_same_calls(app, &full_trace, &sliced_trace);
+    }
+    skipped(&sliced_out)
+}
+
+#[test]
+fn sliced_c_apps_record_the_full_runs_calls() {
+    let n = iterations().to_string();
+    let mut apps = vec![
+        ("ring", ranks()),
+        ("stencil2d", ranks()),
+        ("waitany", ranks()),
+        ("butterfly", ranks()),
+        ("datatypes", ranks()),
+        ("comms", ranks()),
+        ("irregular", ranks()),
+        ("phases", ranks()),
+        ("reduce0", ranks()),
+        ("ep", ranks()),
+        ("heapbuf", 2),
+    ];
+    if !is_mpich() {
+        apps.extend([
+            ("stencil3d", 4),
+            ("cg", 4),
+            ("mg", 4),
+            ("randpeers", 5),
+            ("torus", 6),
+        ]);
+    }
+    let mut skipping = 0;
+    for (app, ranks) in apps {
+        let skipped = check_app(app, ranks, &[&n]);
+        eprintln!("{app}: skipped per rank {skipped:?}");
+        skipping += usize::from(!skipped.is_empty());
+    }
+    assert!(skipping >= 5, "too few apps skipped any call");
+}
+
+#[test]
+fn sliced_stencil2d_skips_every_unmarked_call() {
+    let n = iterations();
+    let skipped = check_app("stencil2d", ranks(), &[&n.to_string()]);
+    let dir = scratch("slice-stencil2d-tree");
+    let source = repo_root().join("tests/apps/stencil2d.c");
+    let sliced = build(&dir, &source, "stencil2d-sliced", true);
+    let tree = run_ok(Command::new(conifer()).arg("tree").arg(&sliced));
+    let mut unmarked = lines_with(&tree.stdout, "  unmarked ");
+    for line in &mut unmarked {
+        *line = line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+    }
+    assert_eq!(
+        unmarked,
+        ["MPI_Allreduce", "MPI_Irecv", "MPI_Isend"],
+        "{}",
+        String::from_utf8_lossy(&tree.stdout)
+    );
+    // Each iteration: an Irecv and an Isend per direction (4 each, MPI_PROC_NULL at the
+    // borders included) and an Allreduce.
+    let expected: BTreeMap<u32, u64> = (0..ranks()).map(|r| (r, 9 * u64::from(n))).collect();
+    assert_eq!(skipped, expected);
+}
+
+#[test]
+fn fake_requests_complete_among_real_ones() {
+    let dir = scratch("slice-fakes");
+    let program = dir.join("fakes");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes.c");
+    // gcc takes MPICH's `MPI_Status array_of_statuses[]` for a sized array and warns about
+    // MPI_STATUSES_IGNORE.
+    run_ok(
+        Command::new(format!("mpicc.{}", mpi()))
+            .args([
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-Wno-stringop-overflow",
+                "-o",
+            ])
+            .arg(&program)
+            .arg(&source),
+    );
+    let (skip_trace, skip_out) = run(&dir, "skip", ranks(), &program, &["skip"]);
+    let (all_trace, all_out) = run(&dir, "all", ranks(), &program, &[]);
+    for out in [&skip_out, &all_out] {
+        let results = lines_with(&out.stdout, "RESULT ");
+        assert_eq!(results.len(), ranks() as usize, "{results:?}");
+        assert!(
+            results.iter().all(|l| l.ends_with(" failures=0")),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    // 16 skipped calls an iteration, 3 iterations.
+    let expected: BTreeMap<u32, u64> = (0..ranks()).map(|r| (r, 48)).collect();
+    assert_eq!(skipped(&skip_out), expected);
+    assert!(skipped(&all_out).is_empty());
+    assert_eq!(settled_counts(&all_trace), settled_counts(&skip_trace));
+}

@@ -1,0 +1,305 @@
+//! The whole module as the slicer sees it: every defined function's blocks and instructions,
+//! which function and block each instruction is in, direct call sites per function, functions
+//! whose address is taken, and each block's control dependences (post-dominance frontiers).
+
+use crate::cfg::Cfg;
+use llvm_sys::core as llc;
+use llvm_sys::prelude::{LLVMBasicBlockRef, LLVMModuleRef, LLVMValueRef};
+use llvm_sys::LLVMOpcode;
+use std::collections::HashMap;
+
+/// An LLVM value (instruction, argument, function, global, constant).
+pub type V = LLVMValueRef;
+
+/// One defined function.
+pub struct Func {
+    /// The function.
+    pub value: V,
+    /// Its symbol.
+    pub name: String,
+    /// Its blocks, entry first.
+    pub blocks: Vec<LLVMBasicBlockRef>,
+    /// The instructions of each block, terminator last.
+    pub insts: Vec<Vec<V>>,
+    /// For each block, the blocks whose terminator decides whether it runs.
+    pub control: Vec<Vec<usize>>,
+    /// Immediate post-dominator of each block (`None`: an exit, or no common one).
+    pub ipdom: Vec<Option<usize>>,
+    /// Direct calls of this function, anywhere in the module.
+    pub callers: Vec<V>,
+    /// Used other than as a direct callee (may be called through a pointer).
+    pub address_taken: bool,
+}
+
+/// The module's defined functions and where every instruction is.
+pub struct Ir {
+    /// Functions with a body.
+    pub funcs: Vec<Func>,
+    /// Function value → index in `funcs`.
+    pub index: HashMap<V, usize>,
+    /// Instruction → (function, block).
+    pub place: HashMap<V, (usize, usize)>,
+    /// Calls through a pointer.
+    pub indirect_calls: Vec<V>,
+    /// Global variables.
+    pub globals: Vec<V>,
+}
+
+/// The symbol of a global value.
+pub fn name_of(value: V) -> String {
+    // SAFETY: `value` is a live global; the C API returns its name and length.
+    unsafe {
+        let mut len = 0;
+        let ptr = llc::LLVMGetValueName2(value, &mut len);
+        String::from_utf8_lossy(std::slice::from_raw_parts(ptr.cast::<u8>(), len)).into_owned()
+    }
+}
+
+/// The opcode of an instruction.
+pub fn opcode(inst: V) -> LLVMOpcode {
+    // SAFETY: `inst` is a live instruction.
+    unsafe { llc::LLVMGetInstructionOpcode(inst) }
+}
+
+/// Whether `inst` is a call or invoke.
+pub fn is_call(inst: V) -> bool {
+    matches!(
+        opcode(inst),
+        LLVMOpcode::LLVMCall | LLVMOpcode::LLVMInvoke | LLVMOpcode::LLVMCallBr
+    )
+}
+
+/// The operands of a value.
+pub fn operands(value: V) -> Vec<V> {
+    // SAFETY: `value` is a live user; operand indices are in range.
+    unsafe {
+        (0..llc::LLVMGetNumOperands(value).max(0))
+            .map(|i| llc::LLVMGetOperand(value, i as u32))
+            .collect()
+    }
+}
+
+/// The argument operands of a call (callee and bundle operands left out).
+pub fn call_args(call: V) -> Vec<V> {
+    // SAFETY: `call` is a call or invoke.
+    unsafe {
+        (0..llc::LLVMGetNumArgOperands(call))
+            .map(|i| llc::LLVMGetOperand(call, i))
+            .collect()
+    }
+}
+
+/// The function a call calls directly, if any.
+pub fn direct_callee(call: V) -> Option<V> {
+    // SAFETY: `call` is a call or invoke.
+    unsafe {
+        let target = llc::LLVMGetCalledValue(call);
+        (!llc::LLVMIsAFunction(target).is_null()).then_some(target)
+    }
+}
+
+/// Whether a call's target is inline assembly.
+pub fn is_inline_asm(call: V) -> bool {
+    // SAFETY: `call` is a call or invoke.
+    unsafe { !llc::LLVMIsAInlineAsm(llc::LLVMGetCalledValue(call)).is_null() }
+}
+
+fn blocks_of(f: V) -> Vec<LLVMBasicBlockRef> {
+    let mut out = Vec::new();
+    // SAFETY: walking the block list of a live function.
+    unsafe {
+        let mut b = llc::LLVMGetFirstBasicBlock(f);
+        while !b.is_null() {
+            out.push(b);
+            b = llc::LLVMGetNextBasicBlock(b);
+        }
+    }
+    out
+}
+
+fn insts_of(b: LLVMBasicBlockRef) -> Vec<V> {
+    let mut out = Vec::new();
+    // SAFETY: walking the instruction list of a live block.
+    unsafe {
+        let mut i = llc::LLVMGetFirstInstruction(b);
+        while !i.is_null() {
+            out.push(i);
+            i = llc::LLVMGetNextInstruction(i);
+        }
+    }
+    out
+}
+
+/// Successor blocks of a terminator (unwind edges included).
+pub fn successors(term: V) -> Vec<LLVMBasicBlockRef> {
+    // SAFETY: `term` is a terminator.
+    unsafe {
+        (0..llc::LLVMGetNumSuccessors(term))
+            .map(|i| llc::LLVMGetSuccessor(term, i))
+            .collect()
+    }
+}
+
+impl Ir {
+    /// Indexes `module`.
+    pub fn new(module: LLVMModuleRef) -> Ir {
+        let mut funcs = Vec::new();
+        let mut globals = Vec::new();
+        // SAFETY: walking the function and global lists of a live module.
+        unsafe {
+            let mut g = llc::LLVMGetFirstGlobal(module);
+            while !g.is_null() {
+                globals.push(g);
+                g = llc::LLVMGetNextGlobal(g);
+            }
+            let mut f = llc::LLVMGetFirstFunction(module);
+            while !f.is_null() {
+                if llc::LLVMCountBasicBlocks(f) > 0 {
+                    funcs.push(function(f));
+                }
+                f = llc::LLVMGetNextFunction(f);
+            }
+        }
+        let index: HashMap<V, usize> = funcs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.value, i))
+            .collect();
+        let mut place = HashMap::new();
+        let mut indirect_calls = Vec::new();
+        let mut callers: Vec<Vec<V>> = vec![Vec::new(); funcs.len()];
+        for (fi, f) in funcs.iter().enumerate() {
+            for (bi, insts) in f.insts.iter().enumerate() {
+                for &i in insts {
+                    place.insert(i, (fi, bi));
+                    if !is_call(i) || is_inline_asm(i) {
+                        continue;
+                    }
+                    match direct_callee(i) {
+                        Some(g) => {
+                            if let Some(&gi) = index.get(&g) {
+                                callers[gi].push(i);
+                            }
+                        }
+                        None => indirect_calls.push(i),
+                    }
+                }
+            }
+        }
+        for (f, c) in funcs.iter_mut().zip(callers) {
+            f.address_taken = address_taken(f.value, &c);
+            f.callers = c;
+        }
+        Ir {
+            funcs,
+            index,
+            place,
+            indirect_calls,
+            globals,
+        }
+    }
+
+    /// The terminator of block `b` of function `f`.
+    pub fn terminator(&self, f: usize, b: usize) -> V {
+        *self.funcs[f].insts[b]
+            .last()
+            .expect("a block ends with a terminator")
+    }
+
+    /// Number of instructions in the module's defined functions.
+    pub fn instruction_count(&self) -> usize {
+        self.funcs
+            .iter()
+            .map(|f| f.insts.iter().map(Vec::len).sum::<usize>())
+            .sum()
+    }
+}
+
+/// Whether `f` has a use other than as the callee of one of `direct` (its direct calls).
+fn address_taken(f: V, direct: &[V]) -> bool {
+    // SAFETY: walking the use list of a live function.
+    unsafe {
+        let mut u = llc::LLVMGetFirstUse(f);
+        while !u.is_null() {
+            let user = llc::LLVMGetUser(u);
+            let as_callee = direct.contains(&user) && llc::LLVMGetCalledValue(user) == f;
+            // `llvm.used` and similar metadata arrays keep a function alive without calling it.
+            let used_list = !llc::LLVMIsAConstant(user).is_null()
+                && llc::LLVMIsAGlobalValue(user).is_null()
+                && only_in_metadata_globals(user);
+            if !as_callee && !used_list {
+                return true;
+            }
+            u = llc::LLVMGetNextUse(u);
+        }
+    }
+    false
+}
+
+/// A constant used only by `llvm.*` globals (`llvm.used`, `llvm.compiler.used`).
+fn only_in_metadata_globals(constant: V) -> bool {
+    // SAFETY: walking the use list of a live constant.
+    unsafe {
+        let mut u = llc::LLVMGetFirstUse(constant);
+        if u.is_null() {
+            return false;
+        }
+        while !u.is_null() {
+            let user = llc::LLVMGetUser(u);
+            if llc::LLVMIsAGlobalVariable(user).is_null() || !name_of(user).starts_with("llvm.") {
+                return false;
+            }
+            u = llc::LLVMGetNextUse(u);
+        }
+    }
+    true
+}
+
+fn function(f: V) -> Func {
+    let blocks = blocks_of(f);
+    let insts: Vec<Vec<V>> = blocks.iter().map(|&b| insts_of(b)).collect();
+    let number: HashMap<LLVMBasicBlockRef, usize> =
+        blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let succs: Vec<Vec<usize>> = insts
+        .iter()
+        .map(|is| {
+            let mut s: Vec<usize> = is
+                .last()
+                .map(|&t| successors(t).iter().map(|b| number[b]).collect())
+                .unwrap_or_default();
+            s.dedup();
+            s
+        })
+        .collect();
+    let cfg = Cfg::new(succs);
+    let ipdom = cfg.ipdoms();
+    let mut control = vec![Vec::new(); blocks.len()];
+    for (a, ss) in cfg.succs.iter().enumerate() {
+        for &s in ss {
+            // Every block on the post-dominator tree path from `s` up to (not including)
+            // ipdom(a) runs only when `a` branches to `s`.
+            let mut runner = Some(s);
+            let mut steps = 0;
+            while let Some(r) = runner {
+                if Some(r) == ipdom[a] || steps > blocks.len() {
+                    break;
+                }
+                if !control[r].contains(&a) {
+                    control[r].push(a);
+                }
+                runner = ipdom[r];
+                steps += 1;
+            }
+        }
+    }
+    Func {
+        value: f,
+        name: name_of(f),
+        blocks,
+        insts,
+        control,
+        ipdom,
+        callers: Vec::new(),
+        address_taken: false,
+    }
+}

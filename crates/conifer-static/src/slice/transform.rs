@@ -1,0 +1,157 @@
+//! Removes what the slice does not keep and tags unmarked MPI calls.
+//!
+//! Dead instructions are replaced by `poison` in their (dead) uses and erased; a dead branch
+//! becomes a branch to its immediate post-dominator (nothing between them is live, so no
+//! live phi there has an edge from the region skipped); functions no live code runs in are
+//! emptied to `unreachable`. Blocks left unreachable are removed by the optimiser afterwards.
+//! Before every unmarked MPI call the runtime can leave out, a call of
+//! `conifer_slice_skip()` (a weak reference, called only when libconifer is loaded) tells the
+//! runtime to record the next MPI call without executing it.
+
+use super::ir::{self, Ir, V};
+use super::live::Liveness;
+use llvm_sys::core as llc;
+use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef};
+use llvm_sys::LLVMOpcode as Op;
+
+/// What the transformation did.
+pub struct Done {
+    /// Functions emptied.
+    pub emptied: Vec<String>,
+    /// Unmarked MPI calls tagged.
+    pub tagged: usize,
+}
+
+/// Applies `live` to `module`.
+pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
+    let mut done = Done {
+        emptied: Vec::new(),
+        tagged: 0,
+    };
+    // SAFETY: the module and every value in `ir` are live; values are erased only after
+    // their uses are replaced, and each at most once.
+    unsafe {
+        let context = llc::LLVMGetModuleContext(module);
+        let builder = llc::LLVMCreateBuilderInContext(context);
+        for (fi, f) in ir.funcs.iter().enumerate() {
+            if !live.active[fi] {
+                empty(context, builder, f.value, f.insts.iter().flatten().copied());
+                done.emptied.push(f.name.clone());
+                continue;
+            }
+            if !live.returns_used[fi] {
+                for &r in f.insts.iter().flatten() {
+                    if ir::opcode(r) == Op::LLVMRet && llc::LLVMGetNumOperands(r) == 1 {
+                        let ty = llc::LLVMTypeOf(llc::LLVMGetOperand(r, 0));
+                        llc::LLVMSetOperand(r, 0, llc::LLVMConstNull(ty));
+                    }
+                }
+            }
+            let mut dead_terms = Vec::new();
+            for (b, insts) in f.insts.iter().enumerate() {
+                for &i in insts {
+                    if live.live.contains(&i) {
+                        continue;
+                    }
+                    if Some(&i) == insts.last() {
+                        dead_terms.push((b, i));
+                    } else {
+                        llc::LLVMReplaceAllUsesWith(i, llc::LLVMGetPoison(llc::LLVMTypeOf(i)));
+                    }
+                }
+            }
+            for &i in f.insts.iter().flatten() {
+                let term = !llc::LLVMIsATerminatorInst(i).is_null();
+                if !term && !live.live.contains(&i) {
+                    llc::LLVMInstructionEraseFromParent(i);
+                }
+            }
+            for (b, term) in dead_terms {
+                let to = f.blocks[f.ipdom[b].expect("branches without a post-dominator are live")];
+                llc::LLVMPositionBuilderBefore(builder, term);
+                llc::LLVMBuildBr(builder, to);
+                llc::LLVMReplaceAllUsesWith(term, llc::LLVMGetPoison(llc::LLVMTypeOf(term)));
+                llc::LLVMInstructionEraseFromParent(term);
+                add_missing_incoming(to, f.blocks[b]);
+            }
+        }
+        let hook = skip_helper(context, module);
+        for (&call, mpi) in &live.mpi {
+            if mpi.skip().is_some() && !live.marked.contains(&call) {
+                llc::LLVMPositionBuilderBefore(builder, call);
+                let ty = llc::LLVMGlobalGetValueType(hook);
+                llc::LLVMBuildCall2(builder, ty, hook, std::ptr::null_mut(), 0, c"".as_ptr());
+                done.tagged += 1;
+            }
+        }
+        llc::LLVMDisposeBuilder(builder);
+    }
+    done
+}
+
+/// Replaces a function's body by `unreachable`.
+unsafe fn empty(
+    context: LLVMContextRef,
+    builder: llvm_sys::prelude::LLVMBuilderRef,
+    f: V,
+    insts: impl Iterator<Item = V>,
+) {
+    for i in insts {
+        llc::LLVMReplaceAllUsesWith(i, llc::LLVMGetPoison(llc::LLVMTypeOf(i)));
+    }
+    let mut b = llc::LLVMGetFirstBasicBlock(f);
+    while !b.is_null() {
+        let next = llc::LLVMGetNextBasicBlock(b);
+        llc::LLVMDeleteBasicBlock(b);
+        b = next;
+    }
+    let entry = llc::LLVMAppendBasicBlockInContext(context, f, c"sliced".as_ptr());
+    llc::LLVMPositionBuilderAtEnd(builder, entry);
+    llc::LLVMSetCurrentDebugLocation2(builder, std::ptr::null_mut());
+    llc::LLVMBuildUnreachable(builder);
+}
+
+/// Gives every phi of `to` an incoming value from `from` if it has none (a `poison`: such a
+/// phi is dead, kept only until the optimiser removes it).
+unsafe fn add_missing_incoming(
+    to: llvm_sys::prelude::LLVMBasicBlockRef,
+    from: llvm_sys::prelude::LLVMBasicBlockRef,
+) {
+    let mut i = llc::LLVMGetFirstInstruction(to);
+    while !i.is_null() && ir::opcode(i) == Op::LLVMPHI {
+        let has = (0..llc::LLVMCountIncoming(i)).any(|k| llc::LLVMGetIncomingBlock(i, k) == from);
+        if !has {
+            let mut value = llc::LLVMGetPoison(llc::LLVMTypeOf(i));
+            let mut block = from;
+            llc::LLVMAddIncoming(i, &mut value, &mut block, 1);
+        }
+        i = llc::LLVMGetNextInstruction(i);
+    }
+}
+
+/// `internal alwaysinline void conifer.slice.skip() { if (&conifer_slice_skip) conifer_slice_skip(); }`
+unsafe fn skip_helper(context: LLVMContextRef, module: LLVMModuleRef) -> V {
+    let void = llc::LLVMVoidTypeInContext(context);
+    let ty = llc::LLVMFunctionType(void, std::ptr::null_mut(), 0, 0);
+    let target = llc::LLVMAddFunction(module, c"conifer_slice_skip".as_ptr(), ty);
+    llc::LLVMSetLinkage(target, llvm_sys::LLVMLinkage::LLVMExternalWeakLinkage);
+    let helper = llc::LLVMAddFunction(module, c"conifer.slice.skip".as_ptr(), ty);
+    llc::LLVMSetLinkage(helper, llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+    let kind = llc::LLVMGetEnumAttributeKindForName(c"alwaysinline".as_ptr(), 12);
+    let attr = llc::LLVMCreateEnumAttribute(context, kind, 0);
+    llc::LLVMAddAttributeAtIndex(helper, llvm_sys::LLVMAttributeFunctionIndex, attr);
+    let entry = llc::LLVMAppendBasicBlockInContext(context, helper, c"entry".as_ptr());
+    let call = llc::LLVMAppendBasicBlockInContext(context, helper, c"call".as_ptr());
+    let done = llc::LLVMAppendBasicBlockInContext(context, helper, c"done".as_ptr());
+    let b = llc::LLVMCreateBuilderInContext(context);
+    llc::LLVMPositionBuilderAtEnd(b, entry);
+    let present = llc::LLVMBuildIsNotNull(b, target, c"present".as_ptr());
+    llc::LLVMBuildCondBr(b, present, call, done);
+    llc::LLVMPositionBuilderAtEnd(b, call);
+    llc::LLVMBuildCall2(b, ty, target, std::ptr::null_mut(), 0, c"".as_ptr());
+    llc::LLVMBuildBr(b, done);
+    llc::LLVMPositionBuilderAtEnd(b, done);
+    llc::LLVMBuildRetVoid(b);
+    llc::LLVMDisposeBuilder(b);
+    helper
+}

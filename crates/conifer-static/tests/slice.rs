@@ -1,0 +1,112 @@
+//! `conifer cc --slice`: the slicing report embedded in the binary says what was kept and
+//! which MPI calls are marked, the sliced programs run, and computation that no
+//! communication argument depends on is gone.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// Builds `source` with `--slice` and returns its slicing report.
+fn sliced(test: &str, source: &str, binary: &str, extra: &[&str]) -> (std::path::PathBuf, Value) {
+    let dir = scratch(test);
+    let mut args = vec!["cc", "--slice", "-O2", source, "-o", binary];
+    args.extend(extra);
+    build(&dir, &args);
+    let report = tree(&dir, binary)["slice"].clone();
+    assert!(report.is_object(), "{binary} has no slicing report");
+    (dir, report)
+}
+
+/// Runs `binary ARGS` on `ranks` Open MPI ranks; it must exit 0 (a sliced program prints
+/// nothing: its output statements are not in the slice).
+fn runs(dir: &std::path::Path, ranks: u32, binary: &str, args: &[&str]) {
+    let out = std::process::Command::new("timeout")
+        .args(["120", "mpirun.openmpi", "--oversubscribe", "-n"])
+        .arg(ranks.to_string())
+        .arg(binary)
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_btl", "self,vader")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("mpirun");
+    assert!(
+        out.status.success(),
+        "{binary} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn site<'a>(report: &'a Value, function: &str) -> Vec<&'a Value> {
+    report["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["function"] == function)
+        .collect()
+}
+
+fn fraction(report: &Value) -> f64 {
+    report["kept"].as_f64().unwrap() / report["instructions"].as_f64().unwrap()
+}
+
+#[test]
+fn ring_keeps_the_ring_and_drops_the_reference_computation() {
+    let (dir, report) = sliced("slice_ring", &app("ring.c"), "ring", &[]);
+    // The message contents feed nothing the communication depends on: the exchange is
+    // recorded only; rank and size queries always execute.
+    let sendrecv = site(&report, "MPI_Sendrecv");
+    assert_eq!(sendrecv.len(), 1);
+    assert_eq!(sendrecv[0]["marked"], false);
+    assert_eq!(site(&report, "MPI_Comm_rank")[0]["marked"], true);
+    assert!(fraction(&report) < 0.8, "{report}");
+    assert!(report["lines_removed"].as_u64().unwrap() > 20, "{report}");
+    assert!(report["caveats"].as_array().unwrap().is_empty(), "{report}");
+    // Without libconifer every call executes: the sliced program still runs.
+    runs(&dir, 3, "./ring", &["5"]);
+}
+
+#[test]
+fn stencil_computation_is_removed_but_its_loop_bounds_stay() {
+    let (dir, report) = sliced("slice_stencil", &app("stencil2d.c"), "st", &["-lm"]);
+    for f in ["MPI_Irecv", "MPI_Isend", "MPI_Allreduce"] {
+        assert_eq!(site(&report, f)[0]["marked"], false, "{f}: {report}");
+    }
+    // Waitall always executes (it completes the requests the runtime made up).
+    assert_eq!(site(&report, "MPI_Waitall")[0]["marked"], true);
+    let emptied: Vec<&str> = report["functions_emptied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(emptied.contains(&"init_val"), "{emptied:?}");
+    assert!(fraction(&report) < 0.6, "{report}");
+    runs(&dir, 4, "./st", &["3"]);
+}
+
+#[test]
+fn received_values_that_steer_communication_mark_the_calls() {
+    // waitany's completion order decides what it sends next: everything executes.
+    let (_, report) = sliced("slice_waitany", &app("waitany.c"), "wa", &[]);
+    for s in report["sites"].as_array().unwrap() {
+        assert_eq!(s["marked"], true, "{s}");
+    }
+}
+
+#[test]
+fn fortran_calls_always_execute() {
+    let dir = scratch("slice_fortran");
+    build(
+        &dir,
+        &["fc", "--slice", "-O2", &app("ring.f90"), "-o", "ring_f"],
+    );
+    let report = tree(&dir, "ring_f")["slice"].clone();
+    assert!(!report["sites"].as_array().unwrap().is_empty());
+    for s in report["sites"].as_array().unwrap() {
+        assert_eq!(s["marked"], true, "{s}");
+    }
+    runs(&dir, 3, "./ring_f", &["5"]);
+}
