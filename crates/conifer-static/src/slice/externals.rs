@@ -88,15 +88,15 @@ pub fn classify(name: &str) -> External {
 fn intrinsic_class(intrinsic: &str) -> External {
     let family = intrinsic.split('.').next().unwrap_or_default();
     match family {
-        "memcpy" | "memmove" | "memset" => External::Writes,
-        "dbg" | "lifetime" | "assume" | "va_start" | "va_end" | "va_copy" | "experimental"
-        | "invariant" | "sqrt" | "fabs" | "pow" | "exp" | "exp2" | "log" | "log2" | "log10"
-        | "sin" | "cos" | "floor" | "ceil" | "trunc" | "round" | "rint" | "nearbyint" | "fma"
-        | "fmuladd" | "minnum" | "maxnum" | "minimum" | "maximum" | "copysign" | "smax"
-        | "smin" | "umax" | "umin" | "abs" | "ctpop" | "ctlz" | "cttz" | "bswap" | "sadd"
-        | "uadd" | "ssub" | "usub" | "smul" | "umul" | "powi" | "lround" | "llround" | "expect" => {
-            External::Pure
-        }
+        // `va_start`/`va_copy` fill the `va_list` their first argument points to, which
+        // `vsprintf` and the like then read.
+        "memcpy" | "memmove" | "memset" | "va_start" | "va_copy" => External::Writes,
+        "dbg" | "lifetime" | "assume" | "va_end" | "experimental" | "invariant" | "sqrt"
+        | "fabs" | "pow" | "exp" | "exp2" | "log" | "log2" | "log10" | "sin" | "cos" | "floor"
+        | "ceil" | "trunc" | "round" | "rint" | "nearbyint" | "fma" | "fmuladd" | "minnum"
+        | "maxnum" | "minimum" | "maximum" | "copysign" | "smax" | "smin" | "umax" | "umin"
+        | "abs" | "ctpop" | "ctlz" | "cttz" | "bswap" | "sadd" | "uadd" | "ssub" | "usub"
+        | "smul" | "umul" | "powi" | "lround" | "llround" | "expect" => External::Pure,
         _ => External::Unknown,
     }
 }
@@ -110,6 +110,8 @@ mod tests {
         assert_eq!(classify("malloc"), External::Allocates);
         assert_eq!(classify("llvm.memcpy.p0.p0.i64"), External::Writes);
         assert_eq!(classify("llvm.fmuladd.f64"), External::Pure);
+        assert_eq!(classify("llvm.va_start.p0"), External::Writes);
+        assert_eq!(classify("llvm.va_copy.p0"), External::Writes);
         assert_eq!(classify("printf"), External::Prints);
         assert_eq!(classify("_FortranAioOutputReal64"), External::IoStatement);
         assert_eq!(classify("exit"), External::Unknown);
