@@ -110,3 +110,47 @@ fn fortran_calls_always_execute() {
     }
     runs(&dir, 3, "./ring_f", &["5"]);
 }
+
+/// A message whose count is the length of a line formatted by a variadic function: the
+/// count is live, so `vsnprintf` is, and so is the `va_start` that fills the list it reads.
+const VARIADIC_COUNT: &str = r#"
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static int format(char *line, size_t room, const char *form, ...) {
+  va_list args;
+  va_start(args, form);
+  int n = vsnprintf(line, room, form, args);
+  va_end(args);
+  return n;
+}
+
+int main(int argc, char **argv) {
+  int rank, size;
+  char line[64];
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int n = format(line, sizeof line, "rank %d of %d", rank, size);
+  if (rank == 0) {
+    MPI_Send(line, n, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    MPI_Status status;
+    int got;
+    MPI_Recv(line, (int)sizeof line, MPI_CHAR, 0, 0, MPI_COMM_WORLD, &status);
+    MPI_Get_count(&status, MPI_CHAR, &got);
+    if (got != 11) MPI_Abort(MPI_COMM_WORLD, 3); /* "rank 0 of 2" */
+  }
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+#[test]
+fn a_variadic_function_feeding_a_count_keeps_its_argument_list() {
+    let dir = scratch("slice_variadic");
+    std::fs::write(dir.join("variadic.c"), VARIADIC_COUNT).expect("write the source");
+    build(&dir, &["cc", "--slice", "-O2", "variadic.c", "-o", "variadic"]);
+    runs(&dir, 2, "./variadic", &[]);
+}
