@@ -151,6 +151,9 @@ int main(int argc, char **argv) {
 fn a_variadic_function_feeding_a_count_keeps_its_argument_list() {
     let dir = scratch("slice_variadic");
     std::fs::write(dir.join("variadic.c"), VARIADIC_COUNT).expect("write the source");
-    build(&dir, &["cc", "--slice", "-O2", "variadic.c", "-o", "variadic"]);
+    build(
+        &dir,
+        &["cc", "--slice", "-O2", "variadic.c", "-o", "variadic"],
+    );
     runs(&dir, 2, "./variadic", &[]);
 }
