@@ -47,7 +47,14 @@ fn build(dir: &Path, source: &Path, name: &str, slice: bool) -> PathBuf {
     if slice {
         cmd.arg("--slice");
     }
-    run_ok(cmd.arg("-O2").arg(source).arg("-o").arg(&out));
+    // In `dir`: flang writes the modules a Fortran source defines into the working directory.
+    run_ok(
+        cmd.arg("-O2")
+            .arg(source)
+            .arg("-o")
+            .arg(&out)
+            .current_dir(dir),
+    );
     out
 }
 
