@@ -59,22 +59,17 @@ fn build(dir: &Path, source: &Path, name: &str, slice: bool) -> PathBuf {
 }
 
 /// `conifer run` of `program args` on `ranks` ranks into `dir/<name>.cft` with
-/// `CONIFER_VERBOSE` set, under a timeout and the MPI lock.
+/// `CONIFER_VERBOSE` set (see [`traced_run_with`]).
 fn run(dir: &Path, name: &str, ranks: u32, program: &Path, args: &[&str]) -> (PathBuf, Output) {
-    let trace = dir.join(format!("{name}.cft"));
-    let _guard = mpi_lock();
-    let mut cmd = Command::new("timeout");
-    cmd.arg("300")
-        .arg(conifer())
-        .args(["run", "-n", &ranks.to_string(), "-o"])
-        .arg(&trace)
-        .current_dir(dir)
-        .env("CONIFER_VERBOSE", "1");
-    if ranks > 2 && !is_mpich() {
-        cmd.arg("--launcher-arg=--oversubscribe");
-    }
-    let out = run_ok(cmd.arg(program).args(args));
-    (trace, out)
+    traced_run_with(
+        dir,
+        name,
+        ranks,
+        &[],
+        &[("CONIFER_VERBOSE", "1")],
+        program,
+        args,
+    )
 }
 
 /// Per rank, the number of calls the run says it skipped (ranks that skipped none are absent).

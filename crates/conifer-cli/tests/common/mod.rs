@@ -136,6 +136,19 @@ pub fn traced_run(
     program: &Path,
     args: &[&str],
 ) -> (PathBuf, Output) {
+    traced_run_with(dir, name, ranks, options, &[], program, args)
+}
+
+/// [`traced_run`] with environment variables `env` set for the run.
+pub fn traced_run_with(
+    dir: &Path,
+    name: &str,
+    ranks: u32,
+    options: &[&str],
+    env: &[(&str, &str)],
+    program: &Path,
+    args: &[&str],
+) -> (PathBuf, Output) {
     let trace = dir.join(format!("{name}.cft"));
     let _guard = mpi_lock();
     let mut cmd = Command::new("timeout");
@@ -144,6 +157,7 @@ pub fn traced_run(
         .args(["run", "-n", &ranks.to_string(), "-o"])
         .arg(&trace)
         .args(options)
+        .envs(env.iter().copied())
         .current_dir(dir);
     if ranks > 2 && !is_mpich() {
         cmd.arg("--launcher-arg=--oversubscribe");
