@@ -2,7 +2,8 @@
 # Idempotent machine set-up for Conifer: installs every Debian and PyPI package the build,
 # the tests and the demo need, and nothing that is already there.
 # Usage: scripts/setup.sh [--real-apps]   (--real-apps adds the packaged MPI programs used by
-# the real-program tests: LAMMPS, mpi4py, NetPIPE)
+# the real-program tests: LAMMPS, mpi4py, NetPIPE, and HPCC's sources, whose HPL the slicing
+# test builds)
 set -euo pipefail
 
 apt_packages=(
@@ -16,7 +17,7 @@ apt_packages=(
   clang-19 llvm-19-dev flang-19 libpolly-19-dev libzstd-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--real-apps" ]]; then
-  apt_packages+=(lammps lammps-examples python3-mpi4py netpipe-openmpi netpipe-mpich2)
+  apt_packages+=(lammps lammps-examples python3-mpi4py netpipe-openmpi netpipe-mpich2 libblas-dev)
 fi
 
 missing=()
@@ -35,4 +36,27 @@ fi
 if ! python3 -c 'import pympistandard' 2>/dev/null; then
   echo "setup: installing pympistandard" >&2
   python3 -m pip install --quiet --root-user-action=ignore 'pympistandard==0.2.0'
+fi
+
+# HPCC 1.5's sources from Debian (a deb-src entry for bookworm), unpacked where the slicing test
+# builds its HPL from.
+hpcc_cache=/var/cache/conifer/src
+if [[ "${1:-}" == "--real-apps" && ! -d $hpcc_cache/hpcc-1.5.0/hpl ]]; then
+  echo "setup: fetching HPCC's sources" >&2
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  deb_src=/etc/apt/sources.list.d/conifer-sources.sources
+  if [[ ! -f $deb_src ]]; then
+    printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm' \
+      'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
+      "${sudo_cmd[@]}" tee "$deb_src" >/dev/null
+  fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" mkdir -p "$hpcc_cache"
+  # Only the original tarball: the registry here serves it but not Debian's packaging tarball,
+  # so `apt-get source` itself fails. apt-helper checks the SHA256 the source index gives.
+  read -r uri file _ hash < <(apt-get source --print-uris -qq hpcc=1.5.0-3 | grep '\.orig\.tar')
+  uri=${uri//\'/}
+  "${sudo_cmd[@]}" /usr/lib/apt/apt-helper -qq download-file "$uri" "$hpcc_cache/$file" "$hash"
+  "${sudo_cmd[@]}" tar -xzf "$hpcc_cache/$file" -C "$hpcc_cache"
 fi

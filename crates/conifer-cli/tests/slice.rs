@@ -8,6 +8,8 @@
 //! `mpiio` is left out: its file name carries a process id, which differs between any two
 //! runs; `threads`, whose threads are numbered in the order they first call MPI, which
 //! differs between runs; `crash`, which ends early on purpose.
+//! A real third-party code, the HPL inside Debian's HPCC 1.5 sources (fetched by
+//! `scripts/setup.sh --real-apps`), is built both ways and compared the same way.
 
 mod common;
 
@@ -260,4 +262,97 @@ fn fake_requests_complete_among_real_ones() {
     assert_eq!(skipped(&skip_out), expected);
     assert!(skipped(&all_out).is_empty());
     assert_eq!(settled_counts(&all_trace), settled_counts(&skip_trace));
+}
+
+/// Where `scripts/setup.sh --real-apps` unpacks HPCC 1.5's sources (Debian's `hpcc`).
+const HPCC_SOURCES: &str = "/var/cache/conifer/src/hpcc-1.5.0";
+
+/// This crate's files for HPL: its make settings, driver and input (`tests/hpl/`).
+fn hpl_files() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hpl")
+}
+
+/// HPL's input for a `p` x 1 grid: with one process column a panel's broadcast along its
+/// process row has no peer, so nothing is probed while computing and the communication is the
+/// same in every run (on a wider grid HPL polls with `MPI_Iprobe` while it computes).
+fn hpl_input(p: u32) -> String {
+    let text = std::fs::read_to_string(hpl_files().join("hpccinf.txt")).unwrap();
+    text.replacen("\nP            Ps", &format!("\n{p:<12} Ps"), 1)
+}
+
+/// Builds HPCC's HPL in `dir` with `conifer cc` (one set of objects) and links it twice, sliced
+/// and not; returns (full, sliced).
+fn build_hpl(dir: &Path) -> (PathBuf, PathBuf) {
+    let sources = Path::new(HPCC_SOURCES).join("hpl");
+    assert!(
+        sources.is_dir(),
+        "{} is missing: run `scripts/setup.sh --real-apps`",
+        sources.display()
+    );
+    let hpl = dir.join("hpl");
+    run_ok(Command::new("cp").arg("-r").arg(&sources).arg(&hpl));
+    run_ok(
+        Command::new("cp")
+            .arg(hpl_files().join("Make.conifer"))
+            .arg(&hpl),
+    );
+    let compiler = format!("{} cc --mpi={}", conifer().display(), mpi());
+    let renames = if is_mpich() {
+        ""
+    } else {
+        "-DMPI_Address=MPI_Get_address -DMPI_Type_struct=MPI_Type_create_struct"
+    };
+    run_ok(
+        Command::new("make")
+            .arg("arch=conifer")
+            .arg(format!("CONIFER_CC={compiler}"))
+            .arg(format!("HPL_OPTS={renames}"))
+            .current_dir(&hpl),
+    );
+    let link = |name: &str, slice: bool| {
+        let program = dir.join(name);
+        let mut cmd = Command::new(conifer());
+        cmd.arg("cc").arg(format!("--mpi={}", mpi()));
+        if slice {
+            cmd.arg("--slice");
+        }
+        run_ok(
+            cmd.args(["-O2", "-DAdd_", "-DF77_INTEGER=int", "-DStringSunStyle"])
+                .arg(format!("-I{}", hpl.join("include").display()))
+                .arg(format!("-I{}", hpl.join("include/conifer").display()))
+                .arg(hpl_files().join("main.c"))
+                .arg(hpl.join("lib/conifer/libhpl.a"))
+                .args(["-lblas", "-lm", "-o"])
+                .arg(&program),
+        );
+        program
+    };
+    (link("xhpl-full", false), link("xhpl-sliced", true))
+}
+
+/// The number of HPL solves that passed their residual check, from the summary HPL appends to
+/// `dir/hpccoutf.txt` (HPCC's HPL always writes there).
+fn hpl_passed(dir: &Path) -> u32 {
+    let file = dir.join("hpccoutf.txt");
+    let text = std::fs::read_to_string(&file).expect("HPL wrote hpccoutf.txt");
+    let summary = text
+        .lines()
+        .find(|l| l.contains("tests completed and passed residual checks"))
+        .unwrap_or_else(|| panic!("HPL printed no summary:\n{text}"));
+    summary.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn sliced_hpl_records_the_full_runs_calls() {
+    let dir = scratch("slice-hpl");
+    let (full, sliced) = build_hpl(&dir);
+    std::fs::write(dir.join("hpccinf.txt"), hpl_input(ranks())).unwrap();
+    let (full_trace, _) = run(&dir, "full", ranks(), &full, &[]);
+    assert_eq!(hpl_passed(&dir), 8);
+    // The slice removes HPL's printing (not communication), so only the full run reports.
+    let (sliced_trace, sliced_out) = run(&dir, "sliced", ranks(), &sliced, &[]);
+    assert_same_calls("HPL", &full_trace, &sliced_trace);
+    // HPL's row swaps and pivot searches send what the factorisation computed: the slice keeps
+    // every MPI call executing.
+    assert!(skipped(&sliced_out).is_empty());
 }
