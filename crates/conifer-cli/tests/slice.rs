@@ -181,20 +181,26 @@ fn sliced_c_apps_record_the_full_runs_calls() {
     assert!(skipping >= 5, "too few apps skipped any call");
 }
 
-/// Fortran calls are never skipped (the Fortran wrappers record only), but the slice still
-/// removes computation around them: the traces must stay equal.
+/// Fortran calls are skipped like C ones: per iteration, stencil2d's 4 `MPI_IRECV`, 4
+/// `MPI_ISEND` and its `MPI_ALLREDUCE` (whose results only the final check reads), ring's
+/// `MPI_SENDRECV`, inplace's `MPI_ALLREDUCE`; sections computes its communication from what
+/// it receives and skips nothing.
 #[test]
-fn sliced_fortran_apps_record_the_full_runs_calls() {
-    let n = iterations().to_string();
+fn sliced_fortran_apps_skip_their_unmarked_calls() {
+    let n = iterations();
     let apps = [
-        ("ring_f", if is_mpich() { 2 } else { 3 }),
-        ("stencil2d_f", ranks()),
-        ("sections_f", ranks()),
-        ("inplace_f", if is_mpich() { 2 } else { 3 }),
+        ("ring_f", if is_mpich() { 2 } else { 3 }, 1),
+        ("stencil2d_f", ranks(), 9),
+        ("sections_f", ranks(), 0),
+        ("inplace_f", if is_mpich() { 2 } else { 3 }, 1),
     ];
-    for (app, ranks) in apps {
-        let skipped = check_app(app, ranks, &[&n]);
-        assert!(skipped.is_empty(), "{app} skipped calls: {skipped:?}");
+    for (app, ranks, per_iteration) in apps {
+        let skipped = check_app(app, ranks, &[&n.to_string()]);
+        let expected: BTreeMap<u32, u64> = match per_iteration {
+            0 => BTreeMap::new(),
+            k => (0..ranks).map(|r| (r, k * u64::from(n))).collect(),
+        };
+        assert_eq!(skipped, expected, "{app}");
     }
 }
 
@@ -226,6 +232,27 @@ fn sliced_stencil2d_skips_every_unmarked_call() {
     assert_eq!(skipped, expected);
 }
 
+/// Runs a fakes program (`tests/fakes.c`, `tests/fakes_f/fakes.f90`) skipping and not: every
+/// rank reports no failed check both ways, the skipping run skips 16 calls an iteration (3
+/// iterations) and records the calls the other run records.
+fn check_fakes(dir: &Path, program: &Path) {
+    let (skip_trace, skip_out) = run(dir, "skip", ranks(), program, &["skip"]);
+    let (all_trace, all_out) = run(dir, "all", ranks(), program, &[]);
+    for out in [&skip_out, &all_out] {
+        let results = lines_with(&out.stdout, "RESULT ");
+        assert_eq!(results.len(), ranks() as usize, "{results:?}");
+        assert!(
+            results.iter().all(|l| l.ends_with(" failures=0")),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let expected: BTreeMap<u32, u64> = (0..ranks()).map(|r| (r, 48)).collect();
+    assert_eq!(skipped(&skip_out), expected);
+    assert!(skipped(&all_out).is_empty());
+    assert_eq!(settled_counts(&all_trace), settled_counts(&skip_trace));
+}
+
 #[test]
 fn fake_requests_complete_among_real_ones() {
     let dir = scratch("slice-fakes");
@@ -246,22 +273,32 @@ fn fake_requests_complete_among_real_ones() {
             .arg(&program)
             .arg(&source),
     );
-    let (skip_trace, skip_out) = run(&dir, "skip", ranks(), &program, &["skip"]);
-    let (all_trace, all_out) = run(&dir, "all", ranks(), &program, &[]);
-    for out in [&skip_out, &all_out] {
-        let results = lines_with(&out.stdout, "RESULT ");
-        assert_eq!(results.len(), ranks() as usize, "{results:?}");
-        assert!(
-            results.iter().all(|l| l.ends_with(" failures=0")),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-    }
-    // 16 skipped calls an iteration, 3 iterations.
-    let expected: BTreeMap<u32, u64> = (0..ranks()).map(|r| (r, 48)).collect();
-    assert_eq!(skipped(&skip_out), expected);
-    assert!(skipped(&all_out).is_empty());
-    assert_eq!(settled_counts(&all_trace), settled_counts(&skip_trace));
+    check_fakes(&dir, &program);
+}
+
+/// The same through the Fortran binding (gfortran, `mpif.h`): Fortran fake requests in every
+/// Fortran completion call, 1-based indices, `LOGICAL` flags, `INTEGER` statuses.
+#[test]
+fn fortran_fake_requests_complete_among_real_ones() {
+    let dir = scratch("slice-fakes-f");
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes_f");
+    let helper = dir.join("skip.o");
+    run_ok(
+        Command::new(format!("mpicc.{}", mpi()))
+            .args(["-O2", "-c", "-o"])
+            .arg(&helper)
+            .arg(sources.join("skip.c")),
+    );
+    let program = dir.join("fakes_f");
+    run_ok(
+        Command::new(format!("mpif90.{}", mpi()))
+            .args(["-O2", "-Wall", "-o"])
+            .arg(&program)
+            .arg(sources.join("fakes.f90"))
+            .arg(&helper)
+            .current_dir(&dir),
+    );
+    check_fakes(&dir, &program);
 }
 
 /// Where `scripts/setup.sh --real-apps` unpacks HPCC 1.5's sources (Debian's `hpcc`).

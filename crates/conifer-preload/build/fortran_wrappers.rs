@@ -318,6 +318,11 @@ fn binding_code(
             quote! { if let Some(mut rec) = rec { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } },
         )
     };
+    let direct = quote! { #bind real(#(#params),*); };
+    let forward = match binding.tag {
+        "" => sliced_forward(function, direct),
+        _ => direct,
+    };
     let outer: Vec<TokenStream> = binding
         .symbols
         .iter()
@@ -345,7 +350,7 @@ fn binding_code(
             #early
             #before
             let real: unsafe extern "C" fn(#(#types),*) #ret = ::std::mem::transmute(#entry.get());
-            #bind real(#(#params),*);
+            #forward
             #late
             #after
             drop(call);
@@ -355,4 +360,65 @@ fn binding_code(
         #(#outer)*
     };
     (code, slots)
+}
+
+/// The forwarding of an `mpif.h` wrapper in a sliced program ([`conifer_spec::slicing`]): a
+/// call the program asked to skip that the spec lets the runtime leave out goes to
+/// `crate::slice::fortran` instead of the real procedure (which may still decline: false), and
+/// calls that complete, cancel or query requests go there once fake requests may exist.
+/// MPICH's `mpi_f08` procedures always forward (their statuses are not `INTEGER` arrays); a
+/// skip asked of them is consumed and the call executes.
+fn sliced_forward(function: &Function, direct: TokenStream) -> TokenStream {
+    use conifer_spec::slicing::{completes_requests, skip_class, Skip};
+    let name = function.name.as_str();
+    let params = &function.fortran_params;
+    let arg = |names: &[&str]| {
+        names.iter().find_map(|n| {
+            params.iter().position(|p| p.name == *n).map(|i| {
+                let a = format_ident!("a{i}");
+                quote! { #a }
+            })
+        })
+    };
+    let ierror = arg(&["ierror"]).unwrap_or(quote! { ::std::ptr::null_mut() });
+    if completes_requests(name) || matches!(name, "MPI_Cancel" | "MPI_Request_get_status") {
+        let handler = format_ident!("{}", name.trim_start_matches("MPI_").to_ascii_lowercase());
+        let all: Vec<Ident> = (0..params.len()).map(|i| format_ident!("a{i}")).collect();
+        return quote! {
+            if crate::slice::active() { crate::slice::fortran::#handler(#(#all),*); } else { #direct }
+        };
+    }
+    let Some(class) = skip_class(name) else {
+        return direct;
+    };
+    let receive = (|| {
+        Some([
+            arg(&["source"])?,
+            arg(&["recvtag", "tag"])?,
+            arg(&["recvcount", "count"])?,
+            arg(&["recvtype", "datatype"])?,
+        ])
+    })();
+    let handler = match class {
+        Skip::Send | Skip::Collective => Some(quote! { crate::slice::fortran::skipped(#ierror) }),
+        Skip::Recv => arg(&["status"])
+            .zip(receive)
+            .map(|(status, [source, tag, count, ty])| {
+                quote! {
+                    crate::slice::fortran::skipped_receive(#status, #source, #tag, #count, #ty, #ierror)
+                }
+            }),
+        Skip::Nonblocking | Skip::NonblockingCollective => {
+            arg(&["request"]).map(|request| match receive {
+                Some([source, tag, count, ty]) if class == Skip::Nonblocking => quote! {
+                    crate::slice::fortran::skipped_receive_start(#request, #source, #tag, #count, #ty, #ierror)
+                },
+                _ => quote! { crate::slice::fortran::skipped_start(#request, #ierror) },
+            })
+        }
+    };
+    match handler {
+        Some(handler) => quote! { if !(call.skip() && #handler) { #direct } },
+        None => direct,
+    }
 }

@@ -164,14 +164,24 @@ pub mod handles {
         FInfo => conifer_f2c_info,
         /// A Fortran error handler.
         FErrhandler => conifer_f2c_errhandler,
-        /// A Fortran request.
-        FRequest => conifer_f2c_request,
         /// A Fortran window.
         FWin => conifer_f2c_win,
         /// A Fortran file.
         FFile => conifer_f2c_file,
         /// A Fortran matched-probe message.
         FMessage => conifer_f2c_message,
+    }
+
+    /// A Fortran request: as the MPI converts it, or (in a sliced run) the C fake request a
+    /// Fortran fake stands for ([`crate::slice::fortran`]).
+    #[repr(transparent)]
+    #[derive(Clone, Copy)]
+    pub struct FRequest(pub FortranInt);
+
+    impl HandleBits for FRequest {
+        fn bits(self) -> u64 {
+            crate::slice::fortran::request_bits(self.0).bits()
+        }
     }
 
     impl CommHandle for FComm {

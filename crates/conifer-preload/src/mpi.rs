@@ -48,6 +48,8 @@ extern "C" {
     pub fn conifer_f2c_errhandler(h: std::ffi::c_int) -> MPI_Errhandler;
     /// `PMPI_Request_f2c`.
     pub fn conifer_f2c_request(h: std::ffi::c_int) -> MPI_Request;
+    /// `PMPI_Request_c2f`.
+    pub fn conifer_c2f_request(r: MPI_Request) -> std::ffi::c_int;
     /// `PMPI_Win_f2c`.
     pub fn conifer_f2c_win(h: std::ffi::c_int) -> MPI_Win;
     /// `PMPI_File_f2c`.

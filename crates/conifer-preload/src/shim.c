@@ -40,5 +40,6 @@ MPI_Request conifer_f2c_request(MPI_Fint h) { return PMPI_Request_f2c(h); }
 MPI_Win conifer_f2c_win(MPI_Fint h) { return PMPI_Win_f2c(h); }
 MPI_File conifer_f2c_file(MPI_Fint h) { return PMPI_File_f2c(h); }
 MPI_Message conifer_f2c_message(MPI_Fint h) { return PMPI_Message_f2c(h); }
+MPI_Fint conifer_c2f_request(MPI_Request r) { return PMPI_Request_c2f(r); }
 int conifer_any_tag(void) { return MPI_ANY_TAG; }
 MPI_Request conifer_request_null(void) { return MPI_REQUEST_NULL; }

@@ -50,19 +50,27 @@ impl Cfg {
     /// Immediate post-dominator of every block (`None` when it is the function's exit, or when
     /// the block cannot reach an exit or its paths share no block before leaving).
     pub fn ipdoms(&self) -> Vec<Option<usize>> {
+        let exits: Vec<usize> = (0..self.succs.len())
+            .filter(|&b| self.succs[b].is_empty())
+            .collect();
+        self.ipdoms_to(&exits)
+    }
+
+    /// [`Cfg::ipdoms`] with the given blocks as the function's exits (blocks that cannot
+    /// reach one have none).
+    pub fn ipdoms_to(&self, exits: &[usize]) -> Vec<Option<usize>> {
         let n = self.succs.len();
-        let exits: Vec<usize> = (0..n).filter(|&b| self.succs[b].is_empty()).collect();
         // On the reverse graph, a virtual node `n` precedes every exit block.
         let succs = |b: usize| {
             if b == n {
-                exits.clone()
+                exits.to_vec()
             } else {
                 self.preds[b].clone()
             }
         };
         let preds = |b: usize| {
             let mut p = self.succs[b].clone();
-            if self.succs[b].is_empty() {
+            if exits.contains(&b) {
                 p.push(n);
             }
             p

@@ -96,17 +96,22 @@ fn received_values_that_steer_communication_mark_the_calls() {
     }
 }
 
+/// Fortran calls are sliced like C ones: ring.f90's `MPI_SENDRECV` passes on what it received,
+/// which only the final check (after `MPI_FINALIZE`) reads, so it is unmarked; everything
+/// else is marked (queries, `MPI_INIT`, `MPI_FINALIZE`).
 #[test]
-fn fortran_calls_always_execute() {
+fn fortran_calls_are_sliced_like_c_ones() {
     let dir = scratch("slice_fortran");
     build(
         &dir,
         &["fc", "--slice", "-O2", &app("ring.f90"), "-o", "ring_f"],
     );
     let report = tree(&dir, "ring_f")["slice"].clone();
-    assert!(!report["sites"].as_array().unwrap().is_empty());
-    for s in report["sites"].as_array().unwrap() {
-        assert_eq!(s["marked"], true, "{s}");
+    let sites = report["sites"].as_array().unwrap();
+    assert_eq!(sites.len(), 5, "{report}");
+    for s in sites {
+        let unmarked = s["function"] == "MPI_Sendrecv";
+        assert_eq!(s["marked"], !unmarked, "{s}");
     }
     runs(&dir, 3, "./ring_f", &["5"]);
 }
@@ -156,4 +161,59 @@ fn a_variadic_function_feeding_a_count_keeps_its_argument_list() {
         &["cc", "--slice", "-O2", "variadic.c", "-o", "variadic"],
     );
     runs(&dir, 2, "./variadic", &[]);
+}
+
+/// A check of received data that ends the run with `exit(1)`: `CHECK_AT` places it before or
+/// after `MPI_Finalize`.
+const EXIT_CHECK: &str = r#"
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+  int rank, size, got = -1;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 0, &got, 1, MPI_INT,
+               (rank + size - 1) % size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  int bad = got != (rank + size - 1) % size;
+#if CHECK_AT == 0
+  if (bad) exit(1);
+#endif
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+#if CHECK_AT == 1
+  if (bad) {
+    printf("rank %d got %d\n", rank, got);
+    exit(1);
+  }
+#endif
+  return 0;
+}
+"#;
+
+/// An `exit` before `MPI_Finalize` can cut the trace short, so what decides it is in the
+/// slice (the receive is marked); once MPI is finalised nothing more is recorded, so the same
+/// check after it is removed, and the receive is recorded only.
+#[test]
+fn exits_count_only_before_finalize() {
+    let dir = scratch("slice_exit_check");
+    std::fs::write(dir.join("check.c"), EXIT_CHECK).expect("write the source");
+    for (at, marked) in [("0", true), ("1", false)] {
+        let binary = format!("check{at}");
+        let define = format!("-DCHECK_AT={at}");
+        build(
+            &dir,
+            &["cc", "--slice", "-O2", &define, "check.c", "-o", &binary],
+        );
+        let report = tree(&dir, &binary)["slice"].clone();
+        assert_eq!(
+            site(&report, "MPI_Sendrecv")[0]["marked"],
+            marked,
+            "check at {at}: {report}"
+        );
+        assert_eq!(site(&report, "MPI_Barrier")[0]["marked"], false, "{report}");
+        runs(&dir, 2, &format!("./{binary}"), &[]);
+    }
 }

@@ -10,6 +10,7 @@
 //! load per completion call.
 
 pub mod complete;
+pub mod fortran;
 
 use crate::mpi::*;
 use std::ffi::c_int;
@@ -129,12 +130,21 @@ fn fakes() -> MutexGuard<'static, Fakes> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A request handle of the installed MPI (pointer or integer) that can stand for a fake.
+/// Open MPI's Fortran request handles are indices (`MPI_REQUEST_NULL` is 0): Fortran fakes
+/// count down from this negative `INTEGER`, which is never an index.
+const OPEN_MPI_FORTRAN_FAKE_BASE: c_int = -0x4000_0000;
+
+/// A request handle of the installed MPI (pointer or integer) that can stand for a fake, and
+/// the Fortran `INTEGER` handles standing for the same fakes.
 pub trait FakeRequest: Copy {
     /// The handle of fake number `n` (`n < MAX_FAKES`).
     fn fake(n: usize) -> Self;
     /// The fake number this handle stands for, if it is a fake.
     fn fake_index(self) -> Option<usize>;
+    /// The Fortran handle of fake number `n`.
+    fn fortran_fake(n: usize) -> c_int;
+    /// The fake number a Fortran handle stands for, if it is a fake.
+    fn fortran_fake_index(handle: c_int) -> Option<usize>;
 }
 
 impl<T> FakeRequest for *mut T {
@@ -145,8 +155,18 @@ impl<T> FakeRequest for *mut T {
         let offset = (self as usize).wrapping_sub(FAKE_SPACE.as_ptr() as usize);
         (offset < MAX_FAKES).then_some(offset)
     }
+    fn fortran_fake(n: usize) -> c_int {
+        OPEN_MPI_FORTRAN_FAKE_BASE - n as c_int
+    }
+    fn fortran_fake_index(handle: c_int) -> Option<usize> {
+        let offset = i64::from(OPEN_MPI_FORTRAN_FAKE_BASE) - i64::from(handle);
+        (0..MAX_FAKES as i64)
+            .contains(&offset)
+            .then_some(offset as usize)
+    }
 }
 
+/// MPICH's Fortran handles are its C handles: a Fortran fake is the C fake's integer.
 impl FakeRequest for c_int {
     fn fake(n: usize) -> Self {
         (MPICH_FAKE_BASE + 1 + n as u32) as c_int
@@ -154,6 +174,12 @@ impl FakeRequest for c_int {
     fn fake_index(self) -> Option<usize> {
         let offset = (self as u32).wrapping_sub(MPICH_FAKE_BASE + 1) as usize;
         (offset < MAX_FAKES).then_some(offset)
+    }
+    fn fortran_fake(n: usize) -> c_int {
+        Self::fake(n)
+    }
+    fn fortran_fake_index(handle: c_int) -> Option<usize> {
+        handle.fake_index()
     }
 }
 

@@ -20,10 +20,15 @@ pub enum External {
     /// Writes what its first argument points to (`memcpy`, `memset`, `sprintf`): removable
     /// unless what it writes is live.
     Writes,
-    /// A Fortran I/O runtime call: writes what every pointer argument points to (a `READ`
-    /// fills its variables), returns a fresh statement object; removable unless what it
-    /// writes is live.
+    /// A Fortran I/O runtime call: writes what every pointer argument points to, and what the
+    /// array descriptors among them point to (a `READ` fills its variables), returns a fresh
+    /// statement object; removable unless what it writes is live.
     IoStatement,
+    /// A Fortran whole-array or derived-type assignment (`_FortranAAssign*`): its arguments
+    /// are descriptors; it writes the left-hand side's descriptor (reallocating it, Fortran
+    /// 2003) and data, and reads the right-hand side's; removable unless what it writes is
+    /// live.
+    FortranAssign,
     /// Anything else (may exit, read input, keep pointers): always kept.
     Unknown,
 }
@@ -87,6 +92,8 @@ pub fn classify(name: &str) -> External {
         External::Writes
     } else if name.starts_with("_FortranAio") {
         External::IoStatement
+    } else if name.starts_with("_FortranAAssign") {
+        External::FortranAssign
     } else {
         External::Unknown
     }
@@ -119,6 +126,7 @@ mod tests {
         assert_eq!(classify("printf"), External::Prints);
         assert_eq!(classify("free"), External::Frees);
         assert_eq!(classify("_FortranAioOutputReal64"), External::IoStatement);
+        assert_eq!(classify("_FortranAAssign"), External::FortranAssign);
         assert_eq!(classify("exit"), External::Unknown);
         assert_eq!(classify("llvm.stacksave"), External::Unknown);
     }

@@ -25,6 +25,10 @@ pub struct Func {
     pub control: Vec<Vec<usize>>,
     /// Immediate post-dominator of each block (`None`: an exit, or no common one).
     pub ipdom: Vec<Option<usize>>,
+    /// For each block, the index of its first instruction that runs only after this
+    /// invocation called `MPI_Finalize` (the block is dominated by a finalize call, or holds
+    /// one before it), if any.
+    pub finalized_from: Vec<Option<usize>>,
     /// Direct calls of this function, anywhere in the module.
     pub callers: Vec<V>,
     /// Used other than as a direct callee (may be called through a pointer).
@@ -96,6 +100,12 @@ pub fn direct_callee(call: V) -> Option<V> {
         let target = llc::LLVMGetCalledValue(call);
         (!llc::LLVMIsAFunction(target).is_null()).then_some(target)
     }
+}
+
+/// Whether `v` is a constant global variable (read-only memory).
+pub fn is_constant_global(v: V) -> bool {
+    // SAFETY: classifying a live value.
+    unsafe { !llc::LLVMIsAGlobalVariable(v).is_null() && llc::LLVMIsGlobalConstant(v) != 0 }
 }
 
 /// Whether a call's target is inline assembly.
@@ -206,6 +216,18 @@ impl Ir {
             .expect("a block ends with a terminator")
     }
 
+    /// Whether instruction `i` runs only after its function called `MPI_Finalize`, when
+    /// nothing more is recorded.
+    pub fn after_finalize(&self, i: V) -> bool {
+        let Some(&(f, b)) = self.place.get(&i) else {
+            return false;
+        };
+        match self.funcs[f].finalized_from[b] {
+            Some(k) => self.funcs[f].insts[b][k..].contains(&i),
+            None => false,
+        }
+    }
+
     /// Number of instructions in the module's defined functions.
     pub fn instruction_count(&self) -> usize {
         self.funcs
@@ -272,7 +294,20 @@ fn function(f: V) -> Func {
         })
         .collect();
     let cfg = Cfg::new(succs);
-    let ipdom = cfg.ipdoms();
+    // Post-dominance towards the returns: a path ending in `unreachable` (after `exit`,
+    // Fortran's `STOP`) does not leave normally, so a branch around it has the return path's
+    // join as post-dominator, where it can jump once the exit is removed.
+    let returns: Vec<usize> = insts
+        .iter()
+        .enumerate()
+        .filter(|(_, is)| is.last().is_some_and(|&t| opcode(t) == LLVMOpcode::LLVMRet))
+        .map(|(b, _)| b)
+        .collect();
+    let ipdom = match returns.is_empty() {
+        true => cfg.ipdoms(),
+        false => cfg.ipdoms_to(&returns),
+    };
+    let finalized_from = finalized_from(&cfg, &insts);
     let mut control = vec![Vec::new(); blocks.len()];
     for (a, ss) in cfg.succs.iter().enumerate() {
         for &s in ss {
@@ -299,7 +334,46 @@ fn function(f: V) -> Func {
         insts,
         control,
         ipdom,
+        finalized_from,
         callers: Vec::new(),
         address_taken: false,
     }
+}
+
+/// Whether `i` calls `MPI_Finalize` (C or Fortran binding).
+fn is_finalize(i: V) -> bool {
+    is_call(i)
+        && direct_callee(i)
+            .and_then(|c| crate::ir::mpi_name(&name_of(c)))
+            .is_some_and(|n| n == "MPI_Finalize")
+}
+
+/// [`Func::finalized_from`] of every block: after a finalize call in the same block, or from
+/// the start of a block a block with a finalize call dominates.
+fn finalized_from(cfg: &Cfg, insts: &[Vec<V>]) -> Vec<Option<usize>> {
+    let own: Vec<Option<usize>> = insts
+        .iter()
+        .map(|is| is.iter().position(|&i| is_finalize(i)).map(|k| k + 1))
+        .collect();
+    if own.iter().all(Option::is_none) {
+        return own;
+    }
+    let idom = cfg.idoms();
+    (0..insts.len())
+        .map(|b| {
+            let mut d = idom[b];
+            let mut steps = 0;
+            while let Some(a) = d {
+                if own[a].is_some() {
+                    return Some(0);
+                }
+                d = idom[a];
+                steps += 1;
+                if steps > insts.len() {
+                    break;
+                }
+            }
+            own[b]
+        })
+        .collect()
 }

@@ -135,6 +135,33 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
 }
 
 impl Solver<'_> {
+    /// What Fortran I/O call `call` reaches through its argument `a`: what it points to, and
+    /// for the calls transferring an array descriptor (`_FortranAio…Descriptor`) the data.
+    fn io_objs(&self, call: V, a: V) -> Objs {
+        let objs = self.pt.of(a);
+        let name = ir::direct_callee(call).map(ir::name_of).unwrap_or_default();
+        match name.ends_with("Descriptor") {
+            true => self.pt.reach(&objs),
+            false => objs,
+        }
+    }
+
+    /// What Fortran I/O call `call` may write: an output item (`_FortranAioOutput…`) only its
+    /// statement (the first argument), any other call everything its arguments reach but
+    /// constants (formats, the source file's name).
+    fn io_writes(&self, call: V, args: &[V]) -> Objs {
+        let name = ir::direct_callee(call).map(ir::name_of).unwrap_or_default();
+        let written = match name.starts_with("_FortranAioOutput") {
+            true => &args[..args.len().min(1)],
+            false => args,
+        };
+        written
+            .iter()
+            .filter(|&&a| !ir::is_constant_global(a))
+            .flat_map(|&a| self.io_objs(call, a))
+            .collect()
+    }
+
     fn callee_class(&self, call: V) -> Option<External> {
         let c = ir::direct_callee(call)?;
         if self.ir.index.contains_key(&c) || self.out.mpi.contains_key(&call) {
@@ -150,6 +177,11 @@ impl Solver<'_> {
         }
         if self.out.mpi.contains_key(&i) {
             return true;
+        }
+        // Nothing is recorded once MPI is finalised: what runs after (reporting, `exit`,
+        // Fortran's `STOP`) cannot change the trace.
+        if self.ir.after_finalize(i) {
+            return false;
         }
         if ir::is_inline_asm(i) {
             caveats.push("inline assembly kept".into());
@@ -207,8 +239,19 @@ impl Solver<'_> {
                         } else {
                             match self.callee_class(i) {
                                 Some(External::Writes) => (self.pt.of(args[0]), Writes::Plain),
-                                Some(External::IoStatement) => (
-                                    args.iter().flat_map(|&a| self.pt.of(a)).collect(),
+                                Some(External::IoStatement) => {
+                                    (self.io_writes(i, &args), Writes::Plain)
+                                }
+                                Some(External::FortranAssign) => {
+                                    (self.pt.reach(&self.pt.of(args[0])), Writes::Plain)
+                                }
+                                // Not a root once MPI is finalised ([`Solver::is_root`]), but
+                                // kept when what it may write is read live.
+                                Some(External::Unknown) if ir.after_finalize(i) => (
+                                    args.iter()
+                                        .filter(|&&a| !ir::is_constant_global(a))
+                                        .flat_map(|&a| self.pt.reach(&self.pt.of(a)))
+                                        .collect(),
                                     Writes::Plain,
                                 ),
                                 _ => continue,
@@ -283,8 +326,14 @@ impl Solver<'_> {
         let func = &self.ir.funcs[f];
         for (b, insts) in func.insts.iter().enumerate() {
             let term = *insts.last().expect("terminator");
-            let exit = matches!(ir::opcode(term), Op::LLVMRet | Op::LLVMUnreachable);
+            // An `unreachable` stays whatever happens (see `transform`): it is not live, so
+            // the branches leading to it are live only when something before it is (an
+            // `exit` before `MPI_Finalize`, not one after it).
+            if ir::opcode(term) == Op::LLVMUnreachable {
+                continue;
+            }
             // A branch with no post-dominator to jump to instead is kept.
+            let exit = ir::opcode(term) == Op::LLVMRet;
             if exit || func.ipdom[b].is_none() || ir::opcode(term) == Op::LLVMInvoke {
                 self.mark(term);
             }
@@ -439,9 +488,16 @@ impl Solver<'_> {
             // destination is written, not read.
             let reads_nothing = matches!(class, Some(External::Pure | External::Frees))
                 || (class == Some(External::Writes) && k == 0);
-            if !reads_nothing {
-                self.add_objs(self.pt.of(a));
+            if reads_nothing {
+                continue;
             }
+            // Fortran runtime calls taking descriptors read the data too.
+            let read = match class {
+                Some(External::IoStatement) => self.io_objs(i, a),
+                Some(External::FortranAssign) if k < 2 => self.pt.reach(&self.pt.of(a)),
+                _ => self.pt.of(a),
+            };
+            self.add_objs(read);
         }
         if ir::direct_callee(i).is_none() {
             for f in 0..self.ir.funcs.len() {

@@ -56,12 +56,9 @@ impl MpiCall {
         }
     }
 
-    /// What the runtime does with the call when unmarked; `None` when it always executes it
-    /// (every Fortran call: the runtime leaves out C calls only).
+    /// What the runtime does with the call when unmarked (C and Fortran alike); `None` when it
+    /// always executes it.
     pub fn skip(&self) -> Option<Skip> {
-        if self.fortran {
-            return None;
-        }
         slicing::skip_class(&self.name)
     }
 

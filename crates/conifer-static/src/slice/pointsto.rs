@@ -117,6 +117,13 @@ impl PointsTo {
         vs.iter().flat_map(|&v| self.of(v)).collect()
     }
 
+    /// `objs` and what they may point to: a Fortran descriptor and its data.
+    pub fn reach(&self, objs: &Objs) -> Objs {
+        let mut out = self.loaded(objs);
+        out.extend(objs.iter().copied());
+        out
+    }
+
     /// What a load through a pointer to `addr` may read as a pointer.
     fn loaded(&self, addr: &Objs) -> Objs {
         if addr.contains(&UNKNOWN) {
@@ -277,6 +284,16 @@ impl PointsTo {
                 out
             }
             External::IoStatement => Objs::from([self.object(call)]),
+            External::FortranAssign => {
+                let (dst, src) = (self.of(args[0]), self.of(args[1]));
+                // The left-hand side may be reallocated: its descriptor points to new memory,
+                // which gets the pointers the right-hand side's data holds.
+                let fresh = Objs::from([self.object(call)]);
+                self.store(&dst, &fresh);
+                let copied = self.loaded(&self.loaded(&src));
+                self.store(&self.loaded(&dst), &copied);
+                Objs::new()
+            }
             External::Pure | External::Frees | External::Prints | External::Reads => Objs::new(),
             External::Writes => {
                 if name.contains("memcpy") || name.contains("memmove") {

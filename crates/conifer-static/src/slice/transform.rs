@@ -54,7 +54,11 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
                         continue;
                     }
                     if Some(&i) == insts.last() {
-                        dead_terms.push((b, i));
+                        // An `unreachable` is left where it is: its block is entered only
+                        // when a live branch leads there.
+                        if ir::opcode(i) != Op::LLVMUnreachable {
+                            dead_terms.push((b, i));
+                        }
                     } else {
                         llc::LLVMReplaceAllUsesWith(i, llc::LLVMGetPoison(llc::LLVMTypeOf(i)));
                     }
