@@ -41,6 +41,9 @@ impl IdPool {
 #[derive(Default)]
 pub struct Handles {
     predefined: FastMap<(HandleKind, u64), u16>,
+    /// Each kind's null handle (name code 0), by `kind as usize`: completion calls ask for
+    /// every request whether it became null, and creating calls whether they made one.
+    nulls: [Option<u64>; HandleKind::ALL.len()],
     live: FastMap<(HandleKind, u64), u32>,
     pools: FastMap<HandleKind, IdPool>,
 }
@@ -50,11 +53,17 @@ impl Handles {
     pub fn with_predefined() -> Handles {
         let mut handles = Handles::default();
         for (k, kind) in HandleKind::ALL.iter().enumerate() {
+            debug_assert_eq!(*kind as usize, k);
+            // [`Handles::named`] knows requests have one name, their null.
+            debug_assert!(*kind != HandleKind::Request || predefined::names(*kind).len() == 1);
             for code in 0..predefined::names(*kind).len() {
                 let mut defined = 0;
                 // SAFETY: generated C function with an out-pointer to a local.
                 let bits = unsafe { conifer_predefined_bits(k as i32, code as i32, &mut defined) };
                 if defined != 0 {
+                    if code == 0 {
+                        handles.nulls[k] = Some(bits);
+                    }
                     // Synonyms (MPI_LONG_LONG_INT and MPI_LONG_LONG) keep the first name.
                     handles
                         .predefined
@@ -68,7 +77,17 @@ impl Handles {
 
     /// The predefined name code of a handle value, if it is one.
     pub fn named(&self, kind: HandleKind, bits: u64) -> Option<u16> {
+        // A request's only name is MPI_REQUEST_NULL: no table look-up on the hot path.
+        if kind == HandleKind::Request {
+            return self.is_null(kind, bits).then_some(0);
+        }
         self.predefined.get(&(kind, bits)).copied()
+    }
+
+    /// Whether `bits` is the null handle of `kind`.
+    #[inline]
+    pub fn is_null(&self, kind: HandleKind, bits: u64) -> bool {
+        self.nulls[kind as usize] == Some(bits)
     }
 
     /// How a handle used as an input is recorded.

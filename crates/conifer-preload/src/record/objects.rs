@@ -81,8 +81,7 @@ impl Call {
         for (i, before) in saved.iter().enumerate().take(len) {
             let now = (*ptr.add(i)).bits();
             let st = self.st();
-            let became_null = st.handles.named(kind, now) == Some(0)
-                && st.handles.named(kind, *before) != Some(0);
+            let became_null = st.handles.is_null(kind, now) && !st.handles.is_null(kind, *before);
             if !became_null {
                 continue;
             }
