@@ -81,7 +81,7 @@ pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
 /// complete, cancel or query requests go to `crate::slice::complete` once fake requests may
 /// exist.
 fn pmpi_call(function: &CFunction, pmpi: &Ident, args: &[&Pat]) -> TokenStream {
-    use conifer_spec::slicing::{completes_requests, skip_class, Skip};
+    use conifer_spec::slicing::{completes_requests, skip_class};
     let direct = quote! { crate::mpi::#pmpi(#(#args),*) };
     let name = function.name.as_str();
     if completes_requests(name) || matches!(name, "MPI_Cancel" | "MPI_Request_get_status") {
@@ -100,6 +100,26 @@ fn pmpi_call(function: &CFunction, pmpi: &Ident, args: &[&Pat]) -> TokenStream {
                 .map(|a| quote!(#a))
         })
     };
+    let handler = skip_handler(class, &arg, &quote! { crate::slice }, &[]);
+    match handler {
+        Some(handler) => quote! {
+            match if call.skip() { #handler } else { None } { Some(r) => r, None => #direct }
+        },
+        None => direct,
+    }
+}
+
+/// The call of the slicing runtime that replaces a skipped call of class `class`, found in
+/// module `runtime` (`crate::slice`, or `crate::slice::fortran` for Fortran calls, which also
+/// pass `extra`: their `ierror`): `arg` finds the call's argument of one of the given names.
+/// `None` when the call lacks an argument the handler needs (it then always executes).
+pub fn skip_handler(
+    class: conifer_spec::slicing::Skip,
+    arg: &dyn Fn(&[&str]) -> Option<TokenStream>,
+    runtime: &TokenStream,
+    extra: &[TokenStream],
+) -> Option<TokenStream> {
+    use conifer_spec::slicing::Skip;
     let receive = (|| {
         Some([
             arg(&["source"])?,
@@ -108,27 +128,21 @@ fn pmpi_call(function: &CFunction, pmpi: &Ident, args: &[&Pat]) -> TokenStream {
             arg(&["recvtype", "datatype"])?,
         ])
     })();
-    let handler = match class {
-        Skip::Send | Skip::Collective => Some(quote! { crate::slice::skipped() }),
+    match class {
+        Skip::Send | Skip::Collective => Some(quote! { #runtime::skipped(#(#extra),*) }),
         Skip::Recv => arg(&["status"])
             .zip(receive)
             .map(|(status, [source, tag, count, ty])| {
-                quote! { crate::slice::skipped_receive(#status, #source, #tag, #count, #ty) }
+                quote! { #runtime::skipped_receive(#status, #source, #tag, #count, #ty #(, #extra)*) }
             }),
         Skip::Nonblocking | Skip::NonblockingCollective => {
             arg(&["request"]).map(|request| match receive {
                 Some([source, tag, count, ty]) if class == Skip::Nonblocking => quote! {
-                    crate::slice::skipped_receive_start(#request, #source, #tag, #count, #ty)
+                    #runtime::skipped_receive_start(#request, #source, #tag, #count, #ty #(, #extra)*)
                 },
-                _ => quote! { crate::slice::skipped_start(#request) },
+                _ => quote! { #runtime::skipped_start(#request #(, #extra)*) },
             })
         }
-    };
-    match handler {
-        Some(handler) => quote! {
-            match if call.skip() { #handler } else { None } { Some(r) => r, None => #direct }
-        },
-        None => direct,
     }
 }
 

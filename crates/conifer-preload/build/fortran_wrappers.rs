@@ -369,7 +369,7 @@ fn binding_code(
 /// MPICH's `mpi_f08` procedures always forward (their statuses are not `INTEGER` arrays); a
 /// skip asked of them is consumed and the call executes.
 fn sliced_forward(function: &Function, direct: TokenStream) -> TokenStream {
-    use conifer_spec::slicing::{completes_requests, skip_class, Skip};
+    use conifer_spec::slicing::{completes_requests, skip_class};
     let name = function.name.as_str();
     let params = &function.fortran_params;
     let arg = |names: &[&str]| {
@@ -391,32 +391,8 @@ fn sliced_forward(function: &Function, direct: TokenStream) -> TokenStream {
     let Some(class) = skip_class(name) else {
         return direct;
     };
-    let receive = (|| {
-        Some([
-            arg(&["source"])?,
-            arg(&["recvtag", "tag"])?,
-            arg(&["recvcount", "count"])?,
-            arg(&["recvtype", "datatype"])?,
-        ])
-    })();
-    let handler = match class {
-        Skip::Send | Skip::Collective => Some(quote! { crate::slice::fortran::skipped(#ierror) }),
-        Skip::Recv => arg(&["status"])
-            .zip(receive)
-            .map(|(status, [source, tag, count, ty])| {
-                quote! {
-                    crate::slice::fortran::skipped_receive(#status, #source, #tag, #count, #ty, #ierror)
-                }
-            }),
-        Skip::Nonblocking | Skip::NonblockingCollective => {
-            arg(&["request"]).map(|request| match receive {
-                Some([source, tag, count, ty]) if class == Skip::Nonblocking => quote! {
-                    crate::slice::fortran::skipped_receive_start(#request, #source, #tag, #count, #ty, #ierror)
-                },
-                _ => quote! { crate::slice::fortran::skipped_start(#request, #ierror) },
-            })
-        }
-    };
+    let runtime = quote! { crate::slice::fortran };
+    let handler = super::c_wrappers::skip_handler(class, &arg, &runtime, &[ierror]);
     match handler {
         Some(handler) => quote! { if !(call.skip() && #handler) { #direct } },
         None => direct,

@@ -205,15 +205,55 @@ unsafe fn fake_out(
     true
 }
 
+/// A Fortran completion call's requests and statuses as C ones, written back by
+/// [`Converted::finish`].
+struct Converted {
+    fortran: *mut c_void,
+    requests: Vec<MPI_Request>,
+    statuses: Option<Statuses>,
+    array: bool,
+}
+
+impl Converted {
+    /// `count` Fortran requests at `requests`; `statuses` holds `count` statuses when `array`,
+    /// else one.
+    unsafe fn new(requests: *mut c_void, count: c_int, statuses: *mut c_void, array: bool) -> Self {
+        let requests_c = c_requests(requests, count.max(0) as usize);
+        let n = if array { requests_c.len() } else { 1 };
+        Converted {
+            fortran: requests,
+            statuses: Statuses::new(statuses, n, array),
+            requests: requests_c,
+            array,
+        }
+    }
+
+    fn requests(&mut self) -> *mut MPI_Request {
+        self.requests.as_mut_ptr()
+    }
+
+    fn statuses(&mut self) -> *mut MPI_Status {
+        status_ptr(&mut self.statuses, self.array)
+    }
+
+    /// Writes the requests, statuses and `ierror` (`ret`) back.
+    unsafe fn finish(self, ierror: *mut c_void, ret: c_int) {
+        write_back_requests(self.fortran, &self.requests);
+        if let Some(s) = &self.statuses {
+            s.write_back();
+        }
+        set(ierror, ret);
+    }
+}
+
 /// `MPI_WAIT` once fakes may exist.
 ///
 /// # Safety
 /// As the Fortran `MPI_WAIT`.
 pub unsafe fn wait(request: *mut c_void, status: *mut c_void, ierror: *mut c_void) {
-    let mut c = c_requests(request, 1);
-    let mut statuses = Statuses::new(status, 1, false);
-    let ret = complete::MPI_Wait(c.as_mut_ptr(), status_ptr(&mut statuses, false));
-    finish(request, &c, &statuses, ierror, ret);
+    let mut c = Converted::new(request, 1, status, false);
+    let ret = complete::MPI_Wait(c.requests(), c.statuses());
+    c.finish(ierror, ret);
 }
 
 /// `MPI_TEST` once fakes may exist.
@@ -226,12 +266,11 @@ pub unsafe fn test(
     status: *mut c_void,
     ierror: *mut c_void,
 ) {
-    let mut c = c_requests(request, 1);
-    let mut statuses = Statuses::new(status, 1, false);
+    let mut c = Converted::new(request, 1, status, false);
     let mut done: c_int = 0;
-    let ret = complete::MPI_Test(c.as_mut_ptr(), &mut done, status_ptr(&mut statuses, false));
+    let ret = complete::MPI_Test(c.requests(), &mut done, c.statuses());
     set(flag, done);
-    finish(request, &c, &statuses, ierror, ret);
+    c.finish(ierror, ret);
 }
 
 /// `MPI_REQUEST_FREE` once fakes may exist.
@@ -239,12 +278,12 @@ pub unsafe fn test(
 /// # Safety
 /// As the Fortran `MPI_REQUEST_FREE`.
 pub unsafe fn request_free(request: *mut c_void, ierror: *mut c_void) {
-    let mut c = c_requests(request, 1);
-    let ret = complete::MPI_Request_free(c.as_mut_ptr());
-    finish(request, &c, &None, ierror, ret);
+    let mut c = Converted::new(request, 1, std::ptr::null_mut(), false);
+    let ret = complete::MPI_Request_free(c.requests());
+    c.finish(ierror, ret);
 }
 
-/// `MPI_REQUEST_GET_STATUS` once fakes may exist.
+/// `MPI_REQUEST_GET_STATUS` once fakes may exist (the request stays as it is).
 ///
 /// # Safety
 /// As the Fortran `MPI_REQUEST_GET_STATUS`.
@@ -254,15 +293,11 @@ pub unsafe fn request_get_status(
     status: *mut c_void,
     ierror: *mut c_void,
 ) {
-    let c = c_request(int(request));
-    let mut statuses = Statuses::new(status, 1, false);
+    let mut c = Converted::new(request, 1, status, false);
     let mut done: c_int = 0;
-    let ret = complete::MPI_Request_get_status(c, &mut done, status_ptr(&mut statuses, false));
+    let ret = complete::MPI_Request_get_status(c.requests[0], &mut done, c.statuses());
     set(flag, done);
-    if let Some(s) = &statuses {
-        s.write_back();
-    }
-    set(ierror, ret);
+    c.finish(ierror, ret);
 }
 
 /// `MPI_CANCEL` once fakes may exist.
@@ -284,11 +319,9 @@ pub unsafe fn waitall(
     statuses: *mut c_void,
     ierror: *mut c_void,
 ) {
-    let n = int(count);
-    let mut c = c_requests(requests, n.max(0) as usize);
-    let mut s = Statuses::new(statuses, c.len(), true);
-    let ret = complete::MPI_Waitall(n, c.as_mut_ptr(), status_ptr(&mut s, true));
-    finish(requests, &c, &s, ierror, ret);
+    let mut c = Converted::new(requests, int(count), statuses, true);
+    let ret = complete::MPI_Waitall(int(count), c.requests(), c.statuses());
+    c.finish(ierror, ret);
 }
 
 /// `MPI_TESTALL` once fakes may exist.
@@ -302,13 +335,11 @@ pub unsafe fn testall(
     statuses: *mut c_void,
     ierror: *mut c_void,
 ) {
-    let n = int(count);
-    let mut c = c_requests(requests, n.max(0) as usize);
-    let mut s = Statuses::new(statuses, c.len(), true);
+    let mut c = Converted::new(requests, int(count), statuses, true);
     let mut done: c_int = 0;
-    let ret = complete::MPI_Testall(n, c.as_mut_ptr(), &mut done, status_ptr(&mut s, true));
+    let ret = complete::MPI_Testall(int(count), c.requests(), &mut done, c.statuses());
     set(flag, done);
-    finish(requests, &c, &s, ierror, ret);
+    c.finish(ierror, ret);
 }
 
 /// `MPI_WAITANY` once fakes may exist.
@@ -322,13 +353,11 @@ pub unsafe fn waitany(
     status: *mut c_void,
     ierror: *mut c_void,
 ) {
-    let n = int(count);
-    let mut c = c_requests(requests, n.max(0) as usize);
-    let mut s = Statuses::new(status, 1, false);
+    let mut c = Converted::new(requests, int(count), status, false);
     let mut which: c_int = 0;
-    let ret = complete::MPI_Waitany(n, c.as_mut_ptr(), &mut which, status_ptr(&mut s, false));
+    let ret = complete::MPI_Waitany(int(count), c.requests(), &mut which, c.statuses());
     set(index, fortran_index(which));
-    finish(requests, &c, &s, ierror, ret);
+    c.finish(ierror, ret);
 }
 
 /// `MPI_TESTANY` once fakes may exist.
@@ -343,20 +372,18 @@ pub unsafe fn testany(
     status: *mut c_void,
     ierror: *mut c_void,
 ) {
-    let n = int(count);
-    let mut c = c_requests(requests, n.max(0) as usize);
-    let mut s = Statuses::new(status, 1, false);
+    let mut c = Converted::new(requests, int(count), status, false);
     let (mut which, mut done): (c_int, c_int) = (0, 0);
     let ret = complete::MPI_Testany(
-        n,
-        c.as_mut_ptr(),
+        int(count),
+        c.requests(),
         &mut which,
         &mut done,
-        status_ptr(&mut s, false),
+        c.statuses(),
     );
     set(index, fortran_index(which));
     set(flag, done);
-    finish(requests, &c, &s, ierror, ret);
+    c.finish(ierror, ret);
 }
 
 /// `MPI_WAITSOME` once fakes may exist.
@@ -371,9 +398,8 @@ pub unsafe fn waitsome(
     statuses: *mut c_void,
     ierror: *mut c_void,
 ) {
-    some(
-        incount, requests, outcount, indices, statuses, ierror, false,
-    );
+    let args = [incount, requests, outcount, indices, statuses, ierror];
+    some(args, complete::MPI_Waitsome);
 }
 
 /// `MPI_TESTSOME` once fakes may exist.
@@ -388,55 +414,26 @@ pub unsafe fn testsome(
     statuses: *mut c_void,
     ierror: *mut c_void,
 ) {
-    some(incount, requests, outcount, indices, statuses, ierror, true);
+    let args = [incount, requests, outcount, indices, statuses, ierror];
+    some(args, complete::MPI_Testsome);
 }
 
-/// `MPI_WAITSOME` (`test`: `MPI_TESTSOME`).
-unsafe fn some(
-    incount: *mut c_void,
-    requests: *mut c_void,
-    outcount: *mut c_void,
-    indices: *mut c_void,
-    statuses: *mut c_void,
-    ierror: *mut c_void,
-    test: bool,
-) {
+/// The C signature of `MPI_Waitsome` and `MPI_Testsome`.
+type SomeCall =
+    unsafe fn(c_int, *mut MPI_Request, *mut c_int, *mut c_int, *mut MPI_Status) -> c_int;
+
+/// `MPI_WAITSOME` or `MPI_TESTSOME` (`call`), from its Fortran arguments in order.
+unsafe fn some(args: [*mut c_void; 6], call: SomeCall) {
+    let [incount, requests, outcount, indices, statuses, ierror] = args;
     let n = int(incount);
-    let mut c = c_requests(requests, n.max(0) as usize);
-    let mut s = Statuses::new(statuses, c.len(), true);
-    let mut which = vec![0 as c_int; c.len()];
+    let mut c = Converted::new(requests, n, statuses, true);
+    let mut which = vec![0 as c_int; c.requests.len()];
     let mut out: c_int = 0;
-    let call = if test {
-        complete::MPI_Testsome
-    } else {
-        complete::MPI_Waitsome
-    };
-    let ret = call(
-        n,
-        c.as_mut_ptr(),
-        &mut out,
-        which.as_mut_ptr(),
-        status_ptr(&mut s, true),
-    );
+    let ret = call(n, c.requests(), &mut out, which.as_mut_ptr(), c.statuses());
     set(outcount, out);
     let listed = if out == conifer_undefined() { 0 } else { out };
     for (k, &i) in which.iter().take(listed.max(0) as usize).enumerate() {
         *(indices as *mut FortranInt).add(k) = i + 1;
     }
-    finish(requests, &c, &s, ierror, ret);
-}
-
-/// Writes a completion call's requests, statuses and `ierror` back.
-unsafe fn finish(
-    requests: *mut c_void,
-    c: &[MPI_Request],
-    statuses: &Option<Statuses>,
-    ierror: *mut c_void,
-    ret: c_int,
-) {
-    write_back_requests(requests, c);
-    if let Some(s) = statuses {
-        s.write_back();
-    }
-    set(ierror, ret);
+    c.finish(ierror, ret);
 }
