@@ -161,6 +161,10 @@ fn run(options: &Options) -> Result<(), String> {
             "== benchmarks on {mpi}{}",
             if options.quick { " (QUICK)" } else { "" }
         );
+        // `make bench` runs this harness from the Open MPI cargo build (CONIFER_MPI=openmpi),
+        // and `conifer exec/run` take CONIFER_MPI for the MPI of the program they trace: every
+        // command of this round must name the MPI it measures. No other thread runs yet.
+        std::env::set_var("CONIFER_MPI", mpi);
         let setup = setup(mpi)?;
         versions.push(mpi_version(mpi));
         tables.extend(suites::all(&setup, options.quick, options.only.as_deref()));
