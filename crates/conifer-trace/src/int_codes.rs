@@ -11,11 +11,12 @@ use crate::decode::Signature;
 use crate::merge::Merged;
 use crate::rank_codes::{encode_signature, reform, terminals_by_rank};
 use crate::value::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-/// A signature with top-level integers, and its family.
+/// A signature's top-level integers (field index, value), and its family. Only these are
+/// kept: parsed values of 10^5 signatures took tens of MB on the merging rank.
 struct Integral {
-    signature: Signature,
+    ints: Vec<(usize, i64)>,
     family: usize,
 }
 
@@ -24,21 +25,22 @@ fn integral_signatures(m: &Merged) -> HashMap<u32, Integral> {
     let mut families: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut out = HashMap::new();
     for (t, bytes) in m.signatures.iter().enumerate() {
-        let Some(signature) = Signature::parse(bytes) else {
+        let Some(mut signature) = Signature::parse(bytes) else {
             continue;
         };
-        if !signature.values.iter().any(|v| matches!(v, Value::Int(_))) {
-            continue;
-        }
-        let mut blanked = signature.clone();
-        for v in &mut blanked.values {
+        let mut ints = Vec::new();
+        for (j, v) in signature.values.iter_mut().enumerate() {
             if let Value::Int(x) = v {
+                ints.push((j, *x));
                 *x = 0;
             }
         }
+        if ints.is_empty() {
+            continue;
+        }
         let next = families.len();
-        let family = *families.entry(encode_signature(&blanked)).or_insert(next);
-        out.insert(t as u32, Integral { signature, family });
+        let family = *families.entry(encode_signature(&signature)).or_insert(next);
+        out.insert(t as u32, Integral { ints, family });
     }
     out
 }
@@ -68,37 +70,39 @@ pub fn choose_int_codes(m: &mut Merged) {
         return;
     }
     let used = terminals_by_rank(m);
-    // Per (family, field index): each rank's values there.
-    let mut values: HashMap<(usize, usize), HashMap<i64, Vec<i64>>> = HashMap::new();
+    // Each family's uses (world rank, signature), so one family's values are alive at a time.
+    let mut by_family: BTreeMap<usize, Vec<(i64, &Integral)>> = BTreeMap::new();
     for (rank, terminals) in used.iter().enumerate() {
         let world = i64::from(m.first_rank) + rank as i64;
-        for t in terminals {
-            let Some(sig) = integral.get(t) else { continue };
-            for (j, v) in sig.signature.values.iter().enumerate() {
-                if let Value::Int(x) = v {
-                    let seen = values.entry((sig.family, j)).or_default();
-                    let mine = seen.entry(world).or_default();
-                    if !mine.contains(x) {
-                        mine.push(*x);
-                    }
+        for sig in terminals.iter().filter_map(|t| integral.get(t)) {
+            by_family.entry(sig.family).or_default().push((world, sig));
+        }
+    }
+    let mut chosen: HashMap<(usize, usize), (i64, i64)> = HashMap::new();
+    for (family, uses) in by_family {
+        // Per field index: each rank's values there.
+        let mut values: BTreeMap<usize, BTreeMap<i64, Vec<i64>>> = BTreeMap::new();
+        for (world, sig) in uses {
+            for &(j, x) in &sig.ints {
+                let mine = values.entry(j).or_default().entry(world).or_default();
+                if !mine.contains(&x) {
+                    mine.push(x);
                 }
             }
         }
-    }
-    let chosen: HashMap<(usize, usize), (i64, i64)> = values
-        .into_iter()
-        .filter_map(|(key, by_rank)| {
-            let mut points = Vec::with_capacity(by_rank.len());
-            for (rank, vs) in by_rank {
-                match vs.as_slice() {
-                    [v] => points.push((rank, *v)),
-                    _ => return None,
-                }
+        for (j, by_rank) in values {
+            let points: Option<Vec<(i64, i64)>> = by_rank
+                .into_iter()
+                .map(|(rank, vs)| match vs.as_slice() {
+                    [v] => Some((rank, *v)),
+                    _ => None,
+                })
+                .collect();
+            if let Some((a, b)) = points.and_then(|p| affine_fit(&p)) {
+                chosen.insert((family, j), (a, b));
             }
-            points.sort_unstable();
-            Some((key, affine_fit(&points)?))
-        })
-        .collect();
+        }
+    }
     if chosen.is_empty() {
         return;
     }
@@ -106,7 +110,7 @@ pub fn choose_int_codes(m: &mut Merged) {
     let coded: HashMap<u32, Vec<u8>> = integral
         .iter()
         .filter_map(|(&t, sig)| {
-            let mut coded = sig.signature.clone();
+            let mut coded = Signature::parse(&m.signatures[t as usize])?;
             let mut any = false;
             for (j, v) in coded.values.iter_mut().enumerate() {
                 if let Some(&(a, b)) = chosen.get(&(sig.family, j)) {

@@ -85,9 +85,9 @@ struct Field {
     offset: i64,
 }
 
-/// A signature with relative rank fields whose communicator is known.
+/// A signature with relative rank fields whose communicator is known (its bytes stay in the
+/// table and are parsed again to be recoded: parsed values of 10^5 signatures take ~50 MB).
 struct Rankful {
-    signature: Signature,
     fields: Vec<Field>,
     family: usize,
 }
@@ -184,7 +184,6 @@ fn rankful_signatures(m: &Merged) -> HashMap<u32, Rankful> {
             continue;
         };
         let mut fields = Vec::new();
-        let mut blanked = signature.clone();
         for_each_field(&mut signature, |context, r| {
             if let Rank::Relative(d) = r {
                 let mut key = Vec::new();
@@ -198,17 +197,10 @@ fn rankful_signatures(m: &Merged) -> HashMap<u32, Rankful> {
         if fields.is_empty() {
             continue;
         }
-        for_each_field(&mut blanked, |_, r| *r = Rank::Absolute(0));
+        for_each_field(&mut signature, |_, r| *r = Rank::Absolute(0));
         let next = families.len();
-        let family = *families.entry(encode_signature(&blanked)).or_insert(next);
-        out.insert(
-            t as u32,
-            Rankful {
-                signature,
-                fields,
-                family,
-            },
-        );
+        let family = *families.entry(encode_signature(&signature)).or_insert(next);
+        out.insert(t as u32, Rankful { fields, family });
     }
     out
 }
@@ -284,19 +276,27 @@ pub(crate) fn terminals_by_rank(m: &Merged) -> Vec<Vec<u32>> {
 type Choices = HashMap<(usize, usize), Candidate>;
 
 /// Counts, per family and field, the distinct values each candidate gives over every
-/// (caller, peer) pair, and picks the smallest count.
+/// (caller, peer) pair, and picks the smallest count. Families are done one at a time, so
+/// only one family's sets of values are alive at once (a set per field and candidate for
+/// every family at once took hundreds of MB with 10^5 signatures).
 fn choose_codes(
     rankful: &HashMap<u32, Rankful>,
     used: &[Vec<u32>],
     contexts: &Contexts,
 ) -> Choices {
-    let mut seen: BTreeMap<(usize, usize), Vec<HashSet<Rank>>> = BTreeMap::new();
+    let mut by_family: BTreeMap<usize, Vec<(usize, &Rankful)>> = BTreeMap::new();
     for (rank, terminals) in used.iter().enumerate() {
-        for t in terminals {
-            let Some(sig) = rankful.get(t) else { continue };
+        for sig in terminals.iter().filter_map(|t| rankful.get(t)) {
+            by_family.entry(sig.family).or_default().push((rank, sig));
+        }
+    }
+    let mut choices = Choices::new();
+    for (family, uses) in by_family {
+        let mut seen: BTreeMap<usize, Vec<HashSet<Rank>>> = BTreeMap::new();
+        for (rank, sig) in uses {
             for (j, field) in sig.fields.iter().enumerate() {
                 let sets = seen
-                    .entry((sig.family, j))
+                    .entry(j)
                     .or_insert_with(|| vec![HashSet::new(); CANDIDATES.len()]);
                 let relative = Rank::Relative(field.offset);
                 let Some((me, n)) = contexts.position(rank, field) else {
@@ -311,20 +311,25 @@ fn choose_codes(
                 }
             }
         }
-    }
-    seen.into_iter()
-        .map(|(key, sets)| {
+        for (j, sets) in seen {
             let best = (0..CANDIDATES.len())
                 .min_by_key(|&i| (sets[i].len(), i))
                 .expect("candidates");
-            (key, CANDIDATES[best])
-        })
-        .collect()
+            choices.insert((family, j), CANDIDATES[best]);
+        }
+    }
+    choices
 }
 
-/// Rank `rank`'s form of a rankful signature under `choices`.
-fn recode(sig: &Rankful, rank: usize, choices: &Choices, contexts: &Contexts) -> Vec<u8> {
-    let mut signature = sig.signature.clone();
+/// Rank `rank`'s form of rankful signature `bytes` under `choices`.
+fn recode(
+    bytes: &[u8],
+    sig: &Rankful,
+    rank: usize,
+    choices: &Choices,
+    contexts: &Contexts,
+) -> Vec<u8> {
+    let mut signature = Signature::parse(bytes).expect("a rankful signature parses");
     let mut j = 0;
     for_each_field(&mut signature, |_, r| {
         let field = &sig.fields[j];
@@ -364,7 +369,10 @@ pub fn choose_rank_codes(m: &mut Merged) {
             terminals
                 .iter()
                 .filter(|t| changed(t))
-                .map(|&t| (t, recode(&rankful[&t], rank, &choices, &contexts)))
+                .map(|&t| {
+                    let bytes = &m.signatures[t as usize];
+                    (t, recode(bytes, &rankful[&t], rank, &choices, &contexts))
+                })
                 .collect()
         })
         .collect();
