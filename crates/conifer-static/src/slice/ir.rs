@@ -108,6 +108,15 @@ pub fn is_constant_global(v: V) -> bool {
     unsafe { !llc::LLVMIsAGlobalVariable(v).is_null() && llc::LLVMIsGlobalConstant(v) != 0 }
 }
 
+/// Whether the instruction after `inst` is `unreachable` (a call that never returns).
+pub fn followed_by_unreachable(inst: V) -> bool {
+    // SAFETY: walking a live instruction list.
+    unsafe {
+        let next = llc::LLVMGetNextInstruction(inst);
+        !next.is_null() && opcode(next) == LLVMOpcode::LLVMUnreachable
+    }
+}
+
 /// Whether a call's target is inline assembly.
 pub fn is_inline_asm(call: V) -> bool {
     // SAFETY: `call` is a call or invoke.

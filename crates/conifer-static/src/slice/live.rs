@@ -53,6 +53,9 @@ struct Solver<'a> {
     writers: Vec<(V, Objs, Writes)>,
     p2p_marked: bool,
     collectives_marked: HashSet<String>,
+    /// Calls after `MPI_Finalize` that never return (`exit`, Fortran's `STOP`): not roots, but
+    /// kept once their block can still be reached ([`Solver::reached_exits`]).
+    late_exits: Vec<V>,
 }
 
 /// Solves liveness for the module, rooted at `entry` (the program's entry function).
@@ -92,6 +95,7 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         writers: Vec::new(),
         p2p_marked: false,
         collectives_marked: HashSet::new(),
+        late_exits: Vec::new(),
     };
     s.collect_writers();
     // The entry's result (the exit status) is not part of the criterion: a sliced `main`
@@ -110,6 +114,8 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         for &i in f.insts.iter().flatten() {
             if s.is_root(i, &mut caveats) {
                 s.mark(i);
+            } else if ir.after_finalize(i) && ir::is_call(i) && ir::followed_by_unreachable(i) {
+                s.late_exits.push(i);
             }
         }
     }
@@ -117,7 +123,7 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         while let Some(i) = s.work.pop() {
             s.process(i);
         }
-        if !s.rescan() {
+        if !s.rescan() && !s.reached_exits() {
             break;
         }
     }
@@ -290,6 +296,27 @@ impl Solver<'_> {
     }
 
     /// Marks writers of live objects; whether any became live.
+    /// Marks every late exit whose block the sliced program still reaches: its function runs
+    /// and every branch deciding whether the block runs is kept (a removed branch jumps past
+    /// it). Removing such an exit would run into its `unreachable`. Whether any was marked.
+    fn reached_exits(&mut self) -> bool {
+        let mut any = false;
+        for i in std::mem::take(&mut self.late_exits) {
+            let (f, b) = self.ir.place[&i];
+            let reached = self.out.active[f]
+                && self.ir.funcs[f].control[b]
+                    .iter()
+                    .all(|&a| self.out.live.contains(&self.ir.terminator(f, a)));
+            if reached {
+                self.mark(i);
+                any = true;
+            } else {
+                self.late_exits.push(i);
+            }
+        }
+        any
+    }
+
     fn rescan(&mut self) -> bool {
         let mut any = false;
         let writers = std::mem::take(&mut self.writers);
