@@ -295,7 +295,6 @@ impl Solver<'_> {
         }
     }
 
-    /// Marks writers of live objects; whether any became live.
     /// Marks every late exit whose block the sliced program still reaches: its function runs
     /// and every branch deciding whether the block runs is kept (a removed branch jumps past
     /// it). Removing such an exit would run into its `unreachable`. Whether any was marked.
@@ -317,6 +316,7 @@ impl Solver<'_> {
         any
     }
 
+    /// Marks writers of live objects; whether any became live.
     fn rescan(&mut self) -> bool {
         let mut any = false;
         let writers = std::mem::take(&mut self.writers);
