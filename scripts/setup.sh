@@ -55,7 +55,10 @@ if [[ "${1:-}" == "--real-apps" && ! -d $hpcc_cache/hpcc-1.5.0/hpl ]]; then
   "${sudo_cmd[@]}" mkdir -p "$hpcc_cache"
   # Only the original tarball: the registry here serves it but not Debian's packaging tarball,
   # so `apt-get source` itself fails. apt-helper checks the SHA256 the source index gives.
-  read -r uri file _ hash < <(apt-get source --print-uris -qq hpcc=1.5.0-3 | grep '\.orig\.tar')
+  if ! read -r uri file _ hash < <(apt-get source --print-uris -qq hpcc=1.5.0-3 | grep '\.orig\.tar'); then
+    echo "setup: Debian's source index has no hpcc 1.5.0-3 (check $deb_src and the network)" >&2
+    exit 1
+  fi
   uri=${uri//\'/}
   "${sudo_cmd[@]}" /usr/lib/apt/apt-helper -qq download-file "$uri" "$hpcc_cache/$file" "$hash"
   "${sudo_cmd[@]}" tar -xzf "$hpcc_cache/$file" -C "$hpcc_cache"
