@@ -54,9 +54,9 @@ thread_local! {
             awaiting_exit: Cell::new(false),
         }
     };
-    /// How many MPI wrappers this thread is inside, plus [`SKIP_BIT`]. Kept apart from [`ThreadState`]: a type
-    /// without a destructor needs no registration on first use, so the allocator hooks may
-    /// read it (registering a thread-local destructor allocates).
+    /// How many MPI wrappers this thread is inside, plus [`SKIP_BIT`]. Kept apart from
+    /// [`ThreadState`]: a type without a destructor needs no registration on first use, so
+    /// the allocator hooks may read it (registering a thread-local destructor allocates).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 

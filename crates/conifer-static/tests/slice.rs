@@ -20,23 +20,7 @@ fn sliced(test: &str, source: &str, binary: &str, extra: &[&str]) -> (std::path:
 /// Runs `binary ARGS` on `ranks` Open MPI ranks; it must exit 0 (a sliced program prints
 /// nothing: its output statements are not in the slice).
 fn runs(dir: &std::path::Path, ranks: u32, binary: &str, args: &[&str]) {
-    let out = std::process::Command::new("timeout")
-        .args(["120", "mpirun.openmpi", "--oversubscribe", "-n"])
-        .arg(ranks.to_string())
-        .arg(binary)
-        .args(args)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_btl", "self,vader")
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("mpirun");
-    assert!(
-        out.status.success(),
-        "{binary} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    mpirun_output(dir, "openmpi", ranks, binary, args);
 }
 
 fn site<'a>(report: &'a Value, function: &str) -> Vec<&'a Value> {

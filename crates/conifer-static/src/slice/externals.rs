@@ -99,6 +99,18 @@ pub fn classify(name: &str) -> External {
     }
 }
 
+/// Whether Fortran I/O call `name` transfers an array descriptor
+/// (`_FortranAio…Descriptor`): it reaches the data behind it.
+pub fn io_reaches_data(name: &str) -> bool {
+    name.starts_with("_FortranAio") && name.ends_with("Descriptor")
+}
+
+/// Whether Fortran I/O call `name` is an output item (`_FortranAioOutput…`): it writes only
+/// its statement (its first argument), not the value it prints.
+pub fn io_writes_only_statement(name: &str) -> bool {
+    name.starts_with("_FortranAioOutput")
+}
+
 fn intrinsic_class(intrinsic: &str) -> External {
     let family = intrinsic.split('.').next().unwrap_or_default();
     match family {
@@ -127,6 +139,10 @@ mod tests {
         assert_eq!(classify("free"), External::Frees);
         assert_eq!(classify("_FortranAioOutputReal64"), External::IoStatement);
         assert_eq!(classify("_FortranAAssign"), External::FortranAssign);
+        assert!(io_reaches_data("_FortranAioInputDescriptor"));
+        assert!(!io_reaches_data("_FortranAioInputInteger"));
+        assert!(io_writes_only_statement("_FortranAioOutputAscii"));
+        assert!(!io_writes_only_statement("_FortranAioInputInteger"));
         assert_eq!(classify("exit"), External::Unknown);
         assert_eq!(classify("llvm.stacksave"), External::Unknown);
     }

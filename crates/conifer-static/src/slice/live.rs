@@ -141,31 +141,33 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
 }
 
 impl Solver<'_> {
-    /// What Fortran I/O call `call` reaches through its argument `a`: what it points to, and
-    /// for the calls transferring an array descriptor (`_FortranAio…Descriptor`) the data.
-    fn io_objs(&self, call: V, a: V) -> Objs {
-        let objs = self.pt.of(a);
+    /// What Fortran I/O call `call` reaches through its arguments `args`: what they point
+    /// to, and behind a transferred array descriptor the data.
+    fn io_objs(&self, call: V, args: &[V]) -> Objs {
         let name = ir::direct_callee(call).map(ir::name_of).unwrap_or_default();
-        match name.ends_with("Descriptor") {
-            true => self.pt.reach(&objs),
-            false => objs,
-        }
+        let reaches_data = externals::io_reaches_data(&name);
+        args.iter()
+            .flat_map(|&a| match reaches_data {
+                true => self.pt.reach(&self.pt.of(a)),
+                false => self.pt.of(a),
+            })
+            .collect()
     }
 
-    /// What Fortran I/O call `call` may write: an output item (`_FortranAioOutput…`) only its
-    /// statement (the first argument), any other call everything its arguments reach but
-    /// constants (formats, the source file's name).
+    /// What Fortran I/O call `call` may write: an output item only its statement, any other
+    /// call everything its arguments reach but constants (formats, the source file's name).
     fn io_writes(&self, call: V, args: &[V]) -> Objs {
         let name = ir::direct_callee(call).map(ir::name_of).unwrap_or_default();
-        let written = match name.starts_with("_FortranAioOutput") {
+        let written = match externals::io_writes_only_statement(&name) {
             true => &args[..args.len().min(1)],
             false => args,
         };
-        written
+        let written: Vec<V> = written
             .iter()
-            .filter(|&&a| !ir::is_constant_global(a))
-            .flat_map(|&a| self.io_objs(call, a))
-            .collect()
+            .copied()
+            .filter(|&a| !ir::is_constant_global(a))
+            .collect();
+        self.io_objs(call, &written)
     }
 
     fn callee_class(&self, call: V) -> Option<External> {
@@ -509,23 +511,27 @@ impl Solver<'_> {
         let callee = unsafe { llc::LLVMGetCalledValue(i) };
         self.need(callee);
         let class = self.callee_class(i);
-        for (k, &a) in args.iter().enumerate() {
+        for &a in &args {
             self.need(a);
-            // What a library function reads through its pointers must be computed; a copy's
-            // destination is written, not read.
-            let reads_nothing = matches!(class, Some(External::Pure | External::Frees))
-                || (class == Some(External::Writes) && k == 0);
-            if reads_nothing {
-                continue;
-            }
-            // Fortran runtime calls taking descriptors read the data too.
-            let read = match class {
-                Some(External::IoStatement) => self.io_objs(i, a),
-                Some(External::FortranAssign) if k < 2 => self.pt.reach(&self.pt.of(a)),
-                _ => self.pt.of(a),
-            };
-            self.add_objs(read);
         }
+        // What a library function reads through its pointers must be computed; a copy's
+        // destination is written, not read; Fortran runtime calls taking descriptors read
+        // the data behind them too.
+        let read = match class {
+            Some(External::Pure | External::Frees) => Objs::new(),
+            Some(External::Writes) => args.iter().skip(1).flat_map(|&a| self.pt.of(a)).collect(),
+            Some(External::IoStatement) => self.io_objs(i, &args),
+            Some(External::FortranAssign) => args
+                .iter()
+                .enumerate()
+                .flat_map(|(k, &a)| match k < 2 {
+                    true => self.pt.reach(&self.pt.of(a)),
+                    false => self.pt.of(a),
+                })
+                .collect(),
+            _ => args.iter().flat_map(|&a| self.pt.of(a)).collect(),
+        };
+        self.add_objs(read);
         if ir::direct_callee(i).is_none() {
             for f in 0..self.ir.funcs.len() {
                 if self.ir.funcs[f].address_taken {

@@ -129,9 +129,9 @@ fn walk(v: &Value, out: &mut Vec<(u64, String, u64)>) {
     }
 }
 
-/// Runs `binary ARGS` on `ranks` ranks of `mpi` (with a timeout); stdout lines, sorted,
-/// without the apps' `INFO` lines (timings).
-pub fn mpirun(dir: &Path, mpi: &str, ranks: u32, binary: &str, args: &[&str]) -> Vec<String> {
+/// Runs `binary ARGS` on `ranks` ranks of `mpi` (with a timeout); it must exit 0. Its
+/// standard output.
+pub fn mpirun_output(dir: &Path, mpi: &str, ranks: u32, binary: &str, args: &[&str]) -> String {
     let mut cmd = Command::new("timeout");
     cmd.arg("120").arg(format!("mpirun.{mpi}"));
     if mpi == "openmpi" {
@@ -155,7 +155,12 @@ pub fn mpirun(dir: &Path, mpi: &str, ranks: u32, binary: &str, args: &[&str]) ->
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// [`mpirun_output`]: stdout lines, sorted, without the apps' `INFO` lines (timings).
+pub fn mpirun(dir: &Path, mpi: &str, ranks: u32, binary: &str, args: &[&str]) -> Vec<String> {
+    let mut lines: Vec<String> = mpirun_output(dir, mpi, ranks, binary, args)
         .lines()
         .filter(|l| !l.starts_with("INFO "))
         .map(String::from)
