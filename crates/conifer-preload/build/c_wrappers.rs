@@ -168,10 +168,9 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
     let Encoding {
         prologue, epilogue, ..
     } = encoding;
-    let record_early = if prologue.is_empty() {
-        quote! { if let Some(rec) = rec { rec.finish(&0); } }
-    } else {
-        quote! { if let Some(mut rec) = rec { #prologue rec.finish(&0); } }
+    let record_early = quote! {
+        if let Some(rec) = rec.as_mut() { #prologue rec.finish(&0); }
+        drop(rec);
     };
     let body = if finish_early {
         quote! {
@@ -182,11 +181,11 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
     } else {
         let pmpi_call = pmpi_call(function, pmpi, &args);
         quote! {
-            let mut rec = rec;
             if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); }
             #before
             let ret = #pmpi_call;
-            if let Some(mut rec) = rec { rec.after_pmpi(&ret); #epilogue rec.finish(&ret); }
+            if let Some(rec) = rec.as_mut() { rec.after_pmpi(&ret); #epilogue rec.finish(&ret); }
+            drop(rec);
             // Hooks run once the record is finished and its lock released.
             #after
         }
@@ -196,7 +195,8 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
         pub #sig {
             static ANCHOR: crate::stack::Anchor = crate::stack::Anchor::new();
             let call = crate::runtime::CallGuard::enter();
-            let rec = if call.is_outermost() { crate::record::Call::start(&call, #id, &ANCHOR) } else { None };
+            #[allow(unused_mut)]
+            let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id, &ANCHOR) } else { None };
             #body
             drop(call);
             ret

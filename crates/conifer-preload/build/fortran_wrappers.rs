@@ -309,13 +309,13 @@ fn binding_code(
     };
     let (early, late) = if finish_early {
         (
-            quote! { if let Some(mut rec) = rec.take() { #prologue rec.finish(&0); } },
+            quote! { if let Some(rec) = rec.as_mut() { #prologue rec.finish(&0); } drop(rec); },
             quote! {},
         )
     } else {
         (
             quote! { if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); } },
-            quote! { if let Some(mut rec) = rec { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } },
+            quote! { if let Some(rec) = rec.as_mut() { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } drop(rec); },
         )
     };
     let direct = quote! { #bind real(#(#params),*); };

@@ -3,14 +3,24 @@
 //! `MPI_*` functions; MPI libraries may call their own public functions), and the per-function
 //! call counters.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, UnsafeCell};
+
+/// The reusable buffers of the call a thread is recording (only its outermost wrapper
+/// records, so one call at a time uses them).
+#[derive(Default)]
+pub struct CallBuffers {
+    /// The call's signature.
+    pub sig: Vec<u8>,
+    /// In-out handles saved before the PMPI call.
+    pub saved: Vec<u64>,
+}
 
 /// What the runtime keeps per thread, in one thread-local so a call looks it up once.
 pub struct ThreadState {
     /// Symbolic thread id, in order of each thread's first recorded call (`u32::MAX`: none yet).
     pub ordinal: Cell<u32>,
-    /// Reusable buffers of the call being recorded: its signature and saved handles.
-    pub scratch: RefCell<(Vec<u8>, Vec<u64>)>,
+    /// Reusable buffers of the call being recorded.
+    pub buffers: UnsafeCell<CallBuffers>,
     /// The top of this thread's stack (`usize::MAX`: not looked up yet, 0: unknown).
     stack_top: Cell<usize>,
     /// Real tick the call being recorded entered its wrapper.
@@ -46,7 +56,10 @@ thread_local! {
     static THREAD: ThreadState = const {
         ThreadState {
             ordinal: Cell::new(u32::MAX),
-            scratch: RefCell::new((Vec::new(), Vec::new())),
+            buffers: UnsafeCell::new(CallBuffers {
+                sig: Vec::new(),
+                saved: Vec::new(),
+            }),
             stack_top: Cell::new(usize::MAX),
             entered: Cell::new(0),
             pmpi_end: Cell::new(0),

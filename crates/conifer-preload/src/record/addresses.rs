@@ -5,7 +5,7 @@
 use super::{AsI64, Call};
 use std::ffi::c_void;
 
-impl Call {
+impl Call<'_> {
     /// An address output, recorded as a buffer argument pointing there would be.
     ///
     /// # Safety

@@ -15,6 +15,7 @@ pub mod control;
 pub mod handles;
 mod objects;
 mod ranks;
+mod recorder_lock;
 mod requests;
 mod snapshot;
 pub mod state;
@@ -23,22 +24,23 @@ pub mod timing_env;
 pub mod trees;
 
 use crate::mpi::*;
-use crate::runtime::{CallGuard, ThreadState};
+use crate::runtime::{CallBuffers, CallGuard, ThreadState};
 use crate::stack::Anchor;
 pub use arguments::*;
 use conifer_trace::rank_record::RankRecord;
 use conifer_trace::value::{encode_array_header, encode_buffer, encode_handle, encode_int};
 use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_trace::varint::put_u64;
+use recorder_lock::{Locked, RecorderLock};
 pub use snapshot::{record_of, write_raw, write_raw_of};
 use state::State;
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::LazyLock;
 
-static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
+static STATE: LazyLock<RecorderLock<State>> = LazyLock::new(|| {
     control::read_environment();
-    Mutex::new(State::new())
+    RecorderLock::new(State::new())
 });
 static RECORDING: AtomicBool = AtomicBool::new(true);
 /// True when MPI was initialised with `MPI_THREAD_MULTIPLE`: only then can two threads be in
@@ -52,10 +54,8 @@ static ERR_IN_STATUS: LazyLock<i64> =
 
 static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
 
-fn lock() -> MutexGuard<'static, State> {
-    STATE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+fn lock() -> Locked<'static, State> {
+    STATE.lock()
 }
 
 /// The rank's record in the form sent to the merge.
@@ -73,13 +73,10 @@ pub fn call_counts() -> Vec<u64> {
     lock().calls.clone()
 }
 
-/// The state's address, for [`salvage`].
-static STATE_ADDRESS: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
-
 /// Applies `f` to thread `thread`'s trace tree builder, if it has one and the recorder is free
 /// (a hook may run inside an MPI call's callback, with the recorder held by its own thread).
 pub fn with_tree(thread: u32, f: impl FnOnce(&mut conifer_compress::tree::TreeBuilder)) {
-    if let Ok(mut state) = STATE.try_lock() {
+    if let Some(mut state) = STATE.try_lock() {
         if let Some(Some(builder)) = state.trees.get_mut(thread as usize) {
             f(builder);
         }
@@ -98,22 +95,16 @@ pub fn with_tree(thread: u32, f: impl FnOnce(&mut conifer_compress::tree::TreeBu
 pub unsafe fn salvage<R>(f: impl Fn(&State) -> R) -> Option<R> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
-        match STATE.try_lock() {
-            Ok(state) => return Some(f(&state)),
-            Err(std::sync::TryLockError::Poisoned(p)) => return Some(f(&p.into_inner())),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                let address = STATE_ADDRESS.load(Ordering::Acquire);
-                let mine =
-                    crate::runtime::inside_wrapper() && !MULTITHREADED.load(Ordering::Relaxed);
-                if mine && !address.is_null() {
-                    return Some(f(&*address));
-                }
-                if std::time::Instant::now() > deadline {
-                    return None;
-                }
-                std::thread::yield_now();
-            }
+        if let Some(state) = STATE.try_lock() {
+            return Some(f(&state));
         }
+        if crate::runtime::inside_wrapper() && !MULTITHREADED.load(Ordering::Relaxed) {
+            return Some(f(STATE.get_unlocked()));
+        }
+        if std::time::Instant::now() > deadline {
+            return None;
+        }
+        std::thread::yield_now();
     }
 }
 
@@ -155,9 +146,7 @@ pub fn after_init() {
         provided == unsafe { conifer_thread_multiple() },
         Ordering::Relaxed,
     );
-    let mut state = lock();
-    state.comms = Some(comms::Comms::new());
-    STATE_ADDRESS.store(&mut *state, Ordering::Release);
+    lock().comms = Some(comms::Comms::new());
 }
 
 /// The communicator the generated code names for the statuses and requests of file I/O,
@@ -167,20 +156,22 @@ pub const FILE_IO: u64 = u64::MAX;
 /// [`Call::site`] of a call without a known call site.
 const NO_SITE: u32 = u32::MAX;
 
-/// One MPI call being recorded.
-pub struct Call {
-    sig: Vec<u8>,
-    saved: Vec<u64>,
-    state: Option<MutexGuard<'static, State>>,
+/// One MPI call being recorded, by the outermost wrapper of its thread. It lives in the
+/// wrapper's frame and is never moved: the generated code works on it in place, and its
+/// buffers are the thread's own ([`CallBuffers`]), so no call copies them in or out.
+pub struct Call<'t> {
+    /// The call's signature, encoded so far.
+    sig: &'t mut Vec<u8>,
+    /// In-out handles as they were before the PMPI call ([`Call::handles_before`]).
+    saved: &'t mut Vec<u64>,
+    state: Option<Locked<'static, State>>,
     /// Real tick the PMPI call started (the wrapper's entry and the PMPI call's end are kept
-    /// in the thread's [`ThreadState`], which keeps this struct small enough to move without a
-    /// `memcpy`). The recorder's work before the start and after the end is hidden from
-    /// recorded times ([`State::hidden`]).
+    /// in the thread's [`ThreadState`]). The recorder's work before the start and after the
+    /// end is hidden from recorded times ([`State::hidden`]).
     start: u64,
     thread: u32,
     /// Structure-tree call site of the call, when the program announced one ([`NO_SITE`]
-    /// otherwise: a plain integer beside `thread` keeps the struct small enough to move
-    /// without a `memcpy` call on every MPI call).
+    /// otherwise).
     site: u32,
     /// The communicator of the requests the call completes (for their statuses' sources).
     request_comm: Option<u64>,
@@ -190,21 +181,25 @@ pub struct Call {
     /// The stack pointer the program had at the call (0: unknown): stack buffers are
     /// recorded as offsets from it.
     frame: usize,
-    /// The calling thread's runtime state, where the buffers go back when the call is
-    /// finished.
-    thread_state: *const ThreadState,
+    /// The calling thread's runtime state.
+    thread_state: &'t ThreadState,
     /// False when the call is left out of the record ([`control`]): counted and kept track
     /// of, not appended.
     keep: bool,
 }
 
-impl Call {
+impl<'t> Call<'t> {
     /// Starts recording a call of function `id` made through the wrapper symbol of `anchor`,
-    /// or `None` when not recording.
-    pub fn start(guard: &CallGuard, id: u16, anchor: &Anchor) -> Option<Call> {
+    /// or `None` when not recording. Only the thread's outermost wrapper may start one.
+    #[inline(always)]
+    pub fn start(guard: &'t CallGuard, id: u16, anchor: &Anchor) -> Option<Call<'t>> {
         if !RECORDING.load(Ordering::Relaxed) {
             return None;
         }
+        Some(Call::begin(guard, id, anchor))
+    }
+
+    fn begin(guard: &'t CallGuard, id: u16, anchor: &Anchor) -> Call<'t> {
         let entered = guard.entered;
         let state = guard.thread();
         if state.ordinal.get() == u32::MAX {
@@ -215,7 +210,9 @@ impl Call {
         let thread = state.ordinal.get();
         // Before the lock and the clock: the first call through a wrapper symbol unwinds.
         let frame = guard.caller_sp(anchor).unwrap_or(0);
-        let (mut sig, saved) = std::mem::take(&mut *state.scratch.borrow_mut());
+        // SAFETY: only the thread's outermost wrapper records a call, so this call is the
+        // only user of the thread's buffers until it is dropped.
+        let CallBuffers { sig, saved } = unsafe { &mut *state.buffers.get() };
         let mut locked = lock();
         locked.add_thread(thread);
         state.entered.set(entered);
@@ -226,16 +223,16 @@ impl Call {
         if let Some(n) = locked.calls.get_mut(usize::from(id)) {
             *n += 1;
         }
-        record_frees(&mut locked, &mut sig, thread, entered);
+        record_frees(&mut locked, sig, thread, entered);
         sig.clear();
-        put_u64(&mut sig, id.into());
-        put_u64(&mut sig, thread.into());
+        put_u64(sig, id.into());
+        put_u64(sig, thread.into());
         if let Some(modules) = &mut locked.callers {
             if let Some(caller) = guard.return_address(anchor).and_then(|a| modules.locate(a)) {
-                caller.encode(&mut sig);
+                caller.encode(sig);
             }
         }
-        Some(Call {
+        Call {
             sig,
             saved,
             state: Some(locked),
@@ -250,9 +247,11 @@ impl Call {
             frame,
             thread_state: state,
             keep: control::keeps(id),
-        })
+        }
     }
+}
 
+impl Call<'_> {
     fn st(&mut self) -> &mut State {
         self.state
             .as_mut()
@@ -270,39 +269,37 @@ impl Call {
     /// Takes the lock again after the PMPI call, if it was released.
     pub fn after_pmpi<R: ReturnValue>(&mut self, ret: &R) {
         let end = clock::ticks();
-        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
-        unsafe { &*self.thread_state }.ended(end);
+        self.thread_state.ended(end);
         if self.state.is_none() {
             self.state = Some(lock());
         }
         self.returned = ret.recorded();
     }
 
-    /// Records the return value and appends the call to the rank's record.
-    pub fn finish<R: ReturnValue>(mut self, ret: &R) {
-        encode_int(&mut self.sig, ret.recorded());
+    /// Records the return value and appends the call to the rank's record; the call is
+    /// done (the generated code drops it right after).
+    pub fn finish<R: ReturnValue>(&mut self, ret: &R) {
+        encode_int(self.sig, ret.recorded());
         let thread = self.thread;
-        let sig = std::mem::take(&mut self.sig);
         let site = Some(self.site).filter(|&s| s != NO_SITE);
-        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
-        let thread_state = unsafe { &*self.thread_state };
-        let (entered, start, keep) = (thread_state.entered.get(), self.start, self.keep);
+        let (entered, start, keep) = (self.thread_state.entered.get(), self.start, self.keep);
         // The PMPI call's end, or (a call finished before its PMPI call) its start.
-        let end = thread_state.pmpi_end.get().max(start);
-        let st = self.st();
+        let end = self.thread_state.pmpi_end.get().max(start);
+        let st = self
+            .state
+            .as_mut()
+            .expect("state is locked outside the PMPI call");
         let read = clock::read_cost();
         st.hide(thread, start.saturating_sub(entered) + read);
         if keep {
             let start = st.recorder_free(thread, start);
             st.hide(thread, read);
             let end = st.recorder_free(thread, end);
-            st.append(thread, &sig, start, end, site);
+            st.append(thread, self.sig, start, end, site);
         } else {
             st.hide(thread, read);
         }
         self.state = None;
-        let saved = std::mem::take(&mut self.saved);
-        *thread_state.scratch.borrow_mut() = (sig, saved);
     }
 
     /// Number of peers a v/w collective's per-peer arrays cover: the remote group of an
@@ -338,17 +335,17 @@ impl Call {
 
     /// An integer argument.
     pub fn int(&mut self, v: i64) {
-        encode_int(&mut self.sig, v);
+        encode_int(self.sig, v);
     }
 
     /// A value Conifer does not interpret.
     pub fn opaque(&mut self) {
-        Value::Opaque.encode(&mut self.sig);
+        Value::Opaque.encode(self.sig);
     }
 
     /// An argument that was not read (not significant here, or an ignored output).
     pub fn ignored(&mut self) {
-        Value::Ignored.encode(&mut self.sig);
+        Value::Ignored.encode(self.sig);
     }
 
     fn handle_ref(&mut self, kind: HandleKind, bits: u64) -> HandleRef {
@@ -373,7 +370,7 @@ impl Call {
     /// An input handle.
     pub fn handle(&mut self, kind: HandleKind, bits: u64) {
         let h = self.handle_ref(kind, bits);
-        encode_handle(&mut self.sig, kind, h);
+        encode_handle(self.sig, kind, h);
     }
 
     /// An input buffer address.
@@ -399,7 +396,7 @@ impl Call {
                 }
             }
         };
-        encode_buffer(&mut self.sig, b);
+        encode_buffer(self.sig, b);
     }
 
     /// The offset of `address` from the program's stack pointer at the call, when the address
@@ -408,8 +405,7 @@ impl Call {
         if self.frame == 0 || address < self.frame {
             return None;
         }
-        // SAFETY: the thread-local outlives the call, and the call runs on its thread.
-        let top = unsafe { (*self.thread_state).stack_top() };
+        let top = self.thread_state.stack_top();
         (address < top).then(|| (address - self.frame) as i64)
     }
 
@@ -421,7 +417,7 @@ impl Call {
         if ptr.is_null() {
             return self.ignored();
         }
-        Value::Str(CStr::from_ptr(ptr).to_string_lossy().into_owned()).encode(&mut self.sig);
+        Value::Str(CStr::from_ptr(ptr).to_string_lossy().into_owned()).encode(self.sig);
     }
 
     /// A Fortran CHARACTER argument: `len` bytes, blank-padded, not NUL-terminated.
@@ -436,7 +432,7 @@ impl Call {
         let text = String::from_utf8_lossy(bytes)
             .trim_end_matches(' ')
             .to_string();
-        Value::Str(text).encode(&mut self.sig);
+        Value::Str(text).encode(self.sig);
     }
 
     fn is_sentinel(ptr: *const c_void) -> bool {
@@ -449,8 +445,8 @@ impl Call {
     }
 
     /// Appends an array of `len` values, each appended by `item` straight into the signature.
-    fn array(&mut self, len: usize, mut item: impl FnMut(&mut Call, usize)) {
-        encode_array_header(&mut self.sig, len);
+    fn array(&mut self, len: usize, mut item: impl FnMut(&mut Self, usize)) {
+        encode_array_header(self.sig, len);
         for i in 0..len {
             item(self, i);
         }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Call {
+impl Call<'_> {
     /// An array of input handles.
     ///
     /// # Safety
@@ -43,7 +43,7 @@ impl Call {
                 .find_map(|b| st.requests.lookup(*b).and_then(|r| r.comm));
         }
         if array {
-            encode_array_header(&mut self.sig, len);
+            encode_array_header(self.sig, len);
         }
         for i in 0..if array { len } else { len.min(1) } {
             let bits = self.saved[i];
@@ -57,7 +57,7 @@ impl Call {
             } else {
                 self.handle_ref(kind, bits)
             };
-            encode_handle(&mut self.sig, kind, h);
+            encode_handle(self.sig, kind, h);
         }
         if !array && len == 0 {
             self.ignored();
@@ -77,10 +77,12 @@ impl Call {
         if ptr.is_null() {
             return;
         }
-        let saved = std::mem::take(&mut self.saved);
-        for (i, before) in saved.iter().enumerate().take(len) {
+        let st = self
+            .state
+            .as_mut()
+            .expect("state is locked outside the PMPI call");
+        for (i, before) in self.saved.iter().enumerate().take(len) {
             let now = (*ptr.add(i)).bits();
-            let st = self.st();
             let became_null = st.handles.is_null(kind, now) && !st.handles.is_null(kind, *before);
             if !became_null {
                 continue;
@@ -95,7 +97,6 @@ impl Call {
                 _ => st.handles.release(kind, *before),
             }
         }
-        self.saved = saved;
     }
 
     /// A handle MPI returned: existing id, or a new one.
@@ -107,7 +108,7 @@ impl Call {
             return self.ignored();
         }
         let h = self.st().handles.register(kind, (*ptr).bits());
-        encode_handle(&mut self.sig, kind, h);
+        encode_handle(self.sig, kind, h);
     }
 
     /// A group MPI created: an id like any handle, plus the caller's rank in it, so ranks of
@@ -122,7 +123,7 @@ impl Call {
         let bits = (*ptr).bits();
         let group = (*ptr).group();
         let h = self.st().handles.register(HandleKind::Group, bits);
-        encode_handle(&mut self.sig, HandleKind::Group, h);
+        encode_handle(self.sig, HandleKind::Group, h);
         let (mut rank, mut size) = (0, 0);
         if PMPI_Group_rank(group, &mut rank) != 0 || PMPI_Group_size(group, &mut size) != 0 {
             return;
@@ -145,7 +146,7 @@ impl Call {
         }
         let bits = (*ptr).bits();
         let h = self.st().handles.register(HandleKind::Win, bits);
-        encode_handle(&mut self.sig, HandleKind::Win, h);
+        encode_handle(self.sig, HandleKind::Win, h);
         let mut group = std::mem::zeroed();
         if PMPI_Win_get_group((*ptr).window(), &mut group) != 0 {
             return;
@@ -176,7 +177,7 @@ impl Call {
         }
         self.array(len, |c, i| {
             let h = c.st().handles.register(kind, (*ptr.add(i)).bits());
-            encode_handle(&mut c.sig, kind, h);
+            encode_handle(c.sig, kind, h);
         });
     }
 
@@ -191,7 +192,7 @@ impl Call {
         let comm = (*ptr).comm();
         let bits = comms::comm_bits(comm);
         if bits == comms::comm_bits(conifer_comm_null()) {
-            return encode_handle(&mut self.sig, HandleKind::Comm, HandleRef::Named(0));
+            return encode_handle(self.sig, HandleKind::Comm, HandleRef::Named(0));
         }
         let (offer, fallback) = match self.st().comms.as_ref() {
             Some(c) => (c.offer(), c.fallback_id()),
@@ -210,7 +211,7 @@ impl Call {
             Some(id) => comms.insert_agreed(comm, id),
             None => comms.insert_local(comm),
         };
-        encode_handle(&mut self.sig, HandleKind::Comm, h);
+        encode_handle(self.sig, HandleKind::Comm, h);
     }
 
     /// The communicator `MPI_Comm_idup` creates from `parent`: it cannot be used, so not agreed
@@ -230,7 +231,7 @@ impl Call {
             (Some(c), None) => c.insert_local(comm),
             (None, _) => HandleRef::Unknown,
         };
-        encode_handle(&mut self.sig, HandleKind::Comm, h);
+        encode_handle(self.sig, HandleKind::Comm, h);
     }
 
     /// A communicator whose id cannot be agreed at creation (`MPI_Comm_get_parent`).
@@ -245,7 +246,7 @@ impl Call {
             Some(c) => c.insert_local((*ptr).comm()),
             None => HandleRef::Unknown,
         };
-        encode_handle(&mut self.sig, HandleKind::Comm, h);
+        encode_handle(self.sig, HandleKind::Comm, h);
     }
 
     /// A request MPI created: an id from the pool of this call's signature, made at its call
@@ -261,15 +262,15 @@ impl Call {
         }
         let bits = (*ptr).bits();
         if let Some(code) = self.st().handles.named(HandleKind::Request, bits) {
-            return encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Named(code));
+            return encode_handle(self.sig, HandleKind::Request, HandleRef::Named(code));
         }
-        let signature = state::hash_bytes(&self.sig);
+        let signature = state::hash_bytes(self.sig);
         let creator = match Some(self.site).filter(|&s| s != NO_SITE) {
             Some(site) => signature ^ (u64::from(site) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             None => signature,
         };
         let id = self.st().requests.create(creator, bits, comm);
-        encode_handle(&mut self.sig, HandleKind::Request, HandleRef::Id(id));
+        encode_handle(self.sig, HandleKind::Request, HandleRef::Id(id));
     }
 
     unsafe fn status_value(&mut self, status: MPI_Status, comm: Option<u64>) -> Value {
@@ -312,7 +313,7 @@ impl Call {
         match S::read(ptr) {
             Some(status) => {
                 let v = self.status_value(status, comm);
-                v.encode(&mut self.sig);
+                v.encode(self.sig);
             }
             None => self.ignored(),
         }
@@ -329,7 +330,7 @@ impl Call {
         self.array(len, |c, i| match S::read(ptr.add(i)) {
             Some(status) => {
                 let v = c.status_value(status, comm);
-                v.encode(&mut c.sig);
+                v.encode(c.sig);
             }
             None => c.ignored(),
         });

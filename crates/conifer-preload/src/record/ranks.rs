@@ -32,7 +32,7 @@ static SPECIAL_RANKS: LazyLock<SpecialRanks> = LazyLock::new(|| {
     }
 });
 
-impl Call {
+impl Call<'_> {
     /// A rank of `comm` as recorded: special values by name, peers in a Cartesian communicator
     /// as grid displacements, other intra-communicator ranks relative to the caller's.
     pub(super) fn rank_value(&mut self, v: i64, comm: Option<u64>) -> Rank {
@@ -81,7 +81,7 @@ impl Call {
         let info = comm.and_then(|c| self.st().comms.as_ref().and_then(|cs| cs.get(c)).copied());
         match info {
             Some(i) if i.remote_size.is_none() => {
-                encode_rank(&mut self.sig, Rank::Relative(v - i.my_rank))
+                encode_rank(self.sig, Rank::Relative(v - i.my_rank))
             }
             _ => self.int(v),
         }
@@ -91,7 +91,7 @@ impl Call {
     /// intercommunicator's leader): special values by name, others absolute.
     pub fn absolute_rank(&mut self, v: i64) {
         let r = self.rank_value(v, None);
-        encode_rank(&mut self.sig, r);
+        encode_rank(self.sig, r);
     }
 
     /// A `MPI_Comm_split` key: relative to the caller's rank in `comm` (keys are most often
@@ -103,7 +103,7 @@ impl Call {
     /// A rank of `comm` (relative to the caller's rank in it where meaningful).
     pub fn rank(&mut self, v: i64, comm: Option<u64>) {
         let r = self.rank_value(v, comm);
-        encode_rank(&mut self.sig, r);
+        encode_rank(self.sig, r);
     }
 
     /// An array of ranks of `comm`.
@@ -153,7 +153,7 @@ impl Call {
             in_range.then(|| grid.offsets(&here, &values))
         });
         match offsets {
-            Some(offsets) => encode_coords(&mut self.sig, &offsets),
+            Some(offsets) => encode_coords(self.sig, &offsets),
             None => self.ints(ptr, len),
         }
     }
