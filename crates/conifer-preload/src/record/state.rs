@@ -97,8 +97,14 @@ pub struct State {
     /// Terminal → signature.
     pub signatures: Vec<Box<[u8]>>,
     /// Terminal + 1 of a signature appended recently, per [`recent_slot`] (0: none): a call
-    /// repeating it — most calls in a loop — skips hashing and probing [`State::table`].
+    /// repeating it skips hashing and probing [`State::table`].
     recent: [u32; RECENT_SLOTS],
+    /// Terminal → terminal + 1 of the call that last followed it on its thread (0: none):
+    /// in a loop the next call is most often the one that followed last time, which skips
+    /// hashing even when the loop body's calls share a [`recent_slot`].
+    successor: Vec<u32>,
+    /// Symbolic thread → terminal + 1 of its last call (0: none yet).
+    last_terminal: Vec<u32>,
     /// Terminal → timing (durations, and intervals since the thread's previous call), in
     /// clock ticks until the record is taken.
     pub timing: Vec<CallTiming>,
@@ -145,9 +151,29 @@ fn recent_slot(sig: &[u8]) -> usize {
 }
 
 impl State {
-    /// The terminal of `sig`, a new one for a signature not seen before.
+    /// The terminal of `sig`, called by `thread`: a new one for a signature not seen before.
     #[inline(always)]
-    fn terminal(&mut self, sig: &[u8]) -> u32 {
+    fn terminal(&mut self, thread: u32, sig: &[u8]) -> u32 {
+        let previous = std::mem::replace(&mut self.last_terminal[thread as usize], 0);
+        let predicted = match previous {
+            0 => 0,
+            p => self.successor[p as usize - 1],
+        };
+        let terminal = if predicted != 0 && *self.signatures[predicted as usize - 1] == *sig {
+            predicted - 1
+        } else {
+            let t = self.terminal_unpredicted(sig);
+            if previous != 0 {
+                self.successor[previous as usize - 1] = t + 1;
+            }
+            t
+        };
+        self.last_terminal[thread as usize] = terminal + 1;
+        terminal
+    }
+
+    /// The terminal of `sig` when it is not the predicted successor.
+    fn terminal_unpredicted(&mut self, sig: &[u8]) -> u32 {
         let slot = recent_slot(sig);
         let recent = self.recent[slot];
         if recent != 0 && *self.signatures[recent as usize - 1] == *sig {
@@ -160,6 +186,7 @@ impl State {
                 self.table.insert(sig.into(), t);
                 self.signatures.push(sig.into());
                 self.timing.push(CallTiming::default());
+                self.successor.push(0);
                 t
             }
         };
@@ -183,6 +210,8 @@ impl State {
             table: FastMap::default(),
             signatures: Vec::new(),
             recent: [0; RECENT_SLOTS],
+            successor: Vec::new(),
+            last_terminal: Vec::new(),
             timing: Vec::new(),
             last_end: Vec::new(),
             hidden: Vec::new(),
@@ -217,6 +246,7 @@ impl State {
             self.trees.push(None);
             self.last_end.push(0);
             self.hidden.push(0);
+            self.last_terminal.push(0);
         }
     }
 
@@ -236,8 +266,8 @@ impl State {
     /// made at structure-tree call site `site` when known. Runs on the calling thread.
     /// `start` and `end` are ticks on the thread's recorder-free clock ([`State::hidden`]).
     pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64, site: Option<u32>) {
-        let terminal = self.terminal(sig);
         self.add_thread(thread);
+        let terminal = self.terminal(thread, sig);
         let previous = std::mem::replace(&mut self.last_end[thread as usize], end);
         let interval = if previous == 0 {
             0
