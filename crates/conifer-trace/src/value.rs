@@ -172,6 +172,15 @@ pub struct Status {
     pub bytes: i64,
 }
 
+/// Appends a status value (as [`Value::Status`] encodes it), without building a [`Value`].
+pub fn encode_status(out: &mut Vec<u8>, s: &Status) {
+    out.push(tag::STATUS);
+    s.source.encode(out);
+    put_i64(out, s.tag);
+    put_i64(out, s.error);
+    put_i64(out, s.bytes)
+}
+
 /// One recorded argument value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Value {
@@ -257,13 +266,7 @@ impl Value {
                 put_u64(out, items.len() as u64);
                 items.iter().for_each(|v| v.encode(out))
             }
-            Value::Status(s) => {
-                out.push(tag::STATUS);
-                s.source.encode(out);
-                put_i64(out, s.tag);
-                put_i64(out, s.error);
-                put_i64(out, s.bytes)
-            }
+            Value::Status(s) => encode_status(out, s),
             Value::Ignored => out.push(tag::IGNORED),
             Value::Opaque => out.push(tag::OPAQUE),
             Value::StreamedInt => out.push(tag::STREAMED_INT),

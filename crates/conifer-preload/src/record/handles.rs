@@ -15,14 +15,24 @@ extern "C" {
 /// Ids handed out lowest-first, reusable once released.
 #[derive(Default)]
 pub struct IdPool {
-    free: BinaryHeap<Reverse<u32>>,
+    /// Released ids below 64, one bit each: pools are mostly small, and a bit is cheaper to
+    /// take and give back than a heap entry.
+    low_free: u64,
+    /// Released ids from 64 up.
+    high_free: BinaryHeap<Reverse<u32>>,
     next: u32,
 }
 
 impl IdPool {
     /// The lowest id not in use.
+    #[inline]
     pub fn take(&mut self) -> u32 {
-        match self.free.pop() {
+        if self.low_free != 0 {
+            let id = self.low_free.trailing_zeros();
+            self.low_free &= self.low_free - 1;
+            return id;
+        }
+        match self.high_free.pop() {
             Some(Reverse(id)) => id,
             None => {
                 self.next += 1;
@@ -32,8 +42,13 @@ impl IdPool {
     }
 
     /// Makes `id` available again.
+    #[inline]
     pub fn give_back(&mut self, id: u32) {
-        self.free.push(Reverse(id));
+        if id < 64 {
+            self.low_free |= 1 << id;
+        } else {
+            self.high_free.push(Reverse(id));
+        }
     }
 }
 
@@ -132,5 +147,17 @@ mod tests {
         pool.give_back(2);
         pool.give_back(0);
         assert_eq!((pool.take(), pool.take(), pool.take()), (0, 2, 3));
+    }
+
+    #[test]
+    fn ids_past_64_are_reused_lowest_first_too() {
+        let mut pool = IdPool::default();
+        let ids: Vec<u32> = (0..200).map(|_| pool.take()).collect();
+        assert_eq!(ids, (0..200).collect::<Vec<u32>>());
+        for id in [150, 63, 64, 199, 0, 100] {
+            pool.give_back(id);
+        }
+        let again: Vec<u32> = (0..7).map(|_| pool.take()).collect();
+        assert_eq!(again, [0, 63, 64, 100, 150, 199, 200]);
     }
 }

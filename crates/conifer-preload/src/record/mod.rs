@@ -13,6 +13,7 @@ pub mod clock;
 mod comms;
 pub mod control;
 pub mod handles;
+mod live_table;
 mod objects;
 mod ranks;
 mod recorder_lock;
@@ -28,7 +29,9 @@ use crate::runtime::{CallBuffers, CallGuard, ThreadState};
 use crate::stack::Anchor;
 pub use arguments::*;
 use conifer_trace::rank_record::RankRecord;
-use conifer_trace::value::{encode_array_header, encode_buffer, encode_handle, encode_int};
+use conifer_trace::value::{
+    encode_array_header, encode_buffer, encode_handle, encode_int, encode_status,
+};
 use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_trace::varint::put_u64;
 use recorder_lock::{Locked, RecorderLock};

@@ -32,26 +32,23 @@ impl Call<'_> {
             return self.ignored();
         }
         self.saved.extend((0..len).map(|i| (*ptr.add(i)).bits()));
-        if kind == HandleKind::Request {
-            let st = self
-                .state
-                .as_mut()
-                .expect("state is locked outside the PMPI call");
-            self.request_comm = self
-                .saved
-                .iter()
-                .find_map(|b| st.requests.lookup(*b).and_then(|r| r.comm));
-        }
         if array {
             encode_array_header(self.sig, len);
         }
         for i in 0..if array { len } else { len.min(1) } {
             let bits = self.saved[i];
             let h = if kind == HandleKind::Request {
-                // The n-th occurrence of a shared request handle is the n-th request made with it.
-                let n = self.saved[..i].iter().filter(|&&b| b == bits).count();
-                match self.st().requests.nth(bits, n) {
-                    Some(live) => HandleRef::Id(live.id),
+                let st = self
+                    .state
+                    .as_mut()
+                    .expect("state is locked outside the PMPI call");
+                let saved = &*self.saved;
+                let occurrence = || saved[..i].iter().filter(|&&b| b == bits).count();
+                match st.requests.nth(bits, occurrence) {
+                    Some(live) => {
+                        self.request_comm = self.request_comm.or(live.comm);
+                        HandleRef::Id(live.id)
+                    }
                     None => self.handle_ref(kind, bits),
                 }
             } else {
@@ -273,7 +270,7 @@ impl Call<'_> {
         encode_handle(self.sig, HandleKind::Request, HandleRef::Id(id));
     }
 
-    unsafe fn status_value(&mut self, status: MPI_Status, comm: Option<u64>) -> Value {
+    unsafe fn status_value(&mut self, status: MPI_Status, comm: Option<u64>) -> Status {
         let s = &status;
         let mut count: c_int = 0;
         let bytes = if PMPI_Get_count(s, conifer_type_byte(), &mut count) == 0 {
@@ -291,7 +288,7 @@ impl Call<'_> {
                 s.MPI_TAG.into(),
             ),
         };
-        Value::Status(Status {
+        Status {
             source,
             tag,
             // MPI sets a status's MPI_ERROR only when the call returns MPI_ERR_IN_STATUS;
@@ -302,7 +299,7 @@ impl Call<'_> {
                 0
             },
             bytes: bytes.into(),
-        })
+        }
     }
 
     /// A status output.
@@ -312,8 +309,8 @@ impl Call<'_> {
     pub unsafe fn status<S: StatusSlot>(&mut self, ptr: *const S, comm: Option<u64>) {
         match S::read(ptr) {
             Some(status) => {
-                let v = self.status_value(status, comm);
-                v.encode(self.sig);
+                let s = self.status_value(status, comm);
+                encode_status(self.sig, &s);
             }
             None => self.ignored(),
         }
@@ -329,8 +326,8 @@ impl Call<'_> {
         }
         self.array(len, |c, i| match S::read(ptr.add(i)) {
             Some(status) => {
-                let v = c.status_value(status, comm);
-                v.encode(c.sig);
+                let s = c.status_value(status, comm);
+                encode_status(c.sig, &s);
             }
             None => c.ignored(),
         });

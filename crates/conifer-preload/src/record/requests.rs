@@ -6,8 +6,8 @@
 //! handles of requests that completed at once, so a handle maps to a queue of live ids.
 
 use super::handles::IdPool;
+use super::live_table::LiveTable;
 use super::state::FastMap;
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
@@ -26,7 +26,7 @@ pub struct LiveRequest {
 pub struct Requests {
     pool_of_creator: FastMap<u64, u32>,
     pools: Vec<IdPool>,
-    live: FastMap<u64, Live>,
+    live: LiveTable<Live>,
 }
 
 /// The live requests behind one handle, oldest first. Almost always one, kept inline, so
@@ -61,41 +61,43 @@ impl Requests {
         let local = self.pools[pool_number as usize].take();
         let id = (pool_number << LOCAL_BITS) | (local & ((1 << LOCAL_BITS) - 1));
         let request = LiveRequest { id, comm };
-        match self.live.entry(bits) {
-            Entry::Occupied(mut queue) => queue.get_mut().rest.push_back(request),
-            Entry::Vacant(slot) => {
-                slot.insert(Live {
-                    first: request,
-                    rest: VecDeque::new(),
-                });
-            }
+        let (queue, new) = self.live.get_or_insert_with(bits, || Live {
+            first: request,
+            rest: VecDeque::new(),
+        });
+        if !new {
+            queue.rest.push_back(request);
         }
         id
     }
 
     /// The oldest live request behind a handle.
     pub fn lookup(&self, bits: u64) -> Option<LiveRequest> {
-        self.nth(bits, 0)
+        self.live.get(bits).map(|q| q.first)
     }
 
-    /// The `n`-th oldest live request behind a handle: the `n`-th occurrence of a shared
-    /// handle in one array of requests stands for the `n`-th request created with it.
-    pub fn nth(&self, bits: u64, n: usize) -> Option<LiveRequest> {
-        self.live.get(&bits).map(|q| q.nth_or_newest(n))
+    /// The live request a handle stands for at its place in an array of requests: the
+    /// `n`-th occurrence of a shared handle stands for the `n`-th request created with it,
+    /// where `n = occurrence()` (asked only of a handle shared by several live requests).
+    pub fn nth(&self, bits: u64, occurrence: impl FnOnce() -> usize) -> Option<LiveRequest> {
+        let queue = self.live.get(bits)?;
+        Some(if queue.rest.is_empty() {
+            queue.first
+        } else {
+            queue.nth_or_newest(occurrence())
+        })
     }
 
     /// The oldest live request behind a handle completed or was freed.
     pub fn complete(&mut self, bits: u64) {
-        let Some(queue) = self.live.get_mut(&bits) else {
+        let Some(mut queue) = self.live.remove(bits) else {
             return;
         };
-        let done = match queue.rest.pop_front() {
-            Some(next) => std::mem::replace(&mut queue.first, next),
-            None => match self.live.remove(&bits) {
-                Some(only) => only.first,
-                None => return,
-            },
-        };
+        let done = queue.first;
+        if let Some(next) = queue.rest.pop_front() {
+            queue.first = next;
+            self.live.get_or_insert_with(bits, || queue);
+        }
         if let Some(pool) = self.pools.get_mut((done.id >> LOCAL_BITS) as usize) {
             pool.give_back(done.id & ((1 << LOCAL_BITS) - 1));
         }
