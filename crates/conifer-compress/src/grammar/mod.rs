@@ -80,8 +80,8 @@ impl RuleSlot {
 ///
 /// One shortcut makes loops cheap: when the start rule ends with `A^k` and
 /// the terminals that follow spell out `A`'s expansion again, they are only
-/// compared with it, and the complete copy becomes `A^(k+1)` (see
-/// `repeat.rs`). Up to one such copy may be held back at a time; it is part
+/// compared with it, and each complete copy adds one to `A`'s exponent when
+/// the run of copies ends (see `repeat.rs`). Up to one such copy may be held back at a time; it is part
 /// of [`len`](Self::len) and of [`freeze`](Self::freeze)'s result but not of
 /// [`rule_count`](Self::rule_count) and [`item_count`](Self::item_count).
 #[derive(Clone, Debug)]
@@ -97,9 +97,9 @@ pub struct Grammar {
     underused: Vec<u32>,
     /// Terminals held back by the loop shortcut (see `repeat.rs`).
     held: Vec<u32>,
-    /// Further copies of the start rule's last item (a terminal) not yet applied: a run of
-    /// one repeated call costs an increment per call, and one exponent update and round of
-    /// digram maintenance when the run ends.
+    /// Further copies of the start rule's last item not yet applied: a run of one repeated
+    /// call, or of complete loop-body copies of a rule (see `repeat.rs`), costs an increment
+    /// per copy, and one exponent update and round of digram maintenance when the run ends.
     tail_run: u64,
     /// Where the held terminals stand in the expansion they follow.
     cursor: Cursor,

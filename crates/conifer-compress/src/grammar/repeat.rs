@@ -5,9 +5,10 @@
 //! `A`'s expansion, terminals are held back (not yet given to Sequitur) as
 //! long as they follow `A`'s expansion, walked by a cursor over the live
 //! grammar, which does not change meanwhile. A complete copy of the
-//! expansion turns `A^k` into `A^(k+1)`; a mismatch replays the held
-//! terminals through the ordinary path, exactly as if they had not been
-//! held. Every rule's expansion is fixed when the rule is made (substitution,
+//! expansion counts one more copy of `A` (applied as one exponent update
+//! when the copies end, like a run of one terminal); a mismatch applies the
+//! counted copies and replays the held terminals through the ordinary path,
+//! exactly as if they had not been held. Every rule's expansion is fixed when the rule is made (substitution,
 //! merging and inlining all preserve it), so its length and first terminal
 //! are recorded then and the check to start costs O(1).
 
@@ -33,23 +34,30 @@ impl Grammar {
         if self.extend_tail_run(terminal) {
             return;
         }
-        self.flush_tail_run();
         if !self.held.is_empty() {
             if self.cursor_next() == Some(terminal) {
                 self.held.push(terminal);
                 let last = self.last();
                 let rule = rule_of(self.nodes[last as usize].sym).expect("held after a rule");
                 if self.held.len() as u64 == self.rules[rule as usize].length {
+                    // One more copy of the rule: counted, applied when the copies end.
                     self.held.clear();
-                    self.raise_exponent(last);
+                    self.tail_run += 1;
                 }
                 return;
             }
+            self.flush_tail_run();
             self.replay_held();
+            if self.start_holding(terminal) {
+                return;
+            }
+        } else {
+            if self.start_holding(terminal) {
+                return;
+            }
+            self.flush_tail_run();
         }
-        if !self.start_holding(terminal) {
-            self.append(terminal);
-        }
+        self.append(terminal);
     }
 
     /// Gives the held terminals to Sequitur, as if they had never been held.
