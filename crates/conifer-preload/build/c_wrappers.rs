@@ -166,8 +166,16 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
         .collect();
     let (before, after, finish_early) = lifecycle_hooks(&function.name);
     let Encoding {
-        prologue, epilogue, ..
+        prologue,
+        epilogue,
+        memo_key,
+        ..
     } = encoding;
+    // The inputs, copied from a recent call with the same raw arguments when they allow it.
+    let inputs = match memo_key {
+        Some(key) => quote! { rec.inputs(#id, &#key, |rec| { #prologue }); },
+        None => quote! { #prologue },
+    };
     let record_early = quote! {
         if let Some(rec) = rec.as_mut() { #prologue rec.finish(&0); }
         drop(rec);
@@ -181,7 +189,7 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
     } else {
         let pmpi_call = pmpi_call(function, pmpi, &args);
         quote! {
-            if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); }
+            if let Some(rec) = rec.as_mut() { #inputs rec.before_pmpi(); }
             #before
             let ret = #pmpi_call;
             if let Some(rec) = rec.as_mut() { rec.after_pmpi(&ret); #epilogue rec.finish(&ret); }

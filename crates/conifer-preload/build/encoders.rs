@@ -17,6 +17,55 @@ pub struct Encoding {
     pub epilogue: TokenStream,
     /// Parameter name of each recorded value, prologue values first.
     pub slots: Vec<String>,
+    /// The raw argument values that alone decide what the prologue records (an array
+    /// expression of `u64`s), when there are such: see [`input_memo_key`].
+    pub memo_key: Option<TokenStream>,
+}
+
+/// Most raw words an input memo key holds (`MPI_Sendrecv` has 11).
+const MEMO_KEY_WORDS: usize = 12;
+
+/// Fewest raw words worth a memo: encoding one or two values costs less than looking up and
+/// copying a remembered encoding.
+const MEMO_MIN_WORDS: usize = 3;
+
+/// The raw values that decide a function's prologue, when nothing but them and the recorder's
+/// object tables does: its integer and handle arguments and its buffer addresses. `None`
+/// when the prologue reads memory through a pointer (arrays, strings, in-out handles), or
+/// names a request by value (request ids change as requests come and go), or when there is
+/// too little to encode to be worth it.
+fn input_memo_key(args: &[Arg]) -> Option<TokenStream> {
+    let mut words = Vec::new();
+    for arg in args {
+        let id = &arg.ident;
+        let dir = arg.spec.as_ref().map_or("unknown", |s| s.dir.as_str());
+        match shape(&arg.ty) {
+            Shape::Value(Base::Handle("Request")) => return None,
+            Shape::Value(Base::Handle(_)) => words.push(quote! { crate::record::bits(#id) }),
+            Shape::Value(Base::Int) => words.push(quote! { #id as i64 as u64 }),
+            Shape::Pointer {
+                base: Base::Void, ..
+            } if is_buffer(arg) => words.push(quote! { #id as usize as u64 }),
+            // Recorded as opaque, or read only after the call.
+            Shape::Value(_)
+            | Shape::Other
+            | Shape::Pointer {
+                base: Base::Void, ..
+            } => {}
+            Shape::Pointer { .. } if dir == "out" => {}
+            Shape::Pointer { .. } => return None,
+        }
+    }
+    (MEMO_MIN_WORDS..=MEMO_KEY_WORDS)
+        .contains(&words.len())
+        .then(|| quote! { [#(#words),*] })
+}
+
+/// True for a buffer argument (its address is recorded, never its contents).
+fn is_buffer(arg: &Arg) -> bool {
+    arg.spec
+        .as_ref()
+        .is_some_and(|s| s.kind == "BUFFER" || s.kind.starts_with("C_BUFFER"))
 }
 
 struct Arg {
@@ -260,16 +309,10 @@ pub fn encoding(
                     base: Base::Void, ..
                 },
                 _,
-            ) if arg
-                .spec
-                .as_ref()
-                .is_some_and(|s| s.kind == "BUFFER" || s.kind.starts_with("C_BUFFER")) =>
-            {
-                (
-                    quote! { rec.buffer(#id as *const ::std::ffi::c_void); },
-                    false,
-                )
-            }
+            ) if is_buffer(arg) => (
+                quote! { rec.buffer(#id as *const ::std::ffi::c_void); },
+                false,
+            ),
             (
                 Shape::Pointer {
                     base: Base::Char,
@@ -340,6 +383,7 @@ pub fn encoding(
         prologue: quote! { #(#prologue)* },
         epilogue: quote! { #(#epilogue)* },
         slots: pro_slots,
+        memo_key: input_memo_key(&args),
     }
 }
 

@@ -201,6 +201,12 @@ fn removed(ptr: *mut c_void) {
     }
 }
 
+/// Bumped whenever a segment MPI has seen goes away (see [`EPOCH`]): a buffer's segment id
+/// found before is still right while it is unchanged.
+pub fn epoch() -> u64 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
 /// Moves the ids of MPI-used segments freed since the last call into `out` (the recorder
 /// turns them into `free` events of the calling thread).
 pub fn take_freed(out: &mut Vec<u32>) {

@@ -13,6 +13,7 @@ pub mod clock;
 mod comms;
 pub mod control;
 pub mod handles;
+mod input_memo;
 mod live_table;
 mod objects;
 mod ranks;
@@ -149,7 +150,9 @@ pub fn after_init() {
         provided == unsafe { conifer_thread_multiple() },
         Ordering::Relaxed,
     );
-    lock().comms = Some(comms::Comms::new());
+    let mut state = lock();
+    state.comms = Some(comms::Comms::new());
+    state.tables_changed();
 }
 
 /// The communicator the generated code names for the statuses and requests of file I/O,
@@ -334,6 +337,35 @@ impl Call<'_> {
             Some(i) => i.my_rank == root,
             None => false,
         }
+    }
+
+    /// Appends the call's inputs, as `encode` writes them; copied instead from the last call
+    /// of `function` made with the same raw arguments `key` from the same frame, when the
+    /// recorder's tables are unchanged since (see [`input_memo`]).
+    #[inline(always)]
+    pub fn inputs<const N: usize>(
+        &mut self,
+        function: u16,
+        key: &[u64; N],
+        encode: impl FnOnce(&mut Self),
+    ) {
+        let st = self
+            .state
+            .as_mut()
+            .expect("state is locked outside the PMPI call");
+        let stamp = st.tables_stamp();
+        if let Some(bytes) = st.input_memo.find(function, key, self.frame, stamp) {
+            self.sig.extend_from_slice(bytes);
+            return;
+        }
+        let from = self.sig.len();
+        encode(self);
+        let st = self
+            .state
+            .as_mut()
+            .expect("state is locked outside the PMPI call");
+        st.input_memo
+            .remember(function, key, self.frame, stamp, &self.sig[from..]);
     }
 
     /// An integer argument.

@@ -84,6 +84,9 @@ impl Call<'_> {
             if !became_null {
                 continue;
             }
+            if kind != HandleKind::Request {
+                st.tables_changed();
+            }
             match kind {
                 HandleKind::Request => st.requests.complete(*before),
                 HandleKind::Comm => {
@@ -104,6 +107,7 @@ impl Call<'_> {
         if ptr.is_null() {
             return self.ignored();
         }
+        self.st().tables_changed();
         let h = self.st().handles.register(kind, (*ptr).bits());
         encode_handle(self.sig, kind, h);
     }
@@ -117,6 +121,7 @@ impl Call<'_> {
         if ptr.is_null() {
             return self.ignored();
         }
+        self.st().tables_changed();
         let bits = (*ptr).bits();
         let group = (*ptr).group();
         let h = self.st().handles.register(HandleKind::Group, bits);
@@ -141,6 +146,7 @@ impl Call<'_> {
         if ptr.is_null() {
             return self.ignored();
         }
+        self.st().tables_changed();
         let bits = (*ptr).bits();
         let h = self.st().handles.register(HandleKind::Win, bits);
         encode_handle(self.sig, HandleKind::Win, h);
@@ -172,6 +178,7 @@ impl Call<'_> {
         if ptr.is_null() {
             return self.ignored();
         }
+        self.st().tables_changed();
         self.array(len, |c, i| {
             let h = c.st().handles.register(kind, (*ptr.add(i)).bits());
             encode_handle(c.sig, kind, h);
@@ -208,6 +215,7 @@ impl Call<'_> {
             Some(id) => comms.insert_agreed(comm, id),
             None => comms.insert_local(comm),
         };
+        self.st().tables_changed();
         encode_handle(self.sig, HandleKind::Comm, h);
     }
 
@@ -222,6 +230,7 @@ impl Call<'_> {
         if ptr.is_null() {
             return self.ignored();
         }
+        self.st().tables_changed();
         let comm = (*ptr).comm();
         let h = match (self.st().comms.as_mut(), parent) {
             (Some(c), Some(parent)) => c.insert_duplicate(comm, parent),
@@ -239,6 +248,7 @@ impl Call<'_> {
         if ptr.is_null() {
             return self.ignored();
         }
+        self.st().tables_changed();
         let h = match self.st().comms.as_mut() {
             Some(c) => c.insert_local((*ptr).comm()),
             None => HandleRef::Unknown,

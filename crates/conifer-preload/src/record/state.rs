@@ -3,6 +3,7 @@
 
 use super::comms::Comms;
 use super::handles::Handles;
+use super::input_memo::{InputMemo, TablesStamp};
 use super::requests::Requests;
 use super::tick_histograms::TickHistograms;
 use conifer_compress::tree::TreeBuilder;
@@ -138,6 +139,11 @@ pub struct State {
     pub trees: Vec<Option<TreeBuilder>>,
     /// With `--callsites`: the loaded modules, where return addresses are looked up.
     pub callers: Option<super::callers::Modules>,
+    /// Recently recorded inputs by raw arguments (see [`super::input_memo`]).
+    pub input_memo: InputMemo,
+    /// Bumped whenever the handle or communicator tables change (an object is named, made
+    /// or released): inputs remembered before are encoded anew.
+    tables_version: u64,
 }
 
 /// Slots of [`State::recent`].
@@ -194,6 +200,17 @@ impl State {
         terminal
     }
 
+    /// Notes that the handle or communicator tables changed.
+    pub fn tables_changed(&mut self) {
+        self.tables_version += 1;
+    }
+
+    /// The state of every table an input's encoding reads (see [`super::input_memo`]).
+    #[inline(always)]
+    pub fn tables_stamp(&self) -> TablesStamp {
+        (self.tables_version, crate::heap::epoch())
+    }
+
     /// Nanoseconds per clock tick (see [`State::ns_per_tick`]).
     pub fn ns_per_tick(&self) -> f64 {
         *self.ns_per_tick.get_or_init(super::clock::ns_per_tick)
@@ -223,6 +240,8 @@ impl State {
             histograms: (timing_mode == TimingMode::Histogram).then(TickHistograms::default),
             ns_per_tick: std::sync::OnceLock::new(),
             callers: super::callers::requested().then(Default::default),
+            input_memo: InputMemo::from_environment(),
+            tables_version: 0,
             raw: std::env::var_os("CONIFER_RAW")
                 .filter(|v| v != "0" && !v.is_empty())
                 .map(|_| Vec::new()),
