@@ -359,6 +359,16 @@ impl Value {
 
 /// Appends a handle value (the encoder's hot path writes these without building a [`Value`]).
 pub fn encode_handle(out: &mut Vec<u8>, kind: HandleKind, handle: HandleRef) {
+    // The common short forms in one write (signatures are built on every MPI call).
+    match handle {
+        HandleRef::Named(code) if code < 0x80 => {
+            return out.extend_from_slice(&[tag::HANDLE, kind.code(), 0, code as u8]);
+        }
+        HandleRef::Id(id) if id < 0x80 => {
+            return out.extend_from_slice(&[tag::HANDLE, kind.code(), 1, id as u8]);
+        }
+        _ => {}
+    }
     out.push(tag::HANDLE);
     out.push(kind.code());
     match handle {
@@ -401,6 +411,11 @@ pub fn encode_array_header(out: &mut Vec<u8>, len: usize) {
 
 /// Appends an integer value.
 pub fn encode_int(out: &mut Vec<u8>, v: i64) {
+    let zigzag = ((v << 1) ^ (v >> 63)) as u64;
+    if zigzag < 0x80 {
+        // The common one-byte form in one write.
+        return out.extend_from_slice(&[tag::INT, zigzag as u8]);
+    }
     out.push(tag::INT);
     put_i64(out, v);
 }
@@ -505,6 +520,29 @@ impl fmt::Display for DisplayValue<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_forms_write_the_bytes_of_the_general_form() {
+        for n in [0u32, 1, 5, 127, 128, 300, 70_000] {
+            let mut named = Vec::new();
+            encode_handle(&mut named, HandleKind::Datatype, HandleRef::Named(n as u16));
+            let mut general = vec![tag::HANDLE, HandleKind::Datatype.code(), 0];
+            put_u64(&mut general, u64::from(n as u16));
+            assert_eq!(named, general, "named {n}");
+            let mut id = Vec::new();
+            encode_handle(&mut id, HandleKind::Comm, HandleRef::Id(n));
+            let mut general = vec![tag::HANDLE, HandleKind::Comm.code(), 1];
+            put_u64(&mut general, n.into());
+            assert_eq!(id, general, "id {n}");
+        }
+        for v in [0i64, 1, -1, 63, -64, 64, -65, 1 << 40, i64::MIN] {
+            let mut int = Vec::new();
+            encode_int(&mut int, v);
+            let mut general = vec![tag::INT];
+            put_i64(&mut general, v);
+            assert_eq!(int, general, "int {v}");
+        }
+    }
 
     fn sample() -> Vec<Value> {
         vec![

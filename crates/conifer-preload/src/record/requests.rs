@@ -8,7 +8,6 @@
 use super::handles::IdPool;
 use super::live_table::LiveTable;
 use super::state::FastMap;
-use std::collections::VecDeque;
 
 use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
 
@@ -25,15 +24,21 @@ pub struct LiveRequest {
 #[derive(Default)]
 pub struct Requests {
     pool_of_creator: FastMap<u64, u32>,
+    /// (creator, pool) of recently created requests, direct-mapped by creator: a loop's
+    /// creating calls find their pools without probing [`Requests::pool_of_creator`].
+    recent_pools: [(u64, u32); RECENT_POOLS],
     pools: Vec<IdPool>,
     live: LiveTable<Live>,
 }
+
+/// Slots of [`Requests::recent_pools`].
+const RECENT_POOLS: usize = 16;
 
 /// The live requests behind one handle, oldest first. Almost always one, kept inline, so
 /// creating and completing a request allocates nothing.
 struct Live {
     first: LiveRequest,
-    rest: VecDeque<LiveRequest>,
+    rest: Vec<LiveRequest>,
 }
 
 impl Live {
@@ -44,7 +49,7 @@ impl Live {
             _ => *self
                 .rest
                 .get(n - 1)
-                .or(self.rest.back())
+                .or(self.rest.last())
                 .unwrap_or(&self.first),
         }
     }
@@ -53,22 +58,35 @@ impl Live {
 impl Requests {
     /// A new request `bits` created by a call whose signature prefix hashes to `creator`.
     pub fn create(&mut self, creator: u64, bits: u64, comm: Option<u64>) -> u32 {
-        let next_pool = self.pools.len() as u32;
-        let pool_number = *self.pool_of_creator.entry(creator).or_insert(next_pool);
-        if pool_number == next_pool {
-            self.pools.push(IdPool::default());
-        }
+        let pool_number = self.pool_of(creator);
         let local = self.pools[pool_number as usize].take();
         let id = (pool_number << LOCAL_BITS) | (local & ((1 << LOCAL_BITS) - 1));
         let request = LiveRequest { id, comm };
         let (queue, new) = self.live.get_or_insert_with(bits, || Live {
             first: request,
-            rest: VecDeque::new(),
+            rest: Vec::new(),
         });
         if !new {
-            queue.rest.push_back(request);
+            queue.rest.push(request);
         }
         id
+    }
+
+    /// The pool of requests made by `creator`, a new one for a new creator.
+    #[inline]
+    fn pool_of(&mut self, creator: u64) -> u32 {
+        let slot = &mut self.recent_pools[(creator as usize) % RECENT_POOLS];
+        // Pool numbers are stored plus one, so the zeroed slots match no creator.
+        if slot.1 != 0 && slot.0 == creator {
+            return slot.1 - 1;
+        }
+        let next_pool = self.pools.len() as u32;
+        let pool = *self.pool_of_creator.entry(creator).or_insert(next_pool);
+        if pool == next_pool {
+            self.pools.push(IdPool::default());
+        }
+        *slot = (creator, pool + 1);
+        pool
     }
 
     /// The oldest live request behind a handle.
@@ -94,8 +112,8 @@ impl Requests {
             return;
         };
         let done = queue.first;
-        if let Some(next) = queue.rest.pop_front() {
-            queue.first = next;
+        if !queue.rest.is_empty() {
+            queue.first = queue.rest.remove(0);
             self.live.get_or_insert_with(bits, || queue);
         }
         if let Some(pool) = self.pools.get_mut((done.id >> LOCAL_BITS) as usize) {
