@@ -169,11 +169,16 @@ impl SeriesBuilder {
         let gone = self.tail.done.len() - keep;
         let order = self.order.get_or_insert_with(Grammar::new);
         for segment in self.tail.done.drain(..gone) {
-            let next = self.pieces.len() as u32;
-            let id = *self.ids.entry(segment.clone()).or_insert(next);
-            if id == next {
-                self.pieces.push(segment);
-            }
+            // Looked up before any copy: most segments handed over are known pieces.
+            let id = match self.ids.get(&segment) {
+                Some(&id) => id,
+                None => {
+                    let id = self.pieces.len() as u32;
+                    self.ids.insert(segment.clone(), id);
+                    self.pieces.push(segment);
+                    id
+                }
+            };
             order.push(id);
         }
         self.base += gone;
