@@ -17,7 +17,8 @@ apt_packages=(
   clang-19 llvm-19-dev flang-19 libpolly-19-dev libzstd-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--real-apps" ]]; then
-  apt_packages+=(lammps lammps-examples python3-mpi4py netpipe-openmpi netpipe-mpich2 libblas-dev)
+  apt_packages+=(lammps lammps-examples python3-mpi4py netpipe-openmpi netpipe-mpich2 libblas-dev
+    hpcc scalapack-mpi-test)
 fi
 
 missing=()

@@ -307,23 +307,41 @@ fn trace_size_scaling(setup: &Setup, quick: bool) -> Result<Table, String> {
     Ok(table)
 }
 
-/// Packaged MPI programs not written here, by MPI: (name, ranks, command).
-fn real_programs(setup: &Setup) -> Vec<(&'static str, u32, Vec<String>)> {
+/// A packaged MPI program not written here.
+struct RealProgram {
+    name: &'static str,
+    ranks: u32,
+    command: Vec<String>,
+    /// Input files it reads from its working directory: (installed file, name it reads).
+    inputs: Vec<(String, &'static str)>,
+}
+
+/// Where Debian's `scalapack-mpi-test` installs the Open MPI build of ScaLAPACK's tests.
+const SCALAPACK_TESTS: &str = "/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests";
+
+/// Packaged MPI programs not written here, by MPI.
+fn real_programs(setup: &Setup) -> Vec<RealProgram> {
     let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let program = |name, ranks, command: &[&str]| RealProgram {
+        name,
+        ranks,
+        command: owned(command),
+        inputs: Vec::new(),
+    };
     let mut programs = Vec::new();
     if setup.mpi == "openmpi" {
         if installed("/usr/bin/lmp") {
-            programs.push((
+            programs.push(program(
                 "LAMMPS in.melt",
                 4,
-                owned(&["lmp", "-in", "/usr/share/lammps/examples/melt/in.melt"]),
+                &["lmp", "-in", "/usr/share/lammps/examples/melt/in.melt"],
             ));
         }
         if installed("/usr/lib/python3/dist-packages/mpi4py") {
-            programs.push((
+            programs.push(program(
                 "mpi4py ringtest",
                 4,
-                owned(&[
+                &[
                     "/usr/bin/python3",
                     "-m",
                     "mpi4py.bench",
@@ -332,21 +350,38 @@ fn real_programs(setup: &Setup) -> Vec<(&'static str, u32, Vec<String>)> {
                     "1024",
                     "-l",
                     "1000",
-                ]),
+                ],
             ));
         }
         if installed("/usr/bin/NPopenmpi") {
-            programs.push((
+            programs.push(program(
                 "NetPIPE (to 64 B)",
                 2,
-                owned(&["NPopenmpi", "-u", "64", "-o", "np.out"]),
+                &["NPopenmpi", "-u", "64", "-o", "np.out"],
             ));
         }
+        // Tens of thousands of distinct signatures: the recorder's worst case.
+        let xdlu = format!("{SCALAPACK_TESTS}/xdlu");
+        if installed(&xdlu) {
+            programs.push(RealProgram {
+                inputs: vec![(format!("{SCALAPACK_TESTS}/LU.dat"), "LU.dat")],
+                ..program("ScaLAPACK xdlu (LU.dat)", 4, &[xdlu.as_str()])
+            });
+        }
+        if installed("/usr/bin/hpcc") {
+            programs.push(RealProgram {
+                inputs: vec![(
+                    "/usr/share/doc/hpcc/examples/_hpccinf.txt".into(),
+                    "hpccinf.txt",
+                )],
+                ..program("HPCC (Debian's example input)", 4, &["hpcc"])
+            });
+        }
     } else if installed("/usr/bin/NPmpich2") {
-        programs.push((
+        programs.push(program(
             "NetPIPE (to 64 B)",
             2,
-            owned(&["NPmpich2", "-u", "64", "-o", "np.out"]),
+            &["NPmpich2", "-u", "64", "-o", "np.out"],
         ));
     }
     programs
@@ -366,9 +401,20 @@ fn real_program_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
             "calls",
         ],
     );
-    for (name, ranks, program) in real_programs(setup) {
-        let labels = vec![s(name), json!(ranks)];
-        wall_time_row(setup, &mut table, labels, ranks, &program, quick)?;
+    for program in real_programs(setup) {
+        for (installed, name) in &program.inputs {
+            std::fs::copy(installed, setup.scratch.join(name))
+                .map_err(|e| format!("cannot copy {installed} for {}: {e}", program.name))?;
+        }
+        let labels = vec![s(program.name), json!(program.ranks)];
+        wall_time_row(
+            setup,
+            &mut table,
+            labels,
+            program.ranks,
+            &program.command,
+            quick,
+        )?;
     }
     Ok(table)
 }
