@@ -7,7 +7,6 @@ use std::cell::{Cell, UnsafeCell};
 
 /// The reusable buffers of the call a thread is recording (only its outermost wrapper
 /// records, so one call at a time uses them).
-#[derive(Default)]
 pub struct CallBuffers {
     /// The call's signature.
     pub sig: Vec<u8>,

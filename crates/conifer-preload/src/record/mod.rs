@@ -162,6 +162,14 @@ pub const FILE_IO: u64 = u64::MAX;
 /// [`Call::site`] of a call without a known call site.
 const NO_SITE: u32 = u32::MAX;
 
+/// A call's locked state (held from its start to its finish, except across the PMPI call of
+/// a multithreaded program); a field of its own, so it can be borrowed beside the buffers.
+fn locked_state<'a>(state: &'a mut Option<Locked<'static, State>>) -> &'a mut State {
+    state
+        .as_mut()
+        .expect("state is locked outside the PMPI call")
+}
+
 /// One MPI call being recorded, by the outermost wrapper of its thread. It lives in the
 /// wrapper's frame and is never moved: the generated code works on it in place, and its
 /// buffers are the thread's own ([`CallBuffers`]), so no call copies them in or out.
@@ -259,9 +267,7 @@ impl<'t> Call<'t> {
 
 impl Call<'_> {
     fn st(&mut self) -> &mut State {
-        self.state
-            .as_mut()
-            .expect("state is locked outside the PMPI call")
+        locked_state(&mut self.state)
     }
 
     /// Releases the lock for the PMPI call when other threads may call MPI meanwhile.
@@ -291,10 +297,7 @@ impl Call<'_> {
         let (entered, start, keep) = (self.thread_state.entered.get(), self.start, self.keep);
         // The PMPI call's end, or (a call finished before its PMPI call) its start.
         let end = self.thread_state.pmpi_end.get().max(start);
-        let st = self
-            .state
-            .as_mut()
-            .expect("state is locked outside the PMPI call");
+        let st = locked_state(&mut self.state);
         let read = clock::read_cost();
         st.hide(thread, start.saturating_sub(entered) + read);
         if keep {
@@ -349,10 +352,7 @@ impl Call<'_> {
         key: &[u64; N],
         encode: impl FnOnce(&mut Self),
     ) {
-        let st = self
-            .state
-            .as_mut()
-            .expect("state is locked outside the PMPI call");
+        let st = locked_state(&mut self.state);
         let stamp = st.tables_stamp();
         if let Some(bytes) = st.input_memo.find(function, key, self.frame, stamp) {
             self.sig.extend_from_slice(bytes);
@@ -360,10 +360,7 @@ impl Call<'_> {
         }
         let from = self.sig.len();
         encode(self);
-        let st = self
-            .state
-            .as_mut()
-            .expect("state is locked outside the PMPI call");
+        let st = locked_state(&mut self.state);
         st.input_memo
             .remember(function, key, self.frame, stamp, &self.sig[from..]);
     }

@@ -38,10 +38,7 @@ impl Call<'_> {
         for i in 0..if array { len } else { len.min(1) } {
             let bits = self.saved[i];
             let h = if kind == HandleKind::Request {
-                let st = self
-                    .state
-                    .as_mut()
-                    .expect("state is locked outside the PMPI call");
+                let st = locked_state(&mut self.state);
                 let saved = &*self.saved;
                 let occurrence = || saved[..i].iter().filter(|&&b| b == bits).count();
                 match st.requests.nth(bits, occurrence) {
@@ -74,10 +71,7 @@ impl Call<'_> {
         if ptr.is_null() {
             return;
         }
-        let st = self
-            .state
-            .as_mut()
-            .expect("state is locked outside the PMPI call");
+        let st = locked_state(&mut self.state);
         for (i, before) in self.saved.iter().enumerate().take(len) {
             let now = (*ptr.add(i)).bits();
             let became_null = st.handles.is_null(kind, now) && !st.handles.is_null(kind, *before);

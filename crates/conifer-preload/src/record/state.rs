@@ -160,7 +160,7 @@ impl State {
     /// The terminal of `sig`, called by `thread`: a new one for a signature not seen before.
     #[inline(always)]
     fn terminal(&mut self, thread: u32, sig: &[u8]) -> u32 {
-        let previous = std::mem::replace(&mut self.last_terminal[thread as usize], 0);
+        let previous = self.last_terminal[thread as usize];
         let predicted = match previous {
             0 => 0,
             p => self.successor[p as usize - 1],
