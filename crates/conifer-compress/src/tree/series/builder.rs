@@ -1,7 +1,8 @@
 //! Building a [`Series`] online: runs merged with the last one, cycles folded within the
 //! window, older segments handed to a Sequitur grammar over distinct pieces.
 
-use super::{in_order, Run, Segment, Series};
+use super::tail::Tail;
+use super::{in_order, Segment, Series};
 use crate::grammar::Grammar;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -36,8 +37,10 @@ impl Hasher for FoldHasher {
     }
 }
 
-/// Slots of a builder's cache of recently closed runs.
-const LAST_SEEN_SLOTS: usize = 32;
+/// Earlier occurrences of a closed run tried as the start of a cycle's second body, latest
+/// first: a period in which a run occurs several times (a binary counter's bits) folds once
+/// this many occurrences of its last run fit in it.
+const FOLD_CANDIDATES: usize = 16;
 
 /// A hash map keyed by runs or segments.
 type FoldMap<K, V> = HashMap<K, V, BuildHasherDefault<FoldHasher>>;
@@ -51,9 +54,9 @@ pub struct SeriesBuilder {
     base: usize,
     /// Longest cycle body, in runs.
     window: usize,
-    /// Where recent runs were last closed as plain segments (segment number; may be stale):
-    /// a direct-mapped cache, so a collision only loses a fold, never a value.
-    last_seen: Vec<Option<(Run, usize)>>,
+    /// Per segment of `tail.done` (as far as [`SeriesBuilder::fold`] has seen): a hash of
+    /// it, scanned for earlier occurrences of a closed run.
+    keys: Vec<u64>,
     /// Distinct segments handed to the grammar, and their ids.
     pieces: Vec<Segment>,
     ids: FoldMap<Segment, u32>,
@@ -66,15 +69,10 @@ impl SeriesBuilder {
     /// folding cycles of up to `window` runs (at least 1).
     pub fn new(numeric: bool, window: usize) -> SeriesBuilder {
         SeriesBuilder {
-            tail: Tail {
-                numeric,
-                done: Vec::new(),
-                cycle_pos: 0,
-                open: None,
-            },
+            tail: Tail::new(numeric),
             base: 0,
             window: window.max(1),
-            last_seen: Vec::new(),
+            keys: Vec::new(),
             pieces: Vec::new(),
             ids: FoldMap::default(),
             order: None,
@@ -82,7 +80,32 @@ impl SeriesBuilder {
     }
 
     /// Appends `value`.
+    #[inline]
     pub fn push(&mut self, value: u64) {
+        if !self.tail.absorb(value) {
+            self.push_new(value);
+        }
+    }
+
+    /// Appends `value` `n` times.
+    #[inline]
+    pub fn push_n(&mut self, value: u64, n: u64) {
+        let mut left = n;
+        while left > 0 {
+            if !self.tail.follow(value) {
+                if self.tail.extend(value, left) {
+                    return;
+                }
+                self.push_new(value);
+            }
+            left -= 1;
+        }
+    }
+
+    /// Appends `value` where [`Tail::absorb`] could not: a closed run is folded into cycles
+    /// or becomes a segment; a cycle just repeated is followed from here on.
+    #[inline(never)]
+    fn push_new(&mut self, value: u64) {
         if self.tail.push(value) {
             self.fold();
             // Cycles form among the last 2 × window segments; older ones go to the grammar,
@@ -91,74 +114,61 @@ impl SeriesBuilder {
                 self.hand_over(2 * self.window + 1);
             }
         }
+        self.tail.start_following();
     }
 
-    /// Appends `value` `n` times.
-    pub fn push_n(&mut self, value: u64, n: u64) {
-        let mut left = n;
-        while left > 0 {
-            if self.tail.extend(value, left) {
+    /// Folds the last 2k segments into a cycle when they are one body of k segments twice
+    /// (its own cycles spelled out as runs, at most `window` of them), k being the distance
+    /// to an earlier occurrence of the last run (at most `window`): the latest occurrences
+    /// first, at most [`FOLD_CANDIDATES`] of them, each compared from the end, so
+    /// non-repeating input costs one scan of the window's keys.
+    fn fold(&mut self) {
+        let done = &self.tail.done;
+        let n = done.len();
+        let first_new = self.keys.len().min(n);
+        self.keys.truncate(first_new);
+        self.keys.extend(done[first_new..].iter().map(segment_key));
+        if !matches!(done[n - 1], Segment::Run(_)) {
+            return;
+        }
+        let key = self.keys[n - 1];
+        let reach = self.window.min(n / 2);
+        let mut tried = 0;
+        for k in 1..=reach {
+            if self.keys[n - 1 - k] != key || self.tail.done[n - 1 - k] != self.tail.done[n - 1] {
+                continue;
+            }
+            if repeats_twice(&self.tail.done[n - 2 * k..]) && self.fold_last(k) {
                 return;
             }
-            self.push(value);
-            left -= 1;
+            tried += 1;
+            if tried == FOLD_CANDIDATES {
+                return;
+            }
         }
     }
 
-    /// Folds the last 2k segments into a cycle when they are one body of k runs twice, k
-    /// being the distance to the previous occurrence of the last run (at most `window`): one
-    /// candidate per closed run, compared from the end, so non-repeating input stays cheap.
-    fn fold(&mut self) {
-        let n = self.tail.done.len();
-        let Segment::Run(run) = self.tail.done[n - 1] else {
-            return;
-        };
-        let here = self.base + n - 1;
-        let previous = self.remember(run, here);
+    /// Replaces the last 2k segments, one body of k segments twice, by a cycle; false when
+    /// the body, its own cycles spelled out, is longer than the window (nothing changed).
+    fn fold_last(&mut self, k: usize) -> bool {
         let done = &mut self.tail.done;
-        let Some(p) = previous
-            .filter(|&p| p >= self.base && p < here)
-            .map(|p| p - self.base)
-            .filter(|&p| done[p] == done[n - 1])
-        else {
-            return;
-        };
-        let k = n - 1 - p;
-        if k > self.window || 2 * k > n {
-            return;
+        let n = done.len();
+        let mut runs = Vec::new();
+        for segment in &done[n - k..] {
+            let (body, repeat) = segment.runs();
+            let len = body
+                .len()
+                .saturating_mul(repeat.try_into().unwrap_or(usize::MAX));
+            if runs.len().saturating_add(len) > self.window {
+                return false;
+            }
+            (0..repeat).for_each(|_| runs.extend_from_slice(body));
         }
-        let tail = &done[n - 2 * k..];
-        let repeated = (0..k)
-            .rev()
-            .all(|i| matches!(tail[i], Segment::Run(_)) && tail[i] == tail[k + i]);
-        if repeated {
-            let runs = tail[k..]
-                .iter()
-                .filter_map(|s| match s {
-                    Segment::Run(r) => Some(*r),
-                    Segment::Cycle { .. } => None,
-                })
-                .collect();
-            done.truncate(n - 2 * k);
-            done.push(Segment::Cycle { runs, repeat: 2 });
-            self.tail.cycle_pos = 0;
-        }
-    }
-
-    /// Notes that `run` closed as segment number `here`; returns where it closed before, if
-    /// the cache still knows.
-    fn remember(&mut self, run: Run, here: usize) -> Option<usize> {
-        if self.last_seen.is_empty() {
-            self.last_seen = vec![None; LAST_SEEN_SLOTS];
-        }
-        let mut h = FoldHasher::default();
-        h.write_u64(run.start);
-        h.write_u64(run.stride);
-        h.write_u64(run.len);
-        let slot = &mut self.last_seen[h.finish() as usize % LAST_SEEN_SLOTS];
-        let previous = slot.filter(|(r, _)| *r == run).map(|(_, at)| at);
-        *slot = Some((run, here));
-        previous
+        done.truncate(n - 2 * k);
+        done.push(Segment::Cycle { runs, repeat: 2 });
+        self.keys.truncate(n - 2 * k);
+        self.tail.cycle_pos = 0;
+        true
     }
 
     /// Hands the oldest segments to the grammar until at most `keep` are left.
@@ -167,6 +177,7 @@ impl SeriesBuilder {
             return;
         }
         let gone = self.tail.done.len() - keep;
+        self.keys.drain(..gone.min(self.keys.len()));
         let order = self.order.get_or_insert_with(Grammar::new);
         for segment in self.tail.done.drain(..gone) {
             // Looked up before any copy: most segments handed over are known pieces.
@@ -232,92 +243,26 @@ impl SeriesBuilder {
     }
 }
 
-/// The segments of a builder not yet handed to its grammar, the trailing cycle's progress and
-/// the open run: what pushing values changes (a snapshot finishes a copy of it).
-#[derive(Clone, Debug)]
-struct Tail {
-    /// Runs may have a non-zero stride.
-    numeric: bool,
-    done: Vec<Segment>,
-    /// When `done` ends in a cycle: how many runs of its next repetition have been matched.
-    cycle_pos: usize,
-    /// The run still growing.
-    open: Option<Run>,
+/// A hash of a segment for [`SeriesBuilder::fold`]'s scan: of its run, or of a cycle's length.
+fn segment_key(segment: &Segment) -> u64 {
+    let mut h = FoldHasher::default();
+    match segment {
+        Segment::Run(run) => {
+            h.write_u64(run.start);
+            h.write_u64(run.stride);
+            h.write_u64(run.len);
+        }
+        Segment::Cycle { runs, repeat } => {
+            h.write_usize(runs.len());
+            h.write_u64(*repeat);
+        }
+    }
+    h.finish()
 }
 
-impl Tail {
-    /// Adds `n` copies of `value` to the open run if it is a repeat of `value`; false when it
-    /// is not (nothing added).
-    fn extend(&mut self, value: u64, n: u64) -> bool {
-        match &mut self.open {
-            Some(r) if r.len >= 2 && r.stride == 0 && r.start == value => {
-                r.len += n;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Appends `value` `n` times, without folding cycles.
-    fn push_n(&mut self, value: u64, n: u64) {
-        let mut left = n;
-        while left > 0 && !self.extend(value, left) {
-            self.push(value);
-            left -= 1;
-        }
-    }
-
-    /// Appends `value`; true when that closed a run into a new segment of `done`.
-    fn push(&mut self, value: u64) -> bool {
-        match &mut self.open {
-            None => self.open = Some(Run::single(value)),
-            Some(r) if r.len == 1 && (self.numeric || value == r.start) => {
-                r.stride = value.wrapping_sub(r.start);
-                r.len = 2;
-            }
-            Some(r) if r.len >= 2 && value == r.value(r.len) => r.len += 1,
-            Some(r) => {
-                let closed = *r;
-                self.open = Some(Run::single(value));
-                return self.close(closed);
-            }
-        }
-        false
-    }
-
-    /// Appends a closed run: it continues the trailing cycle if it is the run expected next
-    /// (false), else it becomes a segment (true).
-    fn close(&mut self, run: Run) -> bool {
-        if let Some(Segment::Cycle { runs, repeat }) = self.done.last_mut() {
-            if runs[self.cycle_pos] == run {
-                self.cycle_pos += 1;
-                if self.cycle_pos == runs.len() {
-                    *repeat += 1;
-                    self.cycle_pos = 0;
-                }
-                return false;
-            }
-            let partial = runs[..self.cycle_pos].to_vec();
-            self.cycle_pos = 0;
-            self.done.extend(partial.into_iter().map(Segment::Run));
-        }
-        self.done.push(Segment::Run(run));
-        true
-    }
-
-    /// The segments: the open run closed, a cycle's partial repetition spelled out.
-    fn finish(mut self) -> Vec<Segment> {
-        if let Some(run) = self.open.take() {
-            self.close(run);
-        }
-        if let Some(Segment::Cycle { runs, .. }) = self.done.last() {
-            let partial: Vec<Segment> = runs[..self.cycle_pos]
-                .iter()
-                .copied()
-                .map(Segment::Run)
-                .collect();
-            self.done.extend(partial);
-        }
-        self.done
-    }
+/// True when `tail` (2k segments) is one body of k segments twice; compared from the end,
+/// where a mismatch shows first.
+fn repeats_twice(tail: &[Segment]) -> bool {
+    let k = tail.len() / 2;
+    (0..k).rev().all(|i| tail[i] == tail[k + i])
 }

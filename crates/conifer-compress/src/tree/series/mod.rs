@@ -16,6 +16,7 @@ use crate::codec::{put_varint, DecodeError, Reader};
 use crate::frozen::{Expand, FrozenGrammar, Symbol};
 
 mod builder;
+mod tail;
 
 pub use builder::SeriesBuilder;
 

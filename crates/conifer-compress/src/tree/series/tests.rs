@@ -1,5 +1,6 @@
 use super::*;
 use crate::grammar::Grammar;
+use proptest::prelude::*;
 
 fn build(numeric: bool, window: usize, values: &[u64]) -> Series {
     let mut b = SeriesBuilder::new(numeric, window);
@@ -200,4 +201,105 @@ fn symbolic_form_round_trips_and_is_one_byte_per_single_value() {
     assert_eq!(general.len(), 1 + 10 * 4 + 1);
     let strided = build(true, 4, &[1, 2, 3, 4, 5]);
     assert!(!strided.is_symbolic());
+}
+
+#[test]
+fn binary_counter_bits_fold_into_one_cycle() {
+    // A branch per level of a 4-level loop taken by a bit of the outer index: period 64
+    // values, in which the same runs occur many times (the latest earlier occurrence of the
+    // last run is not one period back) and short cycles form inside the period.
+    let bits: Vec<u64> = (0..100u64 * 16)
+        .flat_map(|i| (0..4).map(move |level| (i >> level) & 1))
+        .collect();
+    for numeric in [true, false] {
+        let s = build(numeric, 64, &bits);
+        let periods: Vec<u64> = s
+            .pieces
+            .iter()
+            .filter_map(|p| match p {
+                Segment::Cycle { runs, repeat }
+                    if runs.iter().map(|r| r.len).sum::<u64>() == 64 =>
+                {
+                    Some(*repeat)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(periods.len(), 1, "{s:?}");
+        assert!(periods[0] >= 97, "{s:?}");
+        assert!(s.size() < 60, "{s:?}");
+        assert!(s.iter().eq(bits.iter().copied()));
+    }
+}
+
+#[test]
+fn binary_counter_signatures_fold_into_one_cycle() {
+    // The call site under that branch: the level's datatype, one signature per level, for
+    // each bit set. 32 calls per period of 16 outer iterations, each signature 8 times.
+    let terminals: Vec<u64> = (0..250u64 * 16)
+        .flat_map(|i| (0..4).filter(move |l| (i >> l) & 1 == 1).map(|l| 3 + l))
+        .collect();
+    let s = build(false, 64, &terminals);
+    let periods: Vec<u64> = s
+        .pieces
+        .iter()
+        .filter_map(|p| match p {
+            Segment::Cycle { runs, repeat } if runs.len() == 32 => Some(*repeat),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(periods.len(), 1, "{s:?}");
+    assert!(periods[0] >= 247, "{s:?}");
+    assert!(s.iter().eq(terminals.iter().copied()));
+}
+
+/// Values made of cycles (bodies of 1–6 values over a small alphabet, repeated 1–30 times,
+/// some bodies recurring later) broken by stray values.
+fn cyclic_values() -> impl Strategy<Value = Vec<u64>> {
+    let body = proptest::collection::vec(0u64..4, 1..6);
+    let block = (body, 1usize..30, proptest::option::of(0u64..6));
+    proptest::collection::vec(block, 1..12).prop_map(|blocks| {
+        let mut values = Vec::new();
+        for round in 0..2 {
+            for (body, times, stray) in &blocks {
+                for _ in 0..times + round {
+                    values.extend(body);
+                }
+                values.extend(stray);
+            }
+        }
+        values
+    })
+}
+
+/// The series of `values`, with snapshots taken every `every` values checked against the
+/// prefix so far and one more value `n` times.
+fn build_checking_snapshots(numeric: bool, window: usize, values: &[u64], every: usize) -> Series {
+    let mut b = SeriesBuilder::new(numeric, window);
+    for (i, &v) in values.iter().enumerate() {
+        b.push(v);
+        if i % every == 0 {
+            let s = b.snapshot_with(&[(v, 3)]);
+            let expected = values[..=i].iter().copied().chain([v; 3]);
+            assert!(s.iter().eq(expected), "snapshot after {} values", i + 1);
+        }
+    }
+    b.snapshot()
+}
+
+proptest! {
+    #[test]
+    fn following_cycles_changes_no_series(
+        values in cyclic_values(),
+        numeric: bool,
+        window in 1usize..12,
+        every in 1usize..40,
+    ) {
+        let followed = build_checking_snapshots(numeric, window, &values, every);
+        super::tail::NEVER_FOLLOW.set(true);
+        let matched = build(numeric, window, &values);
+        super::tail::NEVER_FOLLOW.set(false);
+        prop_assert!(followed.iter().eq(values.iter().copied()));
+        prop_assert_eq!(followed, matched);
+    }
 }
