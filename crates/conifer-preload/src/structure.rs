@@ -32,6 +32,8 @@ struct State {
     site: Cell<u32>,
     /// Hook calls seen.
     events: Cell<u64>,
+    /// Activations and exits not yet applied to the thread's trace tree.
+    tree_events: trees::Events,
 }
 
 thread_local! {
@@ -43,6 +45,7 @@ thread_local! {
             vertex: Cell::new(0),
             site: Cell::new(UNKNOWN),
             events: Cell::new(0),
+            tree_events: trees::Events::new(),
         }
     };
 }
@@ -104,19 +107,19 @@ pub extern "C" fn conifer_loop_enter(id: u32) {
 /// A loop vertex starts an iteration.
 #[no_mangle]
 pub extern "C" fn conifer_loop_iter(id: u32) {
-    trees::activate(STATE.with(|s| s.enter(id)));
+    STATE.with(|s| s.tree_events.activate(s.enter(id)));
 }
 
 /// A loop vertex was left.
 #[no_mangle]
 pub extern "C" fn conifer_loop_exit(id: u32) {
-    trees::leave(STATE.with(|s| s.enter(id)));
+    STATE.with(|s| s.tree_events.leave(s.enter(id)));
 }
 
 /// A branch-arm vertex was taken.
 #[no_mangle]
 pub extern "C" fn conifer_branch(id: u32) {
-    trees::activate(STATE.with(|s| s.enter(id)));
+    STATE.with(|s| s.tree_events.activate(s.enter(id)));
 }
 
 /// The next MPI call is the call-site vertex `id`.
@@ -155,22 +158,21 @@ pub extern "C" fn conifer_call_exit(_first: u32) {
 /// called itself, else the pseudo-loop's first.
 #[no_mangle]
 pub extern "C" fn conifer_recursion_enter(id: u32) {
-    let global = STATE.with(|s| {
+    STATE.with(|s| {
         let global = s.global(id);
         let base = s.base();
         s.push(base, global);
-        s.enter(id)
+        s.tree_events.activate(s.enter(id));
     });
-    trees::activate(global);
 }
 
 /// A recursive function returns.
 #[no_mangle]
 pub extern "C" fn conifer_recursion_exit(id: u32) {
-    trees::leave(STATE.with(|s| {
+    STATE.with(|s| {
         s.pop();
-        s.enter(id)
-    }));
+        s.tree_events.leave(s.enter(id));
+    });
 }
 
 /// The MPI call-site vertex announced for the call now being made, if any (cleared, so a call
@@ -197,6 +199,11 @@ pub fn recursion_depth() -> usize {
             .take_while(|&i| s.recursion[i].get() == id)
             .count()
     })
+}
+
+/// Runs `f` on this thread's structure events not yet applied to its trace tree.
+pub fn with_tree_events(f: impl FnOnce(&trees::Events)) {
+    STATE.with(|s| f(&s.tree_events));
 }
 
 /// Hook calls this thread has made.

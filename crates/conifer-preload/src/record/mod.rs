@@ -210,10 +210,12 @@ impl<'t> Call<'t> {
         if !RECORDING.load(Ordering::Relaxed) {
             return None;
         }
-        Some(Call::begin(guard, id, anchor))
+        Call::begin(guard, id, anchor)
     }
 
-    fn begin(guard: &'t CallGuard, id: u16, anchor: &Anchor) -> Call<'t> {
+    /// [`Call::start`] when recording: always `Some`, built in the caller's slot (returning
+    /// a bare `Call` made the wrapper copy it, reading stores still in flight).
+    fn begin(guard: &'t CallGuard, id: u16, anchor: &Anchor) -> Option<Call<'t>> {
         let entered = guard.entered;
         let state = guard.thread();
         if state.ordinal.get() == u32::MAX {
@@ -246,7 +248,7 @@ impl<'t> Call<'t> {
                 caller.encode(sig);
             }
         }
-        Call {
+        Some(Call {
             sig,
             saved,
             state: Some(locked),
@@ -261,7 +263,7 @@ impl<'t> Call<'t> {
             frame,
             thread_state: state,
             keep: control::keeps(id),
-        }
+        })
     }
 }
 

@@ -85,38 +85,61 @@ const LEAVE: u32 = 1 << 31;
 /// A thread's structure events not yet applied to its builder: hooks only append here (no
 /// lock, no allocation); the thread's next MPI call, or a full buffer, applies them in order.
 /// Events still buffered when the record is taken only lack calls, so they change nothing a
-/// decode shows.
-struct Events {
+/// decode shows. Kept in the hooks' own thread state ([`crate::structure`]), so a hook
+/// looks up one thread-local.
+pub struct Events {
     ids: [Cell<u32>; BUFFERED_EVENTS],
     len: Cell<usize>,
 }
 
-thread_local! {
-    static EVENTS: Events = const {
+impl Events {
+    /// No events.
+    pub const fn new() -> Events {
         Events {
             ids: [const { Cell::new(0) }; BUFFERED_EVENTS],
             len: Cell::new(0),
         }
-    };
-}
+    }
 
-impl Events {
+    /// Hook: a new activation (loop iteration, arm, recursion) of vertex `v`.
+    #[inline]
+    pub fn activate(&self, v: u32) {
+        if v < LEAVE {
+            self.note(v);
+        }
+    }
+
+    /// Hook: vertex `v` (a loop, a recursive function) was left.
+    #[inline]
+    pub fn leave(&self, v: u32) {
+        if v < LEAVE {
+            self.note(v | LEAVE);
+        }
+    }
+
+    #[inline]
     fn note(&self, event: u32) {
         let n = self.len.get();
         self.ids[n].set(event);
         self.len.set(n + 1);
         if n + 1 == BUFFERED_EVENTS {
-            // Full: hand the events over now, or drop them when this thread has no builder
-            // yet (no call yet) or the recorder is busy. Events only shape the tree; the
-            // builder places every later call where decoding finds it either way.
-            if let Some(thread) = crate::runtime::ordinal() {
-                super::with_tree(thread, |builder| self.apply(builder));
-            }
-            self.len.set(0);
+            self.hand_over();
         }
     }
 
-    fn apply(&self, builder: &mut TreeBuilder) {
+    /// The buffer is full: hands the events over now, or drops them when this thread has no
+    /// builder yet (no call yet) or the recorder is busy. Events only shape the tree; the
+    /// builder places every later call where decoding finds it either way.
+    #[cold]
+    fn hand_over(&self) {
+        if let Some(thread) = crate::runtime::ordinal() {
+            super::with_tree(thread, |builder| self.apply(builder));
+        }
+        self.len.set(0);
+    }
+
+    /// Applies the buffered events to `builder`, in order, and empties the buffer.
+    pub fn apply(&self, builder: &mut TreeBuilder) {
         for event in &self.ids[..self.len.get()] {
             let id = event.get();
             if id & LEAVE != 0 {
@@ -129,24 +152,10 @@ impl Events {
     }
 }
 
-/// Hook: a new activation (loop iteration, arm, recursion) of vertex `v`.
-pub fn activate(v: u32) {
-    if v < LEAVE {
-        let _ = EVENTS.try_with(|e| e.note(v));
-    }
-}
-
-/// Hook: vertex `v` (a loop, a recursive function) was left.
-pub fn leave(v: u32) {
-    if v < LEAVE {
-        let _ = EVENTS.try_with(|e| e.note(v | LEAVE));
-    }
-}
-
 /// Applies this thread's buffered structure events to its `builder` (called on this thread,
 /// under the recorder's lock, before it places a call).
 pub fn catch_up(builder: &mut TreeBuilder) {
-    let _ = EVENTS.try_with(|e| e.apply(builder));
+    crate::structure::with_tree_events(|e| e.apply(builder));
 }
 
 /// The contents of ELF section [`SECTION`] of the file at `path`, up to its first NUL: read
