@@ -30,11 +30,12 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct TreeBuilder {
     shape: Arc<Shape>,
-    counters: Counters,
+    /// Per vertex: what placing a call reads and writes, in one place.
+    vertices: Vec<Vertex>,
+    /// Per vertex: its activation counts per activation of its parent, closed ones.
+    counts: Vec<SeriesBuilder>,
     /// Open activations, root first.
     stack: Vec<u32>,
-    /// Per vertex: its index in `stack`, or `NONE`.
-    position: Vec<u32>,
     /// Lowest stack index whose vertex a hook has started again (a new loop iteration, an arm
     /// taken again) since it was opened; the next call below it opens it anew. `usize::MAX`:
     /// none. Activations open lazily, at the next call under them, so iterations without
@@ -52,63 +53,46 @@ pub struct TreeBuilder {
     path: Vec<u32>,
 }
 
-/// Per-vertex activation bookkeeping.
-#[derive(Clone, Debug)]
-struct Counters {
-    /// Activations so far, per vertex (the root has its one).
-    activations: Vec<u64>,
-    /// Per vertex: its activation counts per activation of its parent, closed ones.
-    counts: Vec<SeriesBuilder>,
-    /// Per vertex: the parent activation its open count belongs to (`u64::MAX`: none yet).
-    counted_for: Vec<u64>,
-    /// Per vertex: activations during parent activation `counted_for`.
-    open_count: Vec<u64>,
-    /// Per vertex on the stack: program-order index of the child activated last.
-    last_child: Vec<u32>,
-}
-
-impl Counters {
-    /// One more activation of `u`, in its parent's open activation.
-    fn open(&mut self, shape: &Shape, u: u32) {
-        let i = u as usize;
-        let parent = shape.parent(u) as usize;
-        let k = self.activations[parent] - 1;
-        if self.counted_for[i] == k {
-            self.open_count[i] += 1;
-        } else {
-            if self.counted_for[i] == u64::MAX {
-                self.counts[i].push_n(0, k);
-            } else {
-                self.counts[i].push(self.open_count[i]);
-                self.counts[i].push_n(0, k - self.counted_for[i] - 1);
-            }
-            self.counted_for[i] = k;
-            self.open_count[i] = 1;
-        }
-        self.activations[i] += 1;
-        self.last_child[parent] = shape.index(u);
-        self.last_child[i] = NONE;
-    }
+/// A vertex's place in the shape (copied from it) and its activation bookkeeping.
+#[derive(Clone, Copy, Debug)]
+struct Vertex {
+    /// Parent (the root's is 0).
+    parent: u32,
+    /// Position among the parent's children.
+    index: u32,
+    /// Index in the stack of open activations, or `NONE`.
+    position: u32,
+    /// While on the stack: program-order index of the child activated last (`NONE`: none).
+    last_child: u32,
+    /// Activations so far (the root has its one).
+    activations: u64,
+    /// The parent activation the open count belongs to (`u64::MAX`: none yet).
+    counted_for: u64,
+    /// Activations during parent activation `counted_for`.
+    open_count: u64,
 }
 
 impl TreeBuilder {
     /// An empty tree of `shape`; series fold cycles of up to `window` runs.
     pub fn new(shape: Arc<Shape>, window: usize) -> TreeBuilder {
         let n = shape.len();
-        let mut position = vec![NONE; n];
-        position[0] = 0;
-        let mut activations = vec![0; n];
-        activations[0] = 1;
+        let mut vertices: Vec<Vertex> = (0..n as u32)
+            .map(|v| Vertex {
+                parent: shape.parent(v),
+                index: shape.index(v),
+                position: NONE,
+                last_child: NONE,
+                activations: 0,
+                counted_for: u64::MAX,
+                open_count: 0,
+            })
+            .collect();
+        vertices[0].position = 0;
+        vertices[0].activations = 1;
         TreeBuilder {
-            counters: Counters {
-                activations,
-                counts: vec![SeriesBuilder::new(true, window); n],
-                counted_for: vec![u64::MAX; n],
-                open_count: vec![0; n],
-                last_child: vec![NONE; n],
-            },
+            vertices,
+            counts: vec![SeriesBuilder::new(true, window); n],
             stack: vec![0],
-            position,
             fresh_from: usize::MAX,
             terminals: vec![SeriesBuilder::new(false, window); n],
             foreign: vec![SeriesBuilder::new(true, window); n],
@@ -117,6 +101,31 @@ impl TreeBuilder {
             path: Vec::new(),
             shape,
         }
+    }
+
+    /// One more activation of `u`, in its parent's open activation.
+    fn open(&mut self, u: u32) {
+        let i = u as usize;
+        let Vertex { parent, index, .. } = self.vertices[i];
+        let parent = &mut self.vertices[parent as usize];
+        let k = parent.activations - 1;
+        parent.last_child = index;
+        let v = &mut self.vertices[i];
+        if v.counted_for == k {
+            v.open_count += 1;
+        } else {
+            let counts = &mut self.counts[i];
+            if v.counted_for == u64::MAX {
+                counts.push_n(0, k);
+            } else {
+                counts.push(v.open_count);
+                counts.push_n(0, k - v.counted_for - 1);
+            }
+            v.counted_for = k;
+            v.open_count = 1;
+        }
+        v.activations += 1;
+        v.last_child = NONE;
     }
 
     /// The shape being filled.
@@ -132,7 +141,7 @@ impl TreeBuilder {
         if !known || self.shape.kind(v) == VertexKind::Site {
             return false;
         }
-        let at = self.position[v as usize];
+        let at = self.vertices[v as usize].position;
         if at != NONE {
             self.fresh_from = self.fresh_from.min(at as usize);
         }
@@ -141,41 +150,40 @@ impl TreeBuilder {
 
     /// Opens an activation of `v` where the walk reproduces it, if it can.
     fn place(&mut self, v: u32) -> bool {
-        let shape: &Shape = &self.shape;
+        let vertices = &self.vertices;
         self.path.clear();
         self.path.push(v);
-        let mut at = shape.parent(v);
-        while self.position[at as usize] == NONE {
+        let mut at = vertices[v as usize].parent;
+        while vertices[at as usize].position == NONE {
             self.path.push(at);
-            at = shape.parent(at);
+            at = vertices[at as usize].parent;
         }
-        if self.fresh_from <= self.position[at as usize] as usize {
+        if self.fresh_from <= vertices[at as usize].position as usize {
             let fresh = self.stack[self.fresh_from];
             while at != fresh {
                 self.path.push(at);
-                at = shape.parent(at);
+                at = vertices[at as usize].parent;
             }
             self.path.push(at);
-            at = shape.parent(at);
+            at = vertices[at as usize].parent;
             self.fresh_from = usize::MAX;
         }
         loop {
             let next = *self.path.last().expect("path holds v");
-            let last = self.counters.last_child[at as usize];
-            if last == NONE || shape.index(next) >= last {
+            let last = vertices[at as usize].last_child;
+            if last == NONE || vertices[next as usize].index >= last {
                 break;
             }
             if at == 0 {
                 return false;
             }
             self.path.push(at);
-            at = shape.parent(at);
+            at = vertices[at as usize].parent;
         }
         self.close_above(at);
-        let shape: &Shape = &self.shape;
         while let Some(u) = self.path.pop() {
-            self.counters.open(shape, u);
-            self.position[u as usize] = self.stack.len() as u32;
+            self.open(u);
+            self.vertices[u as usize].position = self.stack.len() as u32;
             self.stack.push(u);
         }
         true
@@ -183,8 +191,8 @@ impl TreeBuilder {
 
     /// Vertex `v` (a loop, a recursive function) was left: its open activation ends.
     pub fn leave(&mut self, v: u32) {
-        if (v as usize) < self.shape.len() && v != 0 && self.position[v as usize] != NONE {
-            self.close_above(self.shape.parent(v));
+        if (v as usize) < self.shape.len() && v != 0 && self.vertices[v as usize].position != NONE {
+            self.close_above(self.vertices[v as usize].parent);
         }
     }
 
@@ -195,7 +203,7 @@ impl TreeBuilder {
             if top == at {
                 break;
             }
-            self.position[top as usize] = NONE;
+            self.vertices[top as usize].position = NONE;
             self.stack.pop();
         }
         if self.fresh_from >= self.stack.len() {
@@ -238,13 +246,13 @@ impl TreeBuilder {
                 if i == 0 {
                     return VertexRecord::default();
                 }
-                let c = &self.counters;
-                let parent_total = c.activations[self.shape.parent(i as u32) as usize];
-                let counts = if c.counted_for[i] == u64::MAX {
-                    c.counts[i].snapshot_with(&[(0, parent_total)])
+                let v = &self.vertices[i];
+                let parent_total = self.vertices[v.parent as usize].activations;
+                let counts = if v.counted_for == u64::MAX {
+                    self.counts[i].snapshot_with(&[(0, parent_total)])
                 } else {
-                    let zeros = parent_total - c.counted_for[i] - 1;
-                    c.counts[i].snapshot_with(&[(c.open_count[i], 1), (0, zeros)])
+                    let zeros = parent_total - v.counted_for - 1;
+                    self.counts[i].snapshot_with(&[(v.open_count, 1), (0, zeros)])
                 };
                 let (terminals, foreign) = match self.pending {
                     Some((s, t, f)) if s as usize == i => (
