@@ -420,6 +420,19 @@ pub fn encode_int(out: &mut Vec<u8>, v: i64) {
     put_i64(out, v);
 }
 
+/// Appends [`Value::Ignored`] (an output the caller asked MPI not to write, or one MPI left
+/// unset), in one write.
+#[inline]
+pub fn encode_ignored(out: &mut Vec<u8>) {
+    out.push(tag::IGNORED);
+}
+
+/// Appends [`Value::Opaque`], in one write.
+#[inline]
+pub fn encode_opaque(out: &mut Vec<u8>) {
+    out.push(tag::OPAQUE);
+}
+
 /// Appends a rank value.
 pub fn encode_rank(out: &mut Vec<u8>, rank: Rank) {
     out.push(tag::RANK);
@@ -542,6 +555,15 @@ mod tests {
             put_i64(&mut general, v);
             assert_eq!(int, general, "int {v}");
         }
+        let (mut short, mut general) = (Vec::new(), Vec::new());
+        encode_ignored(&mut short);
+        encode_opaque(&mut short);
+        Value::Ignored.encode(&mut general);
+        Value::Opaque.encode(&mut general);
+        assert_eq!(short, general);
+        let mut r = Reader::new(&short);
+        assert_eq!(Value::decode(&mut r), Some(Value::Ignored));
+        assert_eq!(Value::decode(&mut r), Some(Value::Opaque));
     }
 
     fn sample() -> Vec<Value> {

@@ -31,7 +31,8 @@ use crate::stack::Anchor;
 pub use arguments::*;
 use conifer_trace::rank_record::RankRecord;
 use conifer_trace::value::{
-    encode_array_header, encode_buffer, encode_handle, encode_int, encode_status,
+    encode_array_header, encode_buffer, encode_handle, encode_ignored, encode_int, encode_opaque,
+    encode_status,
 };
 use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_trace::varint::put_u64;
@@ -374,12 +375,12 @@ impl Call<'_> {
 
     /// A value Conifer does not interpret.
     pub fn opaque(&mut self) {
-        Value::Opaque.encode(self.sig);
+        encode_opaque(self.sig);
     }
 
     /// An argument that was not read (not significant here, or an ignored output).
     pub fn ignored(&mut self) {
-        Value::Ignored.encode(self.sig);
+        encode_ignored(self.sig);
     }
 
     fn handle_ref(&mut self, kind: HandleKind, bits: u64) -> HandleRef {
