@@ -6,7 +6,7 @@
 mod repeat;
 mod sequitur;
 
-use repeat::Cursor;
+use repeat::Follow;
 
 use crate::frozen::{FrozenGrammar, Item, Symbol};
 use crate::table::{Digram, DigramTable};
@@ -95,14 +95,12 @@ pub struct Grammar {
     pending: Vec<u32>,
     /// Nodes that may be the only reference to a rule (P2 candidates).
     underused: Vec<u32>,
-    /// Terminals held back by the loop shortcut (see `repeat.rs`).
-    held: Vec<u32>,
+    /// The loop shortcut's held copy and spelled expansion (see `repeat.rs`).
+    follow: Follow,
     /// Further copies of the start rule's last item not yet applied: a run of one repeated
     /// call, or of complete loop-body copies of a rule (see `repeat.rs`), costs an increment
     /// per copy, and one exponent update and round of digram maintenance when the run ends.
     tail_run: u64,
-    /// Where the held terminals stand in the expansion they follow.
-    cursor: Cursor,
     len: u64,
 }
 
@@ -123,9 +121,8 @@ impl Grammar {
             table: DigramTable::new(),
             pending: Vec::new(),
             underused: Vec::new(),
-            held: Vec::new(),
+            follow: Follow::default(),
             tail_run: 0,
-            cursor: Cursor::default(),
             len: 0,
         };
         grammar.new_rule();
@@ -175,7 +172,7 @@ impl Grammar {
     /// Counts `terminal` into the tail run when it repeats the start rule's last item (and no
     /// loop copy is being held); true when it did.
     pub(super) fn extend_tail_run(&mut self, terminal: u32) -> bool {
-        if self.held.is_empty() && self.nodes[self.last() as usize].sym == u64::from(terminal) {
+        if !self.follow.holding() && self.nodes[self.last() as usize].sym == u64::from(terminal) {
             self.tail_run += 1;
             return true;
         }
@@ -219,7 +216,7 @@ impl Grammar {
     /// first appearance in a depth-first, left-to-right walk from the start
     /// rule (rule 0), so equal sequences give equal frozen grammars.
     pub fn freeze(&self) -> FrozenGrammar {
-        if self.held.is_empty() && self.tail_run == 0 {
+        if !self.follow.holding() && self.tail_run == 0 {
             self.freeze_settled()
         } else {
             let mut grammar = self.clone();

@@ -4,13 +4,15 @@
 //! When the start rule ends with `A^k` and the next terminal is the first of
 //! `A`'s expansion, terminals are held back (not yet given to Sequitur) as
 //! long as they follow `A`'s expansion, walked by a cursor over the live
-//! grammar, which does not change meanwhile. A complete copy of the
-//! expansion counts one more copy of `A` (applied as one exponent update
-//! when the copies end, like a run of one terminal); a mismatch applies the
-//! counted copies and replays the held terminals through the ordinary path,
-//! exactly as if they had not been held. Every rule's expansion is fixed when the rule is made (substitution,
-//! merging and inlining all preserve it), so its length and first terminal
-//! are recorded then and the check to start costs O(1).
+//! grammar, which does not change meanwhile. The walk is spelled out as it
+//! goes, so further copies compare each terminal with one array entry. A
+//! complete copy of the expansion counts one more copy of `A` (applied as one
+//! exponent update when the copies end, like a run of one terminal); a
+//! mismatch applies the counted copies and replays the held terminals through
+//! the ordinary path, exactly as if they had not been held. Every rule's
+//! expansion is fixed when the rule is made (substitution, merging and
+//! inlining all preserve it), so its length and first terminal are recorded
+//! then and the check to start costs O(1).
 
 use super::{is_item, rule_of, Grammar};
 
@@ -19,7 +21,7 @@ const MAX_HELD: u64 = 1 << 16;
 
 /// Position in the expansion of one rule of the live grammar.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Cursor {
+struct Cursor {
     /// Per rule being walked: the next node of its body, and how many more
     /// times the body is to be walked including the current one.
     frames: Vec<(u32, u64)>,
@@ -28,22 +30,49 @@ pub(super) struct Cursor {
     run: u64,
 }
 
+/// The copy of a loop body being held back, and the body's expansion spelled out so far.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Follow {
+    /// The first terminals of the followed rule's expansion, as the cursor walked them;
+    /// all of them once a copy was complete.
+    spelled: Vec<u32>,
+    /// Terminals held back: `spelled[..held]`.
+    held: usize,
+    /// A copy was complete and nothing changed the grammar since: the next terminal is
+    /// compared with `spelled[0]` (the start rule still ends with the followed rule).
+    again: bool,
+    cursor: Cursor,
+}
+
+impl Follow {
+    /// True when terminals are held back.
+    pub(super) fn holding(&self) -> bool {
+        self.held > 0
+    }
+}
+
 impl Grammar {
     /// Appends a terminal, through the fast path when it applies.
     pub(super) fn push_terminal(&mut self, terminal: u32) {
         if self.extend_tail_run(terminal) {
             return;
         }
-        if !self.held.is_empty() {
-            if self.cursor_next() == Some(terminal) {
-                self.held.push(terminal);
-                let last = self.last();
-                let rule = rule_of(self.nodes[last as usize].sym).expect("held after a rule");
-                if self.held.len() as u64 == self.rules[rule as usize].length {
+        if self.follow.holding() || self.follow.again {
+            if self.next_of_copy() == Some(terminal) {
+                self.follow.held += 1;
+                if self.follow.held == self.follow.spelled.len() && self.copy_complete() {
                     // One more copy of the rule: counted, applied when the copies end.
-                    self.held.clear();
+                    self.follow.held = 0;
+                    self.follow.again = true;
                     self.tail_run += 1;
                 }
+                return;
+            }
+            if !self.follow.holding() {
+                // Not the first terminal of another copy: the rule cannot be followed.
+                self.follow.again = false;
+                self.flush_tail_run();
+                self.append(terminal);
                 return;
             }
             self.flush_tail_run();
@@ -60,14 +89,34 @@ impl Grammar {
         self.append(terminal);
     }
 
+    /// The terminal the held copy expects next: spelled already, or walked now (and
+    /// spelled).
+    fn next_of_copy(&mut self) -> Option<u32> {
+        if let Some(&next) = self.follow.spelled.get(self.follow.held) {
+            return Some(next);
+        }
+        let next = self.cursor_next()?;
+        self.follow.spelled.push(next);
+        Some(next)
+    }
+
+    /// True when the held terminals are a whole copy of the rule the start rule ends with.
+    fn copy_complete(&self) -> bool {
+        let last = self.last();
+        let rule = rule_of(self.nodes[last as usize].sym).expect("held after a rule");
+        self.follow.held as u64 == self.rules[rule as usize].length
+    }
+
     /// Gives the held terminals to Sequitur, as if they had never been held.
     pub(super) fn replay_held(&mut self) {
-        let held = std::mem::take(&mut self.held);
-        for &terminal in &held {
+        let spelled = std::mem::take(&mut self.follow.spelled);
+        for &terminal in &spelled[..self.follow.held] {
             self.append(terminal);
         }
-        self.held = held;
-        self.held.clear();
+        self.follow.spelled = spelled;
+        self.follow.spelled.clear();
+        self.follow.held = 0;
+        self.follow.again = false;
     }
 
     /// Starts holding `terminal` if the start rule ends with a rule whose
@@ -80,18 +129,22 @@ impl Grammar {
         if slot.first_terminal != terminal || slot.length > MAX_HELD {
             return false;
         }
-        self.cursor.frames.clear();
-        self.cursor.frames.push((self.first(rule), 1));
-        self.cursor.run = 0;
-        let first = self.cursor_next();
+        let first_node = self.first(rule);
+        let cursor = &mut self.follow.cursor;
+        cursor.frames.clear();
+        cursor.frames.push((first_node, 1));
+        cursor.run = 0;
+        self.follow.spelled.clear();
+        let first = self.next_of_copy();
         debug_assert_eq!(first, Some(terminal), "recorded first terminal");
-        self.held.push(terminal);
+        self.follow.held = 1;
+        self.follow.again = false;
         true
     }
 
     /// The next terminal of the expansion the cursor walks.
     fn cursor_next(&mut self) -> Option<u32> {
-        let cursor = &mut self.cursor;
+        let cursor = &mut self.follow.cursor;
         loop {
             if cursor.run > 0 {
                 cursor.run -= 1;
