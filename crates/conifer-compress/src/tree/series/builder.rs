@@ -118,7 +118,7 @@ impl SeriesBuilder {
     }
 
     /// Folds the last 2k segments into a cycle when they are one body of k segments twice
-    /// (its own cycles spelled out as runs, at most `window` of them), k being the distance
+    /// (its own cycles spelled out as runs; see [`SeriesBuilder::fold_last`]), k being the distance
     /// to an earlier occurrence of the last run (at most `window`): the latest occurrences
     /// first, at most [`FOLD_CANDIDATES`] of them, each compared from the end, so
     /// non-repeating input costs one scan of the window's keys.
@@ -149,7 +149,10 @@ impl SeriesBuilder {
     }
 
     /// Replaces the last 2k segments, one body of k segments twice, by a cycle; false when
-    /// the body, its own cycles spelled out, is longer than the window (nothing changed).
+    /// the body, its own cycles spelled out, is longer than the window or than 1.5 k runs
+    /// (nothing changed): spelling out longer inner cycles costs more bytes than the
+    /// grammar over pieces takes for the same repetition (ScaLAPACK's value streams grew by
+    /// 2% without that bound).
     fn fold_last(&mut self, k: usize) -> bool {
         let done = &mut self.tail.done;
         let n = done.len();
@@ -159,7 +162,7 @@ impl SeriesBuilder {
             let len = body
                 .len()
                 .saturating_mul(repeat.try_into().unwrap_or(usize::MAX));
-            if runs.len().saturating_add(len) > self.window {
+            if runs.len().saturating_add(len) > self.window.min(k + k / 2) {
                 return false;
             }
             (0..repeat).for_each(|_| runs.extend_from_slice(body));
