@@ -22,6 +22,7 @@ mod requests;
 mod snapshot;
 pub mod state;
 mod tick_histograms;
+mod tick_timing;
 pub mod timing_env;
 pub mod trees;
 

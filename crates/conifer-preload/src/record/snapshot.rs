@@ -49,7 +49,7 @@ pub fn record_of(state: &State) -> RankRecord {
         timing: state
             .timing
             .iter()
-            .map(|t| t.scaled(state.ns_per_tick()))
+            .map(|t| t.in_ns(state.ns_per_tick()))
             .collect(),
         grammars: state.grammars.iter().map(|g| g.freeze()).collect(),
         comms,

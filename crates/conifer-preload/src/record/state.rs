@@ -6,9 +6,9 @@ use super::handles::Handles;
 use super::input_memo::{InputMemo, TablesStamp};
 use super::requests::Requests;
 use super::tick_histograms::TickHistograms;
+use super::tick_timing::CallTicks;
 use conifer_compress::tree::TreeBuilder;
 use conifer_compress::Grammar;
-use conifer_trace::rank_record::CallTiming;
 use conifer_trace::timing_mode::TimingMode;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -108,7 +108,7 @@ pub struct State {
     last_terminal: Vec<u32>,
     /// Terminal → timing (durations, and intervals since the thread's previous call), in
     /// clock ticks until the record is taken.
-    pub timing: Vec<CallTiming>,
+    pub timing: Vec<CallTicks>,
     /// Symbolic thread → tick its last call ended (0 before its first call), on the
     /// thread's recorder-free clock; grows with `grammars` and `trees`.
     pub last_end: Vec<u64>,
@@ -191,7 +191,7 @@ impl State {
                 let t = self.signatures.len() as u32;
                 self.table.insert(sig.into(), t);
                 self.signatures.push(sig.into());
-                self.timing.push(CallTiming::default());
+                self.timing.push(CallTicks::default());
                 self.successor.push(0);
                 t
             }
@@ -293,7 +293,7 @@ impl State {
         } else {
             start.saturating_sub(previous)
         };
-        self.timing[terminal as usize].add(interval as f64, end.saturating_sub(start) as f64);
+        self.timing[terminal as usize].add(interval, end.saturating_sub(start));
         if let Some(histograms) = &mut self.histograms {
             histograms.add(terminal, interval, end.saturating_sub(start));
         }
