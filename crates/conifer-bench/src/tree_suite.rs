@@ -33,7 +33,7 @@ pub fn overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
         ],
     );
     let reps = repetitions(quick);
-    for (kind, calls, iterations) in micro_loops(setup, quick, true) {
+    for (kind, calls, iterations) in micro_loops(quick, true) {
         let micro = setup.tree_bench_apps.join("micro").display().to_string();
         let program = vec![micro, kind.to_string(), iterations.to_string()];
         let plain_cmd = setup.command(2, false, false, &program);
