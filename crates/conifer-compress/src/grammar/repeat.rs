@@ -38,6 +38,8 @@ pub(super) struct Follow {
     spelled: Vec<u32>,
     /// Terminals held back: `spelled[..held]`.
     held: usize,
+    /// Length of the followed rule's expansion: a copy is complete when `held` reaches it.
+    length: usize,
     /// A copy was complete and nothing changed the grammar since: the next terminal is
     /// compared with `spelled[0]` (the start rule still ends with the followed rule).
     again: bool,
@@ -60,7 +62,7 @@ impl Grammar {
         if self.follow.holding() || self.follow.again {
             if self.next_of_copy() == Some(terminal) {
                 self.follow.held += 1;
-                if self.follow.held == self.follow.spelled.len() && self.copy_complete() {
+                if self.follow.held == self.follow.length {
                     // One more copy of the rule: counted, applied when the copies end.
                     self.follow.held = 0;
                     self.follow.again = true;
@@ -100,13 +102,6 @@ impl Grammar {
         Some(next)
     }
 
-    /// True when the held terminals are a whole copy of the rule the start rule ends with.
-    fn copy_complete(&self) -> bool {
-        let last = self.last();
-        let rule = rule_of(self.nodes[last as usize].sym).expect("held after a rule");
-        self.follow.held as u64 == self.rules[rule as usize].length
-    }
-
     /// Gives the held terminals to Sequitur, as if they had never been held.
     pub(super) fn replay_held(&mut self) {
         let spelled = std::mem::take(&mut self.follow.spelled);
@@ -135,6 +130,7 @@ impl Grammar {
         cursor.frames.push((first_node, 1));
         cursor.run = 0;
         self.follow.spelled.clear();
+        self.follow.length = slot.length as usize;
         let first = self.next_of_copy();
         debug_assert_eq!(first, Some(terminal), "recorded first terminal");
         self.follow.held = 1;

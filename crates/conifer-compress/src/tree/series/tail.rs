@@ -161,7 +161,7 @@ impl Tail {
 
     /// Appends `value`; true when that closed a run into a new segment of `done`.
     pub(super) fn push(&mut self, value: u64) -> bool {
-        if self.follow(value) {
+        if self.absorb(value) {
             return false;
         }
         match &mut self.open {
@@ -170,7 +170,6 @@ impl Tail {
                 r.stride = value.wrapping_sub(r.start);
                 r.len = 2;
             }
-            Some(r) if r.len >= 2 && value == r.value(r.len) => r.len += 1,
             Some(r) => {
                 let closed = *r;
                 self.open = Some(Run::single(value));
