@@ -349,3 +349,57 @@ fn cartesian_coordinates_and_remain_dims_are_recorded() {
         assert_eq!(int_array(arg(sub, "remain_dims")), vec![0, 1, 1]);
     }
 }
+
+/// The message sizes `msgsizes` sends, in bytes, by tag (see `tests/apps/msgsizes.c`).
+const MSGSIZES_BYTES: [i64; 7] = [0, 1, 7, 8, 1000, 65536, (1 << 20) + 3];
+
+/// The `key=value` field of a decoded status such as `{src=1,tag=0,err=0,bytes=8}`.
+fn status_field(status: &str, key: &str) -> i64 {
+    status
+        .trim_matches(|c| c == '{' || c == '}')
+        .split(',')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("status {status} has no {key}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn received_byte_counts_are_the_sizes_sent() {
+    // More statuses than the recorder compares with PMPI_Get_count before it trusts reading
+    // the count from the status itself, so both ways are covered.
+    let iterations = 12;
+    let dir = scratch("decode-msgsizes");
+    let trace = dir.join("msgsizes.cft");
+    {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new(conifer())
+                .args(["run", "-n", "2", "-o"])
+                .arg(&trace)
+                .arg(apps_dir().join("msgsizes"))
+                .arg(iterations.to_string())
+                .current_dir(&dir),
+        );
+    }
+    let (mut recvs, mut waits) = (0, 0);
+    for call in decode_all(&trace) {
+        let function = call["function"].as_str().unwrap();
+        if function != "MPI_Recv" && function != "MPI_Wait" {
+            continue;
+        }
+        let status = arg(&call, "status");
+        let tag = status_field(status, "tag");
+        let bytes = status_field(status, "bytes");
+        if function == "MPI_Recv" {
+            assert_eq!(bytes, MSGSIZES_BYTES[tag as usize], "MPI_Recv {status}");
+            recvs += 1;
+        } else {
+            let sent = MSGSIZES_BYTES[(tag - 100) as usize] / 4 * 4;
+            assert_eq!(bytes, sent, "MPI_Wait {status}");
+            waits += 1;
+        }
+    }
+    let expected = iterations * MSGSIZES_BYTES.len();
+    assert_eq!((recvs, waits), (expected, expected));
+}
