@@ -43,17 +43,19 @@ fn item_bytes(symbol: Symbol, exponent: u64) -> Vec<u8> {
 /// The combined encoding of `grammars`.
 pub fn encode_set(grammars: &[FrozenGrammar]) -> Vec<u8> {
     let mut dictionary: Vec<Vec<u8>> = Vec::new();
-    let mut letter_of: HashMap<Vec<u8>, u32> = HashMap::new();
+    // Keyed by the item itself: its bytes are one-to-one with it, and made once per letter.
+    let mut letter_of: HashMap<(Symbol, u64), u32> = HashMap::new();
     let mut letters = Grammar::new();
     for g in grammars {
         for rule in g.rules() {
             for item in rule {
-                let bytes = item_bytes(item.symbol, item.exponent);
                 let next = dictionary.len() as u32 + 1;
-                let letter = *letter_of.entry(bytes.clone()).or_insert_with(|| {
-                    dictionary.push(bytes);
-                    next
-                });
+                let letter = *letter_of
+                    .entry((item.symbol, item.exponent))
+                    .or_insert_with(|| {
+                        dictionary.push(item_bytes(item.symbol, item.exponent));
+                        next
+                    });
                 letters.push(letter);
             }
             letters.push(RULE_END);

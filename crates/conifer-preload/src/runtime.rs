@@ -188,6 +188,7 @@ pub fn before_finalize() {
     crate::partial::disarm();
     crate::slice::report();
     crate::record::stop();
+    crate::heap::stop_tracking();
     crate::finalize::write_trace(&crate::record::call_counts());
 }
 

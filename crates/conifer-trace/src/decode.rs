@@ -218,7 +218,7 @@ impl Trace {
         let Some(entry) = self.record.ranks.get(rank as usize) else {
             return Vec::new();
         };
-        let positions: HashMap<&[u8], i64> = entry
+        let positions: crate::fast_hash::FastMap<&[u8], i64> = entry
             .comms
             .iter()
             .map(|m| (m.comm.as_slice(), m.my_rank))

@@ -1,7 +1,8 @@
-//! A fast hasher for the small, non-adversarial keys decoding and its readers look up once
-//! per call (terminals, request handles, communicator ids): SipHash would dominate them.
+//! A fast hasher for the non-adversarial keys decoding and merging look up: terminals,
+//! request handles, communicator ids once per call when decoding; signatures, families and
+//! whole grammars when the merge interns and renames them. SipHash would dominate both.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Multiply-rotate hashing of integers (bytes eight at a time).
@@ -47,6 +48,9 @@ impl Hasher for FastHasher {
 
 /// A `HashMap` with [`FastHasher`].
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+/// A `HashSet` with [`FastHasher`].
+pub type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 
 #[cfg(test)]
 mod tests {

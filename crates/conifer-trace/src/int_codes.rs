@@ -8,10 +8,11 @@
 //! exactly, so decoding (`a · r + b`) gives back every value.
 
 use crate::decode::Signature;
+use crate::fast_hash::FastMap;
 use crate::merge::Merged;
 use crate::rank_codes::{encode_signature, reform, terminals_by_rank};
 use crate::value::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// A signature's top-level integers (field index, value), and its family. Only these are
 /// kept: parsed values of 10^5 signatures took tens of MB on the merging rank.
@@ -21,9 +22,9 @@ struct Integral {
 }
 
 /// The signatures of `m` with top-level integer arguments, by terminal, with their families.
-fn integral_signatures(m: &Merged) -> HashMap<u32, Integral> {
-    let mut families: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut out = HashMap::new();
+fn integral_signatures(m: &Merged) -> FastMap<u32, Integral> {
+    let mut families: FastMap<Vec<u8>, usize> = FastMap::default();
+    let mut out = FastMap::default();
     for (t, bytes) in m.signatures.iter().enumerate() {
         let Some(mut signature) = Signature::parse(bytes) else {
             continue;
@@ -78,7 +79,7 @@ pub fn choose_int_codes(m: &mut Merged) {
             by_family.entry(sig.family).or_default().push((world, sig));
         }
     }
-    let mut chosen: HashMap<(usize, usize), (i64, i64)> = HashMap::new();
+    let mut chosen: FastMap<(usize, usize), (i64, i64)> = FastMap::default();
     for (family, uses) in by_family {
         // Per field index: each rank's values there.
         let mut values: BTreeMap<usize, BTreeMap<i64, Vec<i64>>> = BTreeMap::new();
@@ -107,7 +108,7 @@ pub fn choose_int_codes(m: &mut Merged) {
         return;
     }
     // A coded form does not depend on the rank: made once per terminal.
-    let coded: HashMap<u32, Vec<u8>> = integral
+    let coded: FastMap<u32, Vec<u8>> = integral
         .iter()
         .filter_map(|(&t, sig)| {
             let mut coded = Signature::parse(&m.signatures[t as usize])?;

@@ -4,14 +4,13 @@
 //! ranges; the tracer calls it in log2 P pairwise rounds over MPI, `conifer merge` folds
 //! partial files with [`merge`].
 
+use crate::fast_hash::{FastHasher, FastMap};
 use crate::forest::{Forest, NO_TREE};
 use crate::histogram::TimingHistogram;
 use crate::rank_record::{Membership, RankRecord};
 use crate::streams::ThreadStreams;
 use crate::timing::{timing_family, CallTiming, RankTime};
 use conifer_compress::{FrozenGrammar, Grammar};
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 /// What one rank contributes besides its grammars and timing.
@@ -147,7 +146,7 @@ impl Merged {
         let Some(forest) = self.forest.take() else {
             return;
         };
-        let mut flattened: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut flattened: FastMap<(u32, u32), u32> = FastMap::default();
         for rank in &mut self.ranks {
             for (thread, &tree) in rank.threads.iter_mut().zip(&rank.trees) {
                 if tree == NO_TREE {
@@ -239,7 +238,7 @@ impl Merged {
     /// For each terminal, the index of its timing family's entry in [`Merged::timing`]
     /// (`None` for signatures without recorded timing).
     pub fn timing_index(&self) -> Vec<Option<u32>> {
-        let families: HashMap<Vec<u8>, u32> = self
+        let families: FastMap<Vec<u8>, u32> = self
             .timing
             .iter()
             .enumerate()
@@ -281,11 +280,11 @@ pub(crate) fn intern<T: Hash + Eq>(
             .collect();
     }
     let hash = |item: &T| {
-        let mut h = DefaultHasher::new();
+        let mut h = FastHasher::default();
         item.hash(&mut h);
         h.finish()
     };
-    let mut by_hash: HashMap<u64, Vec<u32>> = HashMap::new();
+    let mut by_hash: FastMap<u64, Vec<u32>> = FastMap::default();
     for (i, item) in known.iter().enumerate() {
         by_hash.entry(hash(item)).or_default().push(i as u32);
     }
@@ -313,7 +312,7 @@ fn pool_timing(
     signatures: &[Vec<u8>],
     more: impl IntoIterator<Item = FamilyTiming>,
 ) {
-    let mut index: HashMap<Vec<u8>, usize> = known
+    let mut index: FastMap<Vec<u8>, usize> = known
         .iter()
         .enumerate()
         .map(|(i, f)| (timing_family(&signatures[f.terminal as usize]), i))
@@ -449,7 +448,7 @@ mod tests {
     fn terminal_counts_match_expansion() {
         let seq: Vec<u32> = (0..500).flat_map(|i| [1, 2, 2, (i % 3) as u32]).collect();
         let g = frozen(&seq);
-        let mut expected: HashMap<u32, u64> = HashMap::new();
+        let mut expected: std::collections::HashMap<u32, u64> = Default::default();
         for t in &seq {
             *expected.entry(*t).or_insert(0) += 1;
         }

@@ -10,12 +10,13 @@
 //! calls now agree share them.
 
 use crate::decode::Signature;
+use crate::fast_hash::{FastMap, FastSet};
 use crate::forest::{Forest, TreeRef, NO_TREE};
 use crate::merge::{intern, Merged, NO_STREAMS};
 use crate::value::{Rank, Value};
 use crate::varint::put_u64;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// The codes tried, in order of preference on ties.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +137,7 @@ fn for_each_field(signature: &mut Signature, f: impl FnMut(&Value, &mut Rank)) {
 pub fn as_recorded<'a>(
     bytes: &'a [u8],
     world_rank: u32,
-    positions: &HashMap<&[u8], i64>,
+    positions: &FastMap<&[u8], i64>,
 ) -> Cow<'a, [u8]> {
     let Some(mut signature) = Signature::parse(bytes) else {
         return Cow::Borrowed(bytes);
@@ -176,9 +177,9 @@ pub(crate) fn encode_signature(signature: &Signature) -> Vec<u8> {
 }
 
 /// The signatures of `m` that have relative rank fields, with their families.
-fn rankful_signatures(m: &Merged) -> HashMap<u32, Rankful> {
-    let mut families: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut out = HashMap::new();
+fn rankful_signatures(m: &Merged) -> FastMap<u32, Rankful> {
+    let mut families: FastMap<Vec<u8>, usize> = FastMap::default();
+    let mut out = FastMap::default();
     for (t, bytes) in m.signatures.iter().enumerate() {
         let Some(mut signature) = Signature::parse(bytes) else {
             continue;
@@ -208,13 +209,13 @@ fn rankful_signatures(m: &Merged) -> HashMap<u32, Rankful> {
 /// Every rank's position in each communicator and group it belongs to, and each context's
 /// size (the ranks that belong to it).
 struct Contexts<'a> {
-    my_rank: Vec<HashMap<&'a [u8], i64>>,
-    size: HashMap<&'a [u8], i64>,
+    my_rank: Vec<FastMap<&'a [u8], i64>>,
+    size: FastMap<&'a [u8], i64>,
 }
 
 impl<'a> Contexts<'a> {
     fn of(m: &'a Merged) -> Contexts<'a> {
-        let my_rank: Vec<HashMap<&[u8], i64>> = m
+        let my_rank: Vec<FastMap<&[u8], i64>> = m
             .ranks
             .iter()
             .map(|r| {
@@ -224,7 +225,7 @@ impl<'a> Contexts<'a> {
                     .collect()
             })
             .collect();
-        let mut size: HashMap<&[u8], i64> = HashMap::new();
+        let mut size: FastMap<&[u8], i64> = FastMap::default();
         for ranks in &my_rank {
             for &key in ranks.keys() {
                 *size.entry(key).or_insert(0) += 1;
@@ -242,8 +243,8 @@ impl<'a> Contexts<'a> {
 
 /// The terminals each rank's threads use (grammars and trace trees).
 pub(crate) fn terminals_by_rank(m: &Merged) -> Vec<Vec<u32>> {
-    let mut grammar_terms: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut tree_terms: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut grammar_terms: FastMap<u32, Vec<u32>> = FastMap::default();
+    let mut tree_terms: FastMap<u32, Vec<u32>> = FastMap::default();
     m.ranks
         .iter()
         .map(|entry| {
@@ -273,14 +274,14 @@ pub(crate) fn terminals_by_rank(m: &Merged) -> Vec<Vec<u32>> {
 }
 
 /// Per family and field, the candidate chosen.
-type Choices = HashMap<(usize, usize), Candidate>;
+type Choices = FastMap<(usize, usize), Candidate>;
 
 /// Counts, per family and field, the distinct values each candidate gives over every
 /// (caller, peer) pair, and picks the smallest count. Families are done one at a time, so
 /// only one family's sets of values are alive at once (a set per field and candidate for
 /// every family at once took hundreds of MB with 10^5 signatures).
 fn choose_codes(
-    rankful: &HashMap<u32, Rankful>,
+    rankful: &FastMap<u32, Rankful>,
     used: &[Vec<u32>],
     contexts: &Contexts,
 ) -> Choices {
@@ -290,14 +291,14 @@ fn choose_codes(
             by_family.entry(sig.family).or_default().push((rank, sig));
         }
     }
-    let mut choices = Choices::new();
+    let mut choices = Choices::default();
     for (family, uses) in by_family {
-        let mut seen: BTreeMap<usize, Vec<HashSet<Rank>>> = BTreeMap::new();
+        let mut seen: BTreeMap<usize, Vec<FastSet<Rank>>> = BTreeMap::new();
         for (rank, sig) in uses {
             for (j, field) in sig.fields.iter().enumerate() {
                 let sets = seen
                     .entry(j)
-                    .or_insert_with(|| vec![HashSet::new(); CANDIDATES.len()]);
+                    .or_insert_with(|| vec![FastSet::default(); CANDIDATES.len()]);
                 let relative = Rank::Relative(field.offset);
                 let Some((me, n)) = contexts.position(rank, field) else {
                     sets.iter_mut().for_each(|s| {
@@ -425,14 +426,14 @@ fn rename(
     per_rank: &[Vec<(u32, u32)>],
 ) {
     let mut grammars = Vec::new();
-    let mut grammar_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
+    let mut grammar_keys: FastMap<(u32, Vec<(u32, u32)>), u32> = FastMap::default();
     let mut forest = m.forest.as_ref().map(|f| Forest::new(f.structure.clone()));
-    let mut tree_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
+    let mut tree_keys: FastMap<(u32, Vec<(u32, u32)>), u32> = FastMap::default();
     let mut streams = Vec::new();
-    let mut stream_keys: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
+    let mut stream_keys: FastMap<(u32, Vec<(u32, u32)>), u32> = FastMap::default();
     let mut any_image: Vec<Option<u32>> = same.to_vec();
     for (rank, renamed) in per_rank.iter().enumerate() {
-        let lookup: HashMap<u32, u32> = renamed.iter().copied().collect();
+        let lookup: FastMap<u32, u32> = renamed.iter().copied().collect();
         for &(old, new) in renamed {
             any_image[old as usize].get_or_insert(new);
         }
@@ -507,7 +508,7 @@ fn restricted<'a>(
     renamed: &[(u32, u32)],
     terminals: impl Iterator<Item = &'a u32>,
 ) -> Vec<(u32, u32)> {
-    let terminals: HashSet<u32> = terminals.copied().collect();
+    let terminals: FastSet<u32> = terminals.copied().collect();
     renamed
         .iter()
         .copied()
@@ -603,7 +604,7 @@ mod tests {
         choose_rank_codes(&mut m);
         for (rank, expected) in recorded.iter().enumerate() {
             let entry = &m.ranks[rank];
-            let positions: HashMap<&[u8], i64> = entry
+            let positions: FastMap<&[u8], i64> = entry
                 .comms
                 .iter()
                 .map(|c| (c.comm.as_slice(), c.my_rank))
@@ -662,11 +663,11 @@ mod tests {
             }),
         ];
         for (candidate, peer) in cases {
-            let codes: HashSet<Rank> = (0..n)
+            let codes: FastSet<Rank> = (0..n)
                 .map(|r| code(candidate, r, peer(r), n).expect("exact"))
                 .collect();
             assert_eq!(codes.len(), 1, "{candidate:?}: {codes:?}");
-            let relative: HashSet<i64> = (0..n).map(|r| peer(r) - r).collect();
+            let relative: FastSet<i64> = (0..n).map(|r| peer(r) - r).collect();
             assert!(relative.len() > 1, "{candidate:?} is not already relative");
         }
     }

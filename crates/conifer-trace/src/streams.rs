@@ -17,7 +17,6 @@ use crate::value::{Buffer, Status, Value};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::{Expand, Series, SeriesBuilder, SeriesIter, VertexRecord};
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One thread's value streams: per skeleton terminal (sorted), one series per streamed field,
@@ -90,7 +89,7 @@ pub fn extract(record: &mut RankRecord) {
         .map(|s| Signature::parse(s))
         .collect();
     // Families: signatures equal once every leaf is a placeholder.
-    let mut families: HashMap<Vec<u8>, Vec<u32>> = HashMap::new();
+    let mut families: FastMap<Vec<u8>, Vec<u32>> = FastMap::default();
     for (t, sig) in parsed.iter().enumerate() {
         let Some(sig) = sig else { continue };
         let mut blank = sig.clone();
@@ -181,7 +180,7 @@ pub fn extract(record: &mut RankRecord) {
             }
             _ => foreign.expand().collect(),
         };
-        let mut builders: HashMap<u32, Vec<SeriesBuilder>> = HashMap::new();
+        let mut builders: FastMap<u32, Vec<SeriesBuilder>> = FastMap::default();
         for t in calls {
             if let Some(values) = &streamed[t as usize] {
                 let series = builders.entry(new_of[t as usize]).or_insert_with(|| {

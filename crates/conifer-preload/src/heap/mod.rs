@@ -121,7 +121,7 @@ thread_local! {
 /// Set when `freed` is not empty, so MPI calls need not take the heap lock to find out.
 static HAS_FREED: AtomicBool = AtomicBool::new(false);
 
-/// 0: not decided yet, 1: tracking, 2: off (`CONIFER_HEAP=0`).
+/// 0: not decided yet, 1: tracking, 2: off (`CONIFER_HEAP=0`, or recording has ended).
 static MODE: AtomicU8 = AtomicU8::new(0);
 
 thread_local! {
@@ -162,9 +162,17 @@ fn with_heap<R>(f: impl FnOnce(&mut Heap) -> R) -> Option<R> {
 /// MPI call (request objects, internal buffers) are never the application's buffers, and
 /// skipping them keeps the tracker's lock off the MPI call path.
 fn track_change(f: impl FnOnce(&mut Heap)) {
-    if !crate::runtime::inside_wrapper() {
+    // The global mode first: after the trace is written no thread-local lookup is paid.
+    if tracking() && !crate::runtime::inside_wrapper() {
         with_heap(f);
     }
+}
+
+/// Stops tracking for the rest of the process: called when recording ends for good, so the
+/// allocations of merging and writing the trace (millions with large signature tables) and
+/// everything after them go straight to glibc.
+pub fn stop_tracking() {
+    MODE.store(2, Ordering::Relaxed);
 }
 
 fn added(ptr: *mut c_void, len: usize) -> *mut c_void {
