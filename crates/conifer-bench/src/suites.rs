@@ -123,11 +123,11 @@ fn per_call_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
 }
 
 /// `micro`'s loops as (kind, MPI calls per iteration, iterations), with its `nested` loop when
-/// asked. Both MPIs run the same iterations: on 2 ranks MPICH is not oversubscribed, and a
-/// fifth of them (4,000 p2p iterations, 3 ms) left its per-call overhead at the mercy of one
-/// scheduler tick (101 and 114 ns in two runs of the same build).
+/// asked. Both MPIs run the same iterations: on 2 ranks MPICH is not oversubscribed. A full run
+/// gives every loop at least 25 ms untraced: with 20,000 p2p iterations (5 ms) one scheduler
+/// tick still moved MPICH's per-call overhead from 102 to 135 ns between runs of one build.
 pub(crate) fn micro_loops(quick: bool, nested: bool) -> Vec<(&'static str, u32, u64)> {
-    let scale = if quick { 1 } else { 4 };
+    let scale = if quick { 1 } else { 20 };
     let mut loops = vec![
         ("comm_rank", 1, 500_000 * scale),
         ("p2p", 5, 5_000 * scale),
