@@ -25,6 +25,7 @@
 //! ```
 
 mod codec;
+pub mod fast_hash;
 mod frozen;
 mod grammar;
 mod invariants;

@@ -18,8 +18,8 @@
 //! sequence may expand to at most [`MAX_LETTERS`], so corrupt input cannot make it run long.
 
 use crate::codec::{put_varint, Reader};
+use crate::fast_hash::FastMap;
 use crate::{DecodeError, FrozenGrammar, Grammar, Symbol};
-use std::collections::HashMap;
 
 const VERSION: u8 = 1;
 /// The letter that ends a rule.
@@ -44,7 +44,7 @@ fn item_bytes(symbol: Symbol, exponent: u64) -> Vec<u8> {
 pub fn encode_set(grammars: &[FrozenGrammar]) -> Vec<u8> {
     let mut dictionary: Vec<Vec<u8>> = Vec::new();
     // Keyed by the item itself: its bytes are one-to-one with it, and made once per letter.
-    let mut letter_of: HashMap<(Symbol, u64), u32> = HashMap::new();
+    let mut letter_of: FastMap<(Symbol, u64), u32> = FastMap::default();
     let mut letters = Grammar::new();
     for g in grammars {
         for rule in g.rules() {

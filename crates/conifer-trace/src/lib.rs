@@ -10,7 +10,7 @@ mod catalog_codec;
 pub mod columns;
 mod container;
 pub mod decode;
-pub mod fast_hash;
+pub use conifer_compress::fast_hash;
 pub mod forest;
 mod forest_codec;
 pub mod grid;

@@ -1,6 +1,7 @@
-//! A fast hasher for the non-adversarial keys decoding and merging look up: terminals,
-//! request handles, communicator ids once per call when decoding; signatures, families and
-//! whole grammars when the merge interns and renames them. SipHash would dominate both.
+//! A fast hasher for the non-adversarial keys Conifer looks up in bulk: terminals, request
+//! handles, communicator ids once per call when decoding; signatures, families, grammar items
+//! and whole grammars when the merge interns, renames and stores them. SipHash would dominate
+//! them all.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
