@@ -2,6 +2,7 @@
 
 use crate::outln;
 use conifer_trace::decode::{human_time, Signature};
+use conifer_trace::fast_hash::FastMap;
 use conifer_trace::forest::Forest;
 use conifer_trace::{Language, Trace};
 use std::collections::{BTreeMap, HashMap};
@@ -51,7 +52,7 @@ fn signature_functions(trace: &Trace) -> Result<Vec<&str>, String> {
 fn grammar_counts(trace: &Trace) -> Result<BTreeMap<String, Vec<u64>>, String> {
     let ranks = trace.meta.ranks as usize;
     let functions = signature_functions(trace)?;
-    let mut known: HashMap<(u32, Option<u32>), HashMap<u32, u64>> = HashMap::new();
+    let mut known: HashMap<(u32, Option<u32>), FastMap<u32, u64>> = HashMap::new();
     let mut counts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for (rank, entry) in trace.record.ranks.iter().enumerate() {
         for (thread, &g) in entry.threads.iter().enumerate() {

@@ -40,8 +40,8 @@ impl FrozenGrammar {
 
     /// How often each terminal occurs in the expansion, computed from the rules (saturating):
     /// each rule's occurrences are pushed down to the rules and terminals it refers to.
-    pub fn terminal_counts(&self) -> std::collections::HashMap<u32, u64> {
-        let mut counts = std::collections::HashMap::new();
+    pub fn terminal_counts(&self) -> crate::fast_hash::FastMap<u32, u64> {
+        let mut counts = crate::fast_hash::FastMap::default();
         if self.rules.is_empty() {
             return counts;
         }

@@ -4,12 +4,12 @@
 //! vertex-by-vertex walk that stores equal vertex records once (CYPRESS §IV-B), and the
 //! calls its tree did not hold stay in the thread's grammar, decoded in their place.
 
+use crate::fast_hash::FastMap;
 use crate::merge::{Merged, RankEntry};
 use conifer_compress::tree::{
     validate, Expand, RecordSummary, Shape, TreeRecord, VertexKind, VertexRecord, MAX_VERTICES,
 };
 use conifer_compress::FrozenGrammar;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// A thread without a trace tree.
@@ -232,8 +232,8 @@ impl Forest {
     }
 
     /// How often each terminal occurs in tree `tree`'s calls (not its grammar's).
-    pub fn terminal_counts(&self, tree: u32) -> HashMap<u32, u64> {
-        let mut counts = HashMap::new();
+    pub fn terminal_counts(&self, tree: u32) -> FastMap<u32, u64> {
+        let mut counts = FastMap::default();
         for r in self.records(tree) {
             for (t, n) in r.terminals.value_counts() {
                 *counts.entry(t as u32).or_insert(0) += n;
@@ -304,7 +304,7 @@ impl Merged {
     }
 
     /// How often each terminal occurs in thread `thread` of `entry`.
-    pub fn thread_terminal_counts(&self, entry: &RankEntry, thread: usize) -> HashMap<u32, u64> {
+    pub fn thread_terminal_counts(&self, entry: &RankEntry, thread: usize) -> FastMap<u32, u64> {
         let mut counts = self.grammars[entry.threads[thread] as usize].terminal_counts();
         if let Some((forest, tree)) = self.tree_of(entry, thread) {
             for (t, n) in forest.terminal_counts(tree) {

@@ -81,26 +81,21 @@ pub fn choose_int_codes(m: &mut Merged) {
     }
     let mut chosen: FastMap<(usize, usize), (i64, i64)> = FastMap::default();
     for (family, uses) in by_family {
-        // Per field index: each rank's values there.
-        let mut values: BTreeMap<usize, BTreeMap<i64, Vec<i64>>> = BTreeMap::new();
-        for (world, sig) in uses {
-            for &(j, x) in &sig.ints {
-                let mine = values.entry(j).or_default().entry(world).or_default();
-                if !mine.contains(&x) {
-                    mine.push(x);
-                }
+        // Every (field index, rank, value) the family's uses hold, sorted and without repeats:
+        // per field, its ranks in order, a rank with one value holding one entry.
+        let mut seen: Vec<(usize, i64, i64)> = uses
+            .iter()
+            .flat_map(|&(world, sig)| sig.ints.iter().map(move |&(j, x)| (j, world, x)))
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for field in seen.chunk_by(|a, b| a.0 == b.0) {
+            if field.windows(2).any(|pair| pair[0].1 == pair[1].1) {
+                continue; // a rank with several values here
             }
-        }
-        for (j, by_rank) in values {
-            let points: Option<Vec<(i64, i64)>> = by_rank
-                .into_iter()
-                .map(|(rank, vs)| match vs.as_slice() {
-                    [v] => Some((rank, *v)),
-                    _ => None,
-                })
-                .collect();
-            if let Some((a, b)) = points.and_then(|p| affine_fit(&p)) {
-                chosen.insert((family, j), (a, b));
+            let points: Vec<(i64, i64)> = field.iter().map(|&(_, rank, x)| (rank, x)).collect();
+            if let Some((a, b)) = affine_fit(&points) {
+                chosen.insert((family, field[0].0), (a, b));
             }
         }
     }

@@ -448,7 +448,7 @@ mod tests {
     fn terminal_counts_match_expansion() {
         let seq: Vec<u32> = (0..500).flat_map(|i| [1, 2, 2, (i % 3) as u32]).collect();
         let g = frozen(&seq);
-        let mut expected: std::collections::HashMap<u32, u64> = Default::default();
+        let mut expected: FastMap<u32, u64> = FastMap::default();
         for t in &seq {
             *expected.entry(*t).or_insert(0) += 1;
         }
