@@ -27,8 +27,10 @@ pub struct Item {
 /// same sequence can be deduplicated by equality or hash.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FrozenGrammar {
-    rules: Vec<Vec<Item>>,
+    /// First, so comparing grammars of different lengths (different ranks' calls, as the
+    /// merge does for every grammar it interns) stops before the rules.
     len: u64,
+    rules: Vec<Vec<Item>>,
 }
 
 impl FrozenGrammar {
