@@ -119,6 +119,26 @@ mod tests {
     }
 
     #[test]
+    fn bytes_are_leb128() {
+        // LEB128 by hand: seven bits a byte, low first, the high bit set on all but the last.
+        let cases: [(u64, &[u8]); 5] = [
+            (0, &[0x00]),
+            (127, &[0x7f]),
+            (128, &[0x80, 0x01]),
+            (300, &[0xac, 0x02]),
+            (
+                u64::MAX,
+                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            ),
+        ];
+        for (v, bytes) in cases {
+            let mut out = vec![0xee];
+            put_u64(&mut out, v);
+            assert_eq!(&out[1..], bytes, "{v}");
+        }
+    }
+
+    #[test]
     fn small_values_are_one_byte() {
         let mut out = Vec::new();
         put_i64(&mut out, -3);
