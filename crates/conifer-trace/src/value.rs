@@ -367,6 +367,11 @@ pub fn encode_handle(out: &mut Vec<u8>, kind: HandleKind, handle: HandleRef) {
         HandleRef::Id(id) if id < 0x80 => {
             return out.extend_from_slice(&[tag::HANDLE, kind.code(), 1, id as u8]);
         }
+        // Two varint bytes: the requests of pools 1-3 (see `REQUEST_LOCAL_BITS`).
+        HandleRef::Id(id) if id < 0x4000 => {
+            let low = (id as u8 & 0x7f) | 0x80;
+            return out.extend_from_slice(&[tag::HANDLE, kind.code(), 1, low, (id >> 7) as u8]);
+        }
         _ => {}
     }
     out.push(tag::HANDLE);
@@ -536,7 +541,7 @@ mod tests {
 
     #[test]
     fn short_forms_write_the_bytes_of_the_general_form() {
-        for n in [0u32, 1, 5, 127, 128, 300, 70_000] {
+        for n in [0u32, 1, 5, 127, 128, 300, 4_101, 0x3fff, 0x4000, 70_000] {
             let mut named = Vec::new();
             encode_handle(&mut named, HandleKind::Datatype, HandleRef::Named(n as u16));
             let mut general = vec![tag::HANDLE, HandleKind::Datatype.code(), 0];
