@@ -56,9 +56,6 @@ extern "C" {
     pub fn conifer_f2c_file(h: std::ffi::c_int) -> MPI_File;
     /// `PMPI_Message_f2c`.
     pub fn conifer_f2c_message(h: std::ffi::c_int) -> MPI_Message;
-    /// A status's received bytes read from its fields; -1 when the layout is not known (see
-    /// `record::status_bytes`).
-    pub fn conifer_status_bytes(s: *const MPI_Status) -> std::ffi::c_longlong;
     /// `MPI_ANY_SOURCE`.
     pub fn conifer_any_source() -> std::ffi::c_int;
     /// `MPI_ANY_TAG`.

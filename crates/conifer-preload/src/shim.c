@@ -43,18 +43,3 @@ MPI_Message conifer_f2c_message(MPI_Fint h) { return PMPI_Message_f2c(h); }
 MPI_Fint conifer_c2f_request(MPI_Request r) { return PMPI_Request_c2f(r); }
 int conifer_any_tag(void) { return MPI_ANY_TAG; }
 MPI_Request conifer_request_null(void) { return MPI_REQUEST_NULL; }
-
-/* The bytes a status says were received, read from the fields MPI_Get_count(MPI_BYTE) reads,
- * without its argument checks (49 instructions a status on MPICH); -1 for an MPI whose status
- * layout is not known here. The caller checks this against PMPI_Get_count before trusting it. */
-long long conifer_status_bytes(const MPI_Status *s) {
-#if defined(MPICH)
-    return (long long)(((unsigned long long)((unsigned int)s->count_hi_and_cancelled >> 1) << 32) +
-                       (unsigned int)s->count_lo);
-#elif defined(OPEN_MPI)
-    return (long long)s->_ucount;
-#else
-    (void)s;
-    return -1;
-#endif
-}

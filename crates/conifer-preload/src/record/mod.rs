@@ -21,7 +21,6 @@ mod recorder_lock;
 mod requests;
 mod snapshot;
 pub mod state;
-pub mod status_bytes;
 mod tick_histograms;
 mod tick_timing;
 pub mod timing_env;
@@ -41,7 +40,7 @@ use conifer_trace::varint::put_u64;
 use recorder_lock::{Locked, RecorderLock};
 pub use snapshot::{record_of, write_raw, write_raw_of};
 use state::State;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::LazyLock;
 

@@ -276,7 +276,12 @@ impl Call<'_> {
 
     unsafe fn status_value(&mut self, status: MPI_Status, comm: Option<u64>) -> Status {
         let s = &status;
-        let bytes = status_bytes::received_bytes(s);
+        let mut count: c_int = 0;
+        let bytes = if PMPI_Get_count(s, conifer_type_byte(), &mut count) == 0 {
+            count
+        } else {
+            -1
+        };
         let context = comm.or(self.request_comm);
         // A file operation's status has no message: its source and tag are undefined (and
         // differ between ranks and runs), so they are recorded as UNDEFINED and 0.
@@ -297,7 +302,7 @@ impl Call<'_> {
             } else {
                 0
             },
-            bytes,
+            bytes: bytes.into(),
         }
     }
 
