@@ -1,7 +1,7 @@
 //! Generates the C-ABI wrappers: one `MPI_X` per `PMPI_X` that the installed `mpi.h` declares and
 //! the installed library exports, with the exact parameter types bindgen read from `mpi.h`.
 
-use crate::encoders::Encoding;
+use crate::encoders::{Encoding, PollKey};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 use std::collections::BTreeSet;
@@ -146,8 +146,14 @@ pub fn skip_handler(
     }
 }
 
-/// The wrapper of one C function, recorded under function id `id` with `encoding`.
-pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStream {
+/// The wrapper of one C function, recorded under function id `id` with `encoding`; a poll
+/// (`poll` keys it) repeating the thread's previous call is recorded as it.
+pub fn wrapper(
+    function: &CFunction,
+    id: u16,
+    encoding: &Encoding,
+    poll: Option<&PollKey>,
+) -> TokenStream {
     let mut sig = function.signature.clone();
     sig.ident = Ident::new(&function.name, Span::call_site());
     // C variadics cannot be defined in stable Rust; MPI_Pcontrol's extra arguments are
@@ -176,6 +182,22 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
         Some(key) => quote! { rec.inputs(#id, &#key, |rec| { #prologue }); },
         None => quote! { #prologue },
     };
+    // A poll skips its inputs and outputs when it repeats the previous call and again finds
+    // nothing.
+    let (inputs, epilogue_and_finish) = match poll {
+        Some(PollKey {
+            scalars,
+            handles,
+            len,
+        }) => (
+            quote! { if !rec.repeats_poll(#id, &#scalars, #handles, #len) { #inputs } },
+            quote! {
+                let quiet = crate::record::flag_clear(flag);
+                if !rec.finish_repeated_poll(quiet, &ret) { #epilogue rec.finish_poll(&ret, quiet); }
+            },
+        ),
+        None => (inputs, quote! { #epilogue rec.finish(&ret); }),
+    };
     let record_early = quote! {
         if let Some(rec) = rec.as_mut() { #prologue rec.finish(&0); }
         drop(rec);
@@ -192,7 +214,7 @@ pub fn wrapper(function: &CFunction, id: u16, encoding: &Encoding) -> TokenStrea
             if let Some(rec) = rec.as_mut() { #inputs rec.before_pmpi(); }
             #before
             let ret = #pmpi_call;
-            if let Some(rec) = rec.as_mut() { rec.after_pmpi(&ret); #epilogue rec.finish(&ret); }
+            if let Some(rec) = rec.as_mut() { rec.after_pmpi(&ret); #epilogue_and_finish }
             drop(rec);
             // Hooks run once the record is finished and its lock released.
             #after

@@ -22,6 +22,74 @@ pub struct Encoding {
     pub memo_key: Option<TokenStream>,
 }
 
+/// The raw inputs of a poll (a call that checks for a completion or a message and, finding
+/// none, clears its `flag` and changes nothing): its integer and handle arguments, and its
+/// array of in-out handles with its length.
+pub struct PollKey {
+    /// An array expression of `u64`s.
+    pub scalars: TokenStream,
+    /// The in-out handle array (a null pointer when there is none).
+    pub handles: TokenStream,
+    /// Its length.
+    pub len: TokenStream,
+}
+
+/// The functions [`poll_key`] keys: each leaves every request and object as it was when it
+/// clears its flag, and then records nothing but the flag among its outputs.
+const POLLS: &[&str] = &[
+    "MPI_Test",
+    "MPI_Testany",
+    "MPI_Testall",
+    "MPI_Iprobe",
+    "MPI_Improbe",
+    "MPI_Request_get_status",
+];
+
+/// The key of a poll ([`POLLS`]), so that a poll repeating the thread's previous call is
+/// recorded as it (see `record/poll_repeat.rs`). Panics when a poll takes an input the key
+/// cannot hold: the list and the standard disagree.
+pub fn poll_key(function: &str, sig: &Signature, spec: Option<&Function>) -> Option<PollKey> {
+    if !POLLS.contains(&function) {
+        return None;
+    }
+    let args = &args(sig, spec);
+    let mut scalars = Vec::new();
+    let mut handles = None;
+    for arg in args {
+        let id = &arg.ident;
+        let dir = arg.spec.as_ref().map_or("unknown", |s| s.dir.as_str());
+        match (shape(&arg.ty), dir) {
+            (Shape::Value(Base::Handle(_)), _) => scalars.push(quote! { crate::record::bits(#id) }),
+            (Shape::Value(Base::Int), _) => scalars.push(quote! { #id as i64 as u64 }),
+            (Shape::Pointer { .. }, "out") => {}
+            (
+                Shape::Pointer {
+                    base: Base::Handle(_),
+                    mutable: true,
+                },
+                "inout",
+            ) if handles.is_none() => {
+                let len = match arg.spec.as_ref().is_some_and(|s| s.length.is_some()) {
+                    true => length(function, args, arg, false)
+                        .unwrap_or_else(|| panic!("{function}: no length for {id}")),
+                    false => quote! { 1usize },
+                };
+                handles = Some((quote! { #id }, len));
+            }
+            _ => panic!("{function}: the poll key cannot hold {id}"),
+        }
+    }
+    let (handles, len) = handles.unwrap_or((
+        quote! { ::std::ptr::null::<::std::os::raw::c_int>() },
+        quote! { 0usize },
+    ));
+    Some(PollKey {
+        scalars: quote! { [#(#scalars),*] },
+        handles,
+        len,
+    })
+}
+
 /// Most raw words an input memo key holds (`MPI_Sendrecv` has 11).
 const MEMO_KEY_WORDS: usize = 12;
 

@@ -91,7 +91,8 @@ fn main() {
     for (i, f) in c_functions.iter().enumerate() {
         let spec_entry = spec.iter().find(|s| s.name == f.name);
         let encoding = encoders::encoding(&f.name, &f.signature, spec_entry, &[]);
-        code.push(c_wrappers::wrapper(f, i as u16, &encoding));
+        let poll = encoders::poll_key(&f.name, &f.signature, spec_entry);
+        code.push(c_wrappers::wrapper(f, i as u16, &encoding, poll.as_ref()));
         slots.push(encoding.slots);
     }
     for (i, f) in f_functions.iter().enumerate() {

@@ -38,7 +38,8 @@ fn status_kib(field: &str) -> Option<u64> {
 
 /// With `CONIFER_MERGE_REPORT=FILE`, what the merge cost this rank: its time and how far it
 /// raised the rank's resident memory above what it was before (the kernel's high-water mark,
-/// reset through `/proc/self/clear_refs` when the merge starts). One line per rank is appended.
+/// reset through `/proc/self/clear_refs` when the merge starts); and how many polls the
+/// recorder appended as repeats of the previous one. One line per rank is appended.
 struct MergeReport {
     path: String,
     started: std::time::Instant,
@@ -62,13 +63,15 @@ impl MergeReport {
     /// [`crate::pairwise::merge`]), the rest of `merge_ms` being waits for other ranks.
     fn finish(self, rank: c_int, work: std::time::Duration) {
         let line = format!(
-            "rank={rank} merge_ms={:.3} merge_work_ms={:.3} merge_peak_kib={} rss_before_kib={}\n",
+            "rank={rank} merge_ms={:.3} merge_work_ms={:.3} merge_peak_kib={} rss_before_kib={} \
+             repeated_polls={}\n",
             self.started.elapsed().as_secs_f64() * 1e3,
             work.as_secs_f64() * 1e3,
             status_kib("VmHWM")
                 .unwrap_or(0)
                 .saturating_sub(self.rss_before_kib),
-            self.rss_before_kib
+            self.rss_before_kib,
+            crate::record::repeated_polls()
         );
         use std::io::Write;
         if let Ok(mut f) = std::fs::OpenOptions::new()

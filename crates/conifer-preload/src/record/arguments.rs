@@ -90,6 +90,14 @@ pub unsafe fn flag_set(flag: *const c_int) -> bool {
     !flag.is_null() && *flag != 0
 }
 
+/// True when a `flag` output says nothing completed (a null `flag` says nothing either way).
+///
+/// # Safety
+/// `flag` is null or points to a readable int.
+pub unsafe fn flag_clear(flag: *const c_int) -> bool {
+    !flag.is_null() && *flag == 0
+}
+
 /// Values an MPI function returns, as recorded: error codes by value, anything else (times,
 /// converted handles) as 0, since it is not part of what the call did.
 pub trait ReturnValue {

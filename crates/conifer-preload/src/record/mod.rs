@@ -16,6 +16,7 @@ pub mod handles;
 mod input_memo;
 mod live_table;
 mod objects;
+mod poll_repeat;
 mod ranks;
 mod recorder_lock;
 mod requests;
@@ -72,6 +73,11 @@ pub fn rank_record() -> RankRecord {
 /// True when MPI runs with `MPI_THREAD_MULTIPLE` (several threads may be inside MPI).
 pub fn multithreaded() -> bool {
     MULTITHREADED.load(Ordering::Relaxed)
+}
+
+/// Polls appended as repeats of the previous call (see [`poll_repeat`]).
+pub fn repeated_polls() -> u64 {
+    lock().poll_memo.repeats
 }
 
 /// The wrappers' call counters, by function id.
@@ -202,6 +208,11 @@ pub struct Call<'t> {
     /// False when the call is left out of the record ([`control`]): counted and kept track
     /// of, not appended.
     keep: bool,
+    /// Terminal + 1 of the poll this call repeats, its inputs not encoded (0: none; see
+    /// [`poll_repeat`]).
+    repeated: u32,
+    /// Length of the signature when the PMPI call started: the end of the inputs.
+    inputs_end: u32,
 }
 
 impl<'t> Call<'t> {
@@ -241,6 +252,7 @@ impl<'t> Call<'t> {
         if let Some(n) = locked.calls.get_mut(usize::from(id)) {
             *n += 1;
         }
+        locked.poll_memo.call_started();
         record_frees(&mut locked, sig, thread, entered);
         sig.clear();
         put_u64(sig, id.into());
@@ -265,6 +277,8 @@ impl<'t> Call<'t> {
             frame,
             thread_state: state,
             keep: control::keeps(id),
+            repeated: 0,
+            inputs_end: 0,
         })
     }
 }
@@ -279,6 +293,7 @@ impl Call<'_> {
         if MULTITHREADED.load(Ordering::Relaxed) {
             self.state = None;
         }
+        self.inputs_end = self.sig.len() as u32;
         self.start = clock::ticks();
     }
 
@@ -296,6 +311,13 @@ impl Call<'_> {
     /// done (the generated code drops it right after).
     pub fn finish<R: ReturnValue>(&mut self, ret: &R) {
         encode_int(self.sig, ret.recorded());
+        self.append_finished(None);
+        self.state = None;
+    }
+
+    /// Appends the finished call (its signature complete) to the rank's record as `terminal`,
+    /// or as its signature's terminal when `None`, with its timing; the lock stays held.
+    fn append_finished(&mut self, terminal: Option<u32>) {
         let thread = self.thread;
         let site = Some(self.site).filter(|&s| s != NO_SITE);
         let (entered, start, keep) = (self.thread_state.entered.get(), self.start, self.keep);
@@ -308,11 +330,13 @@ impl Call<'_> {
             let start = st.recorder_free(thread, start);
             st.hide(thread, read);
             let end = st.recorder_free(thread, end);
-            st.append(thread, self.sig, start, end, site);
+            match terminal {
+                Some(terminal) => st.append_terminal(thread, terminal, start, end, site),
+                None => st.append(thread, self.sig, start, end, site),
+            }
         } else {
             st.hide(thread, read);
         }
-        self.state = None;
     }
 
     /// Number of peers a v/w collective's per-peer arrays cover: the remote group of an

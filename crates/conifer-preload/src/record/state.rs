@@ -4,6 +4,7 @@
 use super::comms::Comms;
 use super::handles::Handles;
 use super::input_memo::{InputMemo, TablesStamp};
+use super::poll_repeat::PollMemo;
 use super::requests::Requests;
 use super::tick_histograms::TickHistograms;
 use super::tick_timing::CallTicks;
@@ -141,6 +142,8 @@ pub struct State {
     pub callers: Option<super::callers::Modules>,
     /// Recently recorded inputs by raw arguments (see [`super::input_memo`]).
     pub input_memo: InputMemo,
+    /// The last poll that found nothing (see [`super::poll_repeat`]).
+    pub poll_memo: PollMemo,
     /// Bumped whenever the handle or communicator tables change (an object is named, made
     /// or released): inputs remembered before are encoded anew.
     tables_version: u64,
@@ -241,6 +244,7 @@ impl State {
             ns_per_tick: std::sync::OnceLock::new(),
             callers: super::callers::requested().then(Default::default),
             input_memo: InputMemo::from_environment(),
+            poll_memo: PollMemo::from_environment(),
             tables_version: 0,
             raw: std::env::var_os("CONIFER_RAW")
                 .filter(|v| v != "0" && !v.is_empty())
@@ -287,6 +291,27 @@ impl State {
     pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64, site: Option<u32>) {
         self.add_thread(thread);
         let terminal = self.terminal(thread, sig);
+        self.append_terminal(thread, terminal, start, end, site);
+    }
+
+    /// The terminal of `thread`'s last call (`None` before its first).
+    #[inline(always)]
+    pub fn last_terminal(&self, thread: u32) -> Option<u32> {
+        self.last_terminal
+            .get(thread as usize)
+            .and_then(|&t| t.checked_sub(1))
+    }
+
+    /// [`State::append`] of a call whose terminal is known: `thread`'s last call's, when a
+    /// poll repeats it ([`super::poll_repeat`]).
+    pub fn append_terminal(
+        &mut self,
+        thread: u32,
+        terminal: u32,
+        start: u64,
+        end: u64,
+        site: Option<u32>,
+    ) {
         let previous = std::mem::replace(&mut self.last_end[thread as usize], end);
         let interval = if previous == 0 {
             0
@@ -315,7 +340,7 @@ impl State {
             self.grammars[thread as usize].push(terminal);
         }
         if let Some(raw) = &mut self.raw {
-            raw.push((thread, sig.into()));
+            raw.push((thread, self.signatures[terminal as usize].clone()));
         }
     }
 }

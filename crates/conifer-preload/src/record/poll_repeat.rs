@@ -1,0 +1,214 @@
+//! Repeated polls. A program waiting for a message often calls `MPI_Test`, `MPI_Testany`,
+//! `MPI_Testall` or `MPI_Iprobe` in a tight loop, with the same arguments, and nothing
+//! completes: HPCC's RandomAccess makes a million such calls a rank. When a poll repeats the
+//! thread's previous call — same function, same raw inputs (the handles in its request array
+//! included), no other call begun and no recorder table changed in between — and again finds
+//! nothing, its signature is byte for byte the previous one: the recorder appends that
+//! call's terminal without encoding a value or looking the signature up. Any other outcome
+//! (a flag set, another return code) falls back to the full encoding, with the inputs copied
+//! from the remembered signature. Off with `CONIFER_INPUT_MEMO=0`, like the input memo, and
+//! in `MPI_THREAD_MULTIPLE` programs (another thread may change a request between the check
+//! and the call).
+
+use super::input_memo::TablesStamp;
+use super::*;
+
+/// Most raw integer and handle arguments a poll's key holds (`MPI_Iprobe` has 3).
+const SCALAR_WORDS: usize = 4;
+
+/// The raw inputs of a poll: its function, integer and handle arguments, and its in-out
+/// handle array (its values are taken from [`Call::saved`] when the poll is remembered).
+#[derive(Default, Clone, Copy)]
+struct PollKey {
+    function: u16,
+    thread: u32,
+    scalars: [u64; SCALAR_WORDS],
+    scalar_len: u8,
+    /// True when the handle array's pointer is null (recorded as ignored, not as an array).
+    null_handles: bool,
+    /// Bytes of the signature before the inputs (function, thread, call site).
+    prefix_len: u32,
+}
+
+/// A poll that found nothing, as the next identical one would record it.
+#[derive(Default)]
+struct RememberedPoll {
+    key: PollKey,
+    /// The in-out handles' values before the call.
+    handles: Vec<u64>,
+    /// The recorder's tables when it was recorded ([`State::tables_stamp`]).
+    stamp: TablesStamp,
+    /// [`PollMemo::started`] when it was recorded: a repeat must be the very next call.
+    started: u64,
+    /// Its terminal.
+    terminal: u32,
+    /// End of its inputs in its signature.
+    inputs_end: u32,
+    /// The communicator of the requests it named (for statuses, should a repeat complete one).
+    request_comm: Option<u64>,
+    /// What it returned.
+    returned: i64,
+}
+
+/// The last poll that found nothing, and the key of the poll in progress.
+#[derive(Default)]
+pub struct PollMemo {
+    enabled: bool,
+    /// Calls begun on the rank so far ([`PollMemo::call_started`]).
+    started: u64,
+    pending: PollKey,
+    last: Option<RememberedPoll>,
+    /// Polls appended by repeating the previous one (`CONIFER_MERGE_REPORT`'s
+    /// `repeated_polls`).
+    pub repeats: u64,
+}
+
+impl PollMemo {
+    /// A memo, on unless the environment says `CONIFER_INPUT_MEMO=0`.
+    pub fn from_environment() -> PollMemo {
+        PollMemo {
+            enabled: std::env::var_os("CONIFER_INPUT_MEMO").is_none_or(|v| v != "0"),
+            ..PollMemo::default()
+        }
+    }
+
+    /// Counts a call beginning (every recorded call's [`Call::begin`]).
+    #[inline(always)]
+    pub fn call_started(&mut self) {
+        self.started += 1;
+    }
+}
+
+/// True when `handles` holds the `len` handles at `ptr`.
+///
+/// # Safety
+/// `ptr` points to `len` readable handles.
+#[inline(always)]
+unsafe fn same_handles<H: HandleBits>(handles: &[u64], ptr: *const H, len: usize) -> bool {
+    handles.len() == len && (0..len).all(|i| (*ptr.add(i)).bits() == handles[i])
+}
+
+impl Call<'_> {
+    /// Before a poll's inputs: true when it repeats the thread's previous call, a poll of
+    /// `function` with integer and handle arguments `scalars` and in-out handles `len` at
+    /// `handles` that found nothing. Its inputs are then not encoded: the poll ends in
+    /// [`Call::finish_repeated_poll`], which copies them should the outcome differ.
+    ///
+    /// # Safety
+    /// `handles` is null or points to `len` readable handles.
+    #[inline(always)]
+    pub unsafe fn repeats_poll<H: HandleBits>(
+        &mut self,
+        function: u16,
+        scalars: &[u64],
+        handles: *const H,
+        len: usize,
+    ) -> bool {
+        let thread = self.thread;
+        let prefix_len = self.sig.len() as u32;
+        let st = locked_state(&mut self.state);
+        let mut key = PollKey {
+            function,
+            thread,
+            scalar_len: scalars.len() as u8,
+            null_handles: handles.is_null(),
+            prefix_len,
+            ..PollKey::default()
+        };
+        key.scalars[..scalars.len()].copy_from_slice(scalars);
+        st.poll_memo.pending = key;
+        let memo = &st.poll_memo;
+        let Some(last) = memo.last.as_ref() else {
+            return false;
+        };
+        let same_key = last.key.function == function
+            && last.key.thread == thread
+            && last.key.scalars[..usize::from(last.key.scalar_len)] == *scalars
+            && last.key.null_handles == key.null_handles
+            && last.key.prefix_len == prefix_len
+            && (handles.is_null() || same_handles(&last.handles, handles, len));
+        let repeat = same_key
+            && last.started + 1 == memo.started
+            && st.last_terminal(thread) == Some(last.terminal)
+            && last.stamp == st.tables_stamp()
+            && self.keep
+            && !MULTITHREADED.load(Ordering::Relaxed)
+            // With `--callsites` the prefix names the caller, which the frame does not decide.
+            && (st.callers.is_none()
+                || st.signatures[last.terminal as usize][..prefix_len as usize] == **self.sig);
+        if repeat {
+            self.repeated = last.terminal + 1;
+        }
+        repeat
+    }
+
+    /// After a poll's PMPI call: when it repeats the previous poll ([`Call::repeats_poll`])
+    /// and found nothing again (`quiet`: its flag is clear) with the same return code, appends
+    /// the previous poll's terminal and returns true — the call is done. Otherwise copies the
+    /// remembered inputs into the signature when they were skipped and returns false: the
+    /// caller encodes the outputs and ends with [`Call::finish_poll`].
+    pub fn finish_repeated_poll<R: ReturnValue>(&mut self, quiet: bool, ret: &R) -> bool {
+        if self.repeated == 0 {
+            return false;
+        }
+        let terminal = self.repeated - 1;
+        self.repeated = 0;
+        let st = locked_state(&mut self.state);
+        let last = st
+            .poll_memo
+            .last
+            .as_ref()
+            .expect("a repeated poll's memo stays until the poll ends");
+        if quiet && ret.recorded() == last.returned {
+            let memo = &mut st.poll_memo;
+            if let Some(last) = memo.last.as_mut() {
+                last.started = memo.started;
+            }
+            memo.repeats += 1;
+            self.append_finished(Some(terminal));
+            self.state = None;
+            return true;
+        }
+        let (from, to) = (last.key.prefix_len as usize, last.inputs_end as usize);
+        self.sig
+            .extend_from_slice(&st.signatures[terminal as usize][from..to]);
+        self.saved.clear();
+        self.saved.extend_from_slice(&last.handles);
+        self.request_comm = last.request_comm;
+        self.inputs_end = self.sig.len() as u32;
+        false
+    }
+
+    /// Ends a poll that was not a quiet repeat, like [`Call::finish`]; a poll that found
+    /// nothing (`quiet`) is remembered for the next one to repeat.
+    pub fn finish_poll<R: ReturnValue>(&mut self, ret: &R, quiet: bool) {
+        encode_int(self.sig, ret.recorded());
+        self.append_finished(None);
+        let thread = self.thread;
+        let (keep, inputs_end, request_comm) = (self.keep, self.inputs_end, self.request_comm);
+        let st = locked_state(&mut self.state);
+        let terminal = st.last_terminal(thread);
+        let stamp = st.tables_stamp();
+        let memo = &mut st.poll_memo;
+        let remember = quiet && keep && memo.enabled && !MULTITHREADED.load(Ordering::Relaxed);
+        match (remember, terminal) {
+            (true, Some(terminal)) => {
+                let mut last = memo.last.take().unwrap_or_default();
+                last.key = memo.pending;
+                last.handles.clear();
+                if !last.key.null_handles {
+                    last.handles.extend_from_slice(self.saved);
+                }
+                last.stamp = stamp;
+                last.started = memo.started;
+                last.terminal = terminal;
+                last.inputs_end = inputs_end;
+                last.request_comm = request_comm;
+                last.returned = ret.recorded();
+                memo.last = Some(last);
+            }
+            _ => memo.last = None,
+        }
+        self.state = None;
+    }
+}
