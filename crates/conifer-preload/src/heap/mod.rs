@@ -217,9 +217,19 @@ pub fn epoch() -> u64 {
 
 /// Moves the ids of MPI-used segments freed since the last call into `out` (the recorder
 /// turns them into `free` events of the calling thread).
+#[inline(always)]
 pub fn take_freed(out: &mut Vec<u32>) {
-    // A plain load first: the swap's locked read-modify-write is paid only when there is news.
-    if HAS_FREED.load(Ordering::Relaxed) && HAS_FREED.swap(false, Ordering::Relaxed) {
+    // A plain load first, inlined in every call's path: the swap's locked read-modify-write
+    // is paid only when there is news.
+    if HAS_FREED.load(Ordering::Relaxed) {
+        take_news(out);
+    }
+}
+
+/// [`take_freed`] once a segment was freed.
+#[cold]
+fn take_news(out: &mut Vec<u32>) {
+    if HAS_FREED.swap(false, Ordering::Relaxed) {
         with_heap(|h| out.append(&mut h.freed));
     }
 }

@@ -85,7 +85,15 @@ impl PollMemo {
 /// `ptr` points to `len` readable handles.
 #[inline(always)]
 unsafe fn same_handles<H: HandleBits>(handles: &[u64], ptr: *const H, len: usize) -> bool {
-    handles.len() == len && (0..len).all(|i| (*ptr.add(i)).bits() == handles[i])
+    if handles.len() != len {
+        return false;
+    }
+    for (i, &handle) in handles.iter().enumerate() {
+        if (*ptr.add(i)).bits() != handle {
+            return false;
+        }
+    }
+    true
 }
 
 impl Call<'_> {
@@ -107,37 +115,47 @@ impl Call<'_> {
         let thread = self.thread;
         let prefix_len = self.sig.len() as u32;
         let st = locked_state(&mut self.state);
-        let mut key = PollKey {
-            function,
-            thread,
-            scalar_len: scalars.len() as u8,
-            null_handles: handles.is_null(),
-            prefix_len,
-            ..PollKey::default()
-        };
-        key.scalars[..scalars.len()].copy_from_slice(scalars);
-        st.poll_memo.pending = key;
+        let stamp = st.tables_stamp();
+        let last_terminal = st.last_terminal(thread);
         let memo = &st.poll_memo;
-        let Some(last) = memo.last.as_ref() else {
-            return false;
+        let repeated = match memo.last.as_ref() {
+            Some(last)
+                if last.key.function == function
+                    && last.key.thread == thread
+                    && last.key.scalars[..usize::from(last.key.scalar_len)] == *scalars
+                    && last.key.null_handles == handles.is_null()
+                    && last.key.prefix_len == prefix_len
+                    && (handles.is_null() || same_handles(&last.handles, handles, len))
+                    && last.started + 1 == memo.started
+                    && last_terminal == Some(last.terminal)
+                    && last.stamp == stamp
+                    && self.keep
+                    && !MULTITHREADED.load(Ordering::Relaxed)
+                    // With `--callsites` the prefix names the caller, which the frame does
+                    // not decide.
+                    && (st.callers.is_none()
+                        || st.signatures[last.terminal as usize][..prefix_len as usize]
+                            == **self.sig) =>
+            {
+                Some(last)
+            }
+            _ => None,
         };
-        let same_key = last.key.function == function
-            && last.key.thread == thread
-            && last.key.scalars[..usize::from(last.key.scalar_len)] == *scalars
-            && last.key.null_handles == key.null_handles
-            && last.key.prefix_len == prefix_len
-            && (handles.is_null() || same_handles(&last.handles, handles, len));
-        let repeat = same_key
-            && last.started + 1 == memo.started
-            && st.last_terminal(thread) == Some(last.terminal)
-            && last.stamp == st.tables_stamp()
-            && self.keep
-            && !MULTITHREADED.load(Ordering::Relaxed)
-            // With `--callsites` the prefix names the caller, which the frame does not decide.
-            && (st.callers.is_none()
-                || st.signatures[last.terminal as usize][..prefix_len as usize] == **self.sig);
-        if repeat {
+        let repeat = repeated.is_some();
+        if let Some(last) = repeated {
             self.repeated = last.terminal + 1;
+        } else {
+            // The key is remembered only if the poll finds nothing ([`Call::finish_poll`]).
+            let mut key = PollKey {
+                function,
+                thread,
+                scalar_len: scalars.len() as u8,
+                null_handles: handles.is_null(),
+                prefix_len,
+                ..PollKey::default()
+            };
+            key.scalars[..scalars.len()].copy_from_slice(scalars);
+            st.poll_memo.pending = key;
         }
         repeat
     }
