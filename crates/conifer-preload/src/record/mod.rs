@@ -317,6 +317,7 @@ impl Call<'_> {
 
     /// Appends the finished call (its signature complete) to the rank's record as `terminal`,
     /// or as its signature's terminal when `None`, with its timing; the lock stays held.
+    #[inline(always)]
     fn append_finished(&mut self, terminal: Option<u32>) {
         let thread = self.thread;
         let site = Some(self.site).filter(|&s| s != NO_SITE);

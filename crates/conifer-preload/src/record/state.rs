@@ -304,6 +304,7 @@ impl State {
 
     /// [`State::append`] of a call whose terminal is known: `thread`'s last call's, when a
     /// poll repeats it ([`super::poll_repeat`]).
+    #[inline(always)]
     pub fn append_terminal(
         &mut self,
         thread: u32,
