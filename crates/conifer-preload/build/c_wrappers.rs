@@ -190,7 +190,9 @@ pub fn wrapper(
             handles,
             len,
         }) => (
-            quote! { if !rec.repeats_poll(#id, &#scalars, #handles, #len) { #inputs } },
+            quote! {
+                if !rec.repeats_poll(#id, &#scalars, #handles, #len) { #inputs rec.end_poll_inputs(); }
+            },
             quote! {
                 let quiet = crate::record::flag_clear(flag);
                 if !rec.finish_repeated_poll(quiet, &ret) { #epilogue rec.finish_poll(&ret, quiet); }

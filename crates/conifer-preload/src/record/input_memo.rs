@@ -57,6 +57,11 @@ impl InputMemo {
         }
     }
 
+    /// False with `CONIFER_INPUT_MEMO=0` (which also turns off [`super::poll_repeat`]).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// The inputs recorded for `function` called with `key` from the frame at `frame`, if
     /// they are remembered and the tables are still as stamped.
     #[inline(always)]

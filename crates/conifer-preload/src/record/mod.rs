@@ -208,10 +208,10 @@ pub struct Call<'t> {
     /// False when the call is left out of the record ([`control`]): counted and kept track
     /// of, not appended.
     keep: bool,
-    /// Terminal + 1 of the poll this call repeats, its inputs not encoded (0: none; see
+    /// True when this poll repeats the remembered one, its inputs not encoded (see
     /// [`poll_repeat`]).
-    repeated: u32,
-    /// Length of the signature when the PMPI call started: the end of the inputs.
+    repeated: bool,
+    /// A poll's end of the inputs in the signature ([`Call::end_poll_inputs`]).
     inputs_end: u32,
 }
 
@@ -277,7 +277,7 @@ impl<'t> Call<'t> {
             frame,
             thread_state: state,
             keep: control::keeps(id),
-            repeated: 0,
+            repeated: false,
             inputs_end: 0,
         })
     }
@@ -293,7 +293,6 @@ impl Call<'_> {
         if MULTITHREADED.load(Ordering::Relaxed) {
             self.state = None;
         }
-        self.inputs_end = self.sig.len() as u32;
         self.start = clock::ticks();
     }
 

@@ -64,10 +64,10 @@ pub struct PollMemo {
 }
 
 impl PollMemo {
-    /// A memo, on unless the environment says `CONIFER_INPUT_MEMO=0`.
-    pub fn from_environment() -> PollMemo {
+    /// A memo, on when the input memo is ([`super::input_memo::InputMemo::enabled`]).
+    pub fn new(enabled: bool) -> PollMemo {
         PollMemo {
-            enabled: std::env::var_os("CONIFER_INPUT_MEMO").is_none_or(|v| v != "0"),
+            enabled,
             ..PollMemo::default()
         }
     }
@@ -118,9 +118,11 @@ impl Call<'_> {
         let stamp = st.tables_stamp();
         let last_terminal = st.last_terminal(thread);
         let memo = &st.poll_memo;
-        let repeated = match memo.last.as_ref() {
-            Some(last)
-                if last.key.function == function
+        // A match rather than `is_some_and`: its closure is not inlined, and this runs on
+        // every poll.
+        self.repeated = match memo.last.as_ref() {
+            Some(last) => {
+                last.key.function == function
                     && last.key.thread == thread
                     && last.key.scalars[..usize::from(last.key.scalar_len)] == *scalars
                     && last.key.null_handles == handles.is_null()
@@ -135,16 +137,11 @@ impl Call<'_> {
                     // not decide.
                     && (st.callers.is_none()
                         || st.signatures[last.terminal as usize][..prefix_len as usize]
-                            == **self.sig) =>
-            {
-                Some(last)
+                            == **self.sig)
             }
-            _ => None,
+            None => false,
         };
-        let repeat = repeated.is_some();
-        if let Some(last) = repeated {
-            self.repeated = last.terminal + 1;
-        } else {
+        if !self.repeated {
             // The key is remembered only if the poll finds nothing ([`Call::finish_poll`]).
             let mut key = PollKey {
                 function,
@@ -157,7 +154,14 @@ impl Call<'_> {
             key.scalars[..scalars.len()].copy_from_slice(scalars);
             st.poll_memo.pending = key;
         }
-        repeat
+        self.repeated
+    }
+
+    /// After a poll's inputs were encoded (it repeats nothing): where they end in the
+    /// signature, for a repeat to copy them from.
+    #[inline(always)]
+    pub fn end_poll_inputs(&mut self) {
+        self.inputs_end = self.sig.len() as u32;
     }
 
     /// After a poll's PMPI call: when it repeats the previous poll ([`Call::repeats_poll`])
@@ -166,22 +170,18 @@ impl Call<'_> {
     /// remembered inputs into the signature when they were skipped and returns false: the
     /// caller encodes the outputs and ends with [`Call::finish_poll`].
     pub fn finish_repeated_poll<R: ReturnValue>(&mut self, quiet: bool, ret: &R) -> bool {
-        if self.repeated == 0 {
+        if !std::mem::take(&mut self.repeated) {
             return false;
         }
-        let terminal = self.repeated - 1;
-        self.repeated = 0;
         let st = locked_state(&mut self.state);
-        let last = st
-            .poll_memo
+        let memo = &mut st.poll_memo;
+        let last = memo
             .last
-            .as_ref()
+            .as_mut()
             .expect("a repeated poll's memo stays until the poll ends");
+        let terminal = last.terminal;
         if quiet && ret.recorded() == last.returned {
-            let memo = &mut st.poll_memo;
-            if let Some(last) = memo.last.as_mut() {
-                last.started = memo.started;
-            }
+            last.started = memo.started;
             memo.repeats += 1;
             self.append_finished(Some(terminal));
             self.state = None;

@@ -222,6 +222,8 @@ impl State {
     /// An empty record.
     pub fn new() -> State {
         let timing_mode = super::timing_env::requested();
+        let input_memo = InputMemo::from_environment();
+        let poll_memo = PollMemo::new(input_memo.enabled());
         State {
             handles: Handles::with_predefined(),
             comms: None,
@@ -243,8 +245,8 @@ impl State {
             histograms: (timing_mode == TimingMode::Histogram).then(TickHistograms::default),
             ns_per_tick: std::sync::OnceLock::new(),
             callers: super::callers::requested().then(Default::default),
-            input_memo: InputMemo::from_environment(),
-            poll_memo: PollMemo::from_environment(),
+            input_memo,
+            poll_memo,
             tables_version: 0,
             raw: std::env::var_os("CONIFER_RAW")
                 .filter(|v| v != "0" && !v.is_empty())
