@@ -8,6 +8,11 @@
  * segment every iteration, at byte offsets 8*(it%4) and 8*(4+it%4).
  * Per iteration: 1 MPI_Sendrecv. Then a 1 MiB anonymous mmap: two MPI_Bcast
  * of one byte at offsets 4096 and 65536, then munmap (a segment freed).
+ * Then three MPI_Allreduce from and into a static array (panel[k] into
+ * panel[32 + k], k = 0, 3, 17) and one from an initialised static scalar into
+ * panel[63]. Static data is one segment to a tracer that names it by the
+ * program's data segment; the program prints each buffer's byte distance from
+ * panel[0] (STATIC lines) to compare the recorded offsets with.
  */
 #define _DEFAULT_SOURCE
 #include "tally.h"
@@ -50,6 +55,27 @@ int main(int argc, char **argv)
             bad = 1;
         munmap(mapped, 1 << 20);
     }
+
+    /* buffers in static data: .bss (panel) and .data (lone) */
+    static long long panel[64];
+    static long long lone = 7;
+    const int picks[3] = {0, 3, 17};
+    for (int i = 0; i < 3; i++) {
+        int k = picks[i];
+        panel[k] = rank + k;
+        MPI(Allreduce, &panel[k], &panel[32 + k], 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (panel[32 + k] != (long long)size * (size - 1) / 2 + (long long)size * k)
+            bad = 1;
+        if (rank == 0)
+            printf("STATIC %td %td\n", (char *)&panel[k] - (char *)panel, (char *)&panel[32 + k] - (char *)panel);
+        fflush(stdout);
+    }
+    MPI(Allreduce, &lone, &panel[63], 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (panel[63] != 7LL * size)
+        bad = 1;
+    if (rank == 0)
+        printf("STATIC %td %td\n", (char *)&lone - (char *)panel, (char *)&panel[63] - (char *)panel);
+    fflush(stdout);
 
     tally_timed_finalize(rank);
     if (bad)

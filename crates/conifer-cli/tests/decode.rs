@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Command;
 
 fn arg<'a>(call: &'a serde_json::Value, name: &str) -> &'a str {
@@ -167,7 +168,7 @@ fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
     let dir = scratch("decode-heap");
     let trace = dir.join("heap.cft");
     let iterations = 8;
-    {
+    let out = {
         let _lock = mpi_lock();
         run_ok(
             Command::new(conifer())
@@ -176,8 +177,8 @@ fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
                 .arg(apps_dir().join("heapbuf"))
                 .arg(iterations.to_string())
                 .current_dir(&dir),
-        );
-    }
+        )
+    };
     // heapbuf.c: iteration `it` sends &buf[it % 4] and receives into &buf[4 + it % 4] of a
     // fresh 8 x 8-byte allocation.
     for rank in 0..2 {
@@ -213,6 +214,7 @@ fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
                 .expect("mapped buffer at offset 4096");
             assert_eq!(bcasts[1], format!("{mapped}+65536"));
         }
+        assert_static_data_is_one_segment(&trace, rank, &out.stdout);
         let segment = arg(&sendrecvs[0], "sendbuf")
             .split('+')
             .next()
@@ -232,6 +234,51 @@ fn a_buffer_allocated_anew_every_iteration_keeps_its_segment() {
             );
         }
     }
+}
+
+/// heapbuf.c's `MPI_Allreduce`s from and into static data (a `.bss` array and a `.data`
+/// scalar) name one segment, at offsets whose distances are the ones the program printed
+/// (`STATIC <send> <receive>`: byte distances from `panel[0]`).
+fn assert_static_data_is_one_segment(trace: &Path, rank: u64, stdout: &[u8]) {
+    let mut distances: Vec<(i64, i64)> = lines_with(stdout, "STATIC ")
+        .iter()
+        .map(|line| {
+            let mut words = line.split_whitespace().skip(1);
+            let mut next = || words.next().unwrap().parse::<i64>().unwrap();
+            (next(), next())
+        })
+        .collect();
+    assert_eq!(distances.len(), 4, "STATIC lines");
+    distances.sort();
+    let buffers: Vec<(String, i64)> = decode_all(trace)
+        .into_iter()
+        .filter(|c| c["rank"] == rank && c["function"] == "MPI_Allreduce")
+        .flat_map(|c| {
+            [
+                arg(&c, "sendbuf").to_string(),
+                arg(&c, "recvbuf").to_string(),
+            ]
+        })
+        .map(|b| {
+            let (segment, offset) = b.split_once('+').unwrap_or((&b, "0"));
+            (segment.to_string(), offset.parse().expect("segment offset"))
+        })
+        .collect();
+    assert_eq!(buffers.len(), 8, "rank {rank}: {buffers:?}");
+    assert!(
+        buffers
+            .iter()
+            .all(|(s, _)| *s == buffers[0].0 && s.starts_with("seg")),
+        "rank {rank}: static buffers in one segment: {buffers:?}"
+    );
+    // panel[0] is the first call's send buffer (distance 0).
+    let base = buffers[0].1;
+    let mut recorded: Vec<(i64, i64)> = buffers
+        .chunks(2)
+        .map(|pair| (pair[0].1 - base, pair[1].1 - base))
+        .collect();
+    recorded.sort();
+    assert_eq!(recorded, distances, "rank {rank}");
 }
 
 #[test]

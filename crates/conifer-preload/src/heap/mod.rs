@@ -7,15 +7,17 @@
 //! free when the segment was allocated, else a new one. So a buffer allocated anew every
 //! iteration keeps its id, and a segment allocated early but first passed to MPI late (after
 //! some temporary was freed) takes a new id rather than the temporary's, which the
-//! temporary's next incarnation would then miss. Addresses outside the heap and the calling
-//! thread's stack (static data, memory MPI allocated) become one-byte segments on first use,
-//! as in Pilgrim; they count as allocated at the start of the run, so they never take a
-//! recycled id. Stack buffers are named by [`crate::stack`].
+//! temporary's next incarnation would then miss. Static data is one segment per loaded
+//! object's writable segment ([`static_data`]); other addresses outside the heap and the
+//! calling thread's stack (memory MPI allocated) become one-byte segments on first use, as in
+//! Pilgrim. Both count as allocated at the start of the run, so they never take a recycled
+//! id. Stack buffers are named by [`crate::stack`].
 //!
 //! `CONIFER_HEAP=0` turns the interception off (every buffer not on the stack is then named
 //! by its address's first use).
 
 pub mod emergency;
+mod static_data;
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -243,37 +245,62 @@ pub fn locate(address: usize) -> Option<(u32, i64)> {
             return Some((id, (address - start) as i64));
         }
     }
-    with_heap(|h| {
-        let hit = h
+    let remember = |start: usize, len: usize, id: u32| {
+        let mut hits = hits;
+        hits[next] = (start, len, id, epoch);
+        LAST_HITS.with(|c| c.set((hits, (next + 1) % HITS)));
+    };
+    if let Some((start, len, id)) = with_heap(|h| h.find(address))? {
+        remember(start, len, id);
+        return Some((id, (address - start) as i64));
+    }
+    // Not a known segment: static data or memory MPI allocated, seen for the first time.
+    // The loader is asked without the heap lock (see `static_data`).
+    let object = static_data::containing_segment(address);
+    let (start, len, id) = with_heap(|h| h.add_static(address, object))?;
+    remember(start, len, id);
+    Some((id, (address - start) as i64))
+}
+
+impl Heap {
+    /// The (start, length, id) of the segment holding `address`, giving it an id if MPI has
+    /// not seen it before.
+    fn find(&mut self, address: usize) -> Option<(usize, usize, u32)> {
+        let (&start, segment) = self
             .segments
             .range_mut(..=address)
             .next_back()
-            .filter(|(start, s)| address < *start + s.len);
-        let (start, id) = match hit {
-            Some((start, segment)) => {
-                let start = *start;
-                let id = *segment.id.get_or_insert_with(|| h.ids.take(segment.born));
-                let mut hits = hits;
-                hits[next] = (start, segment.len, id, epoch);
-                LAST_HITS.with(|c| c.set((hits, (next + 1) % HITS)));
-                (start, id)
-            }
-            None => {
-                // Static data exists from the start: it never takes an id freed since.
-                let id = h.ids.take(0);
-                h.segments.insert(
-                    address,
-                    Segment {
-                        len: 1,
-                        born: 0,
-                        id: Some(id),
-                    },
-                );
-                (address, id)
-            }
-        };
-        (id, (address - start) as i64)
-    })
+            .filter(|(start, s)| address < **start + s.len)?;
+        let id = *segment
+            .id
+            .get_or_insert_with(|| self.ids.take(segment.born));
+        Some((start, segment.len, id))
+    }
+
+    /// Adds the segment of an address outside the heap: `object`, the writable segment of a
+    /// loaded object holding it, or else a one-byte segment at the address (memory MPI
+    /// allocated). Static data exists from the start: it never takes an id freed since.
+    fn add_static(
+        &mut self,
+        address: usize,
+        object: Option<(usize, usize)>,
+    ) -> (usize, usize, u32) {
+        if let Some(known) = self.find(address) {
+            // Another thread added it meanwhile.
+            return known;
+        }
+        let (start, len) = object.unwrap_or((address, 1));
+        let id = self.ids.take(0);
+        self.segments.insert(
+            start,
+            Segment {
+                len,
+                born: 0,
+                id: Some(id),
+            },
+        );
+        (start, len, id)
+    }
 }
 
 /// # Safety
