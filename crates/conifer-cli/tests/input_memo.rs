@@ -55,14 +55,6 @@ fn sendrecvs(trace: &Path) -> BTreeMap<u64, Vec<(String, String, String)>> {
     per_rank
 }
 
-/// `name=<n>` of a `REUSED` line.
-fn reused(line: &str, name: &str) -> u64 {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {name}= in {line:?}"))
-}
-
 #[test]
 fn remembered_inputs_are_never_reused_for_new_objects() {
     let dir = scratch("input-memo");
@@ -97,7 +89,10 @@ fn remembered_inputs_are_never_reused_for_new_objects() {
     // the raw arguments never repeat and the memo is not put to the test.
     for line in lines_with(&out.stdout, "REUSED ") {
         for kind in ["types", "blocks", "comms"] {
-            assert!(reused(&line, kind) > 0, "{kind} never came back: {line}");
+            assert!(
+                field_value(&line, kind) > 0,
+                "{kind} never came back: {line}"
+            );
         }
     }
     let expected: Vec<(String, String, String)> = expected_round()

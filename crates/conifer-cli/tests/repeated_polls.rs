@@ -173,14 +173,8 @@ fn expected_repeats(rank: u64, quiet_after_go: &[usize], callsites: bool) -> u64
 /// `repeated_polls=` of each rank's merge report line.
 fn repeated_polls(report: &Path) -> BTreeMap<u64, u64> {
     let text = std::fs::read_to_string(report).expect("merge report written");
-    let field = |line: &str, name: &str| -> u64 {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(&format!("{name}=")))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no {name}= in {line:?}"))
-    };
     text.lines()
-        .map(|l| (field(l, "rank"), field(l, "repeated_polls")))
+        .map(|l| (field_value(l, "rank"), field_value(l, "repeated_polls")))
         .collect()
 }
 

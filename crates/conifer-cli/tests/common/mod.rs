@@ -190,6 +190,15 @@ pub fn lines_with(text: &[u8], prefix: &str) -> Vec<String> {
     lines
 }
 
+/// The number in the `name=<n>` word of `line` (report and result lines); panics, showing the
+/// line, when there is none.
+pub fn field_value(line: &str, name: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name}= in {line:?}"))
+}
+
 /// The apps' own call counts: `COUNT rank=R MPI_Name N` lines, as (rank, name) → N.
 pub fn app_counts(stdout: &[u8]) -> BTreeMap<(u32, String), u64> {
     lines_with(stdout, "COUNT ")
