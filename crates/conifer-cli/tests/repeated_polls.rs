@@ -72,8 +72,10 @@ fn expected_tokens(rank: u64, quiet_after_go: &[usize]) -> Vec<String> {
 }
 
 /// Checks every poll's arguments against the round's receive: the request its `MPI_Irecv`
-/// created, the partner's rank and the round's tag in the status of the poll that found it.
-fn check_poll_arguments(rank: u64, calls: &[&Value]) {
+/// created, the partner's rank and the round's tag in the status of the poll that found it,
+/// and `found_index` as the index of the `MPI_Testany` that found it (C counts from 0,
+/// Fortran from 1).
+fn check_poll_arguments(rank: u64, calls: &[&Value], found_index: &str) {
     let mut round = 0;
     let mut request = String::new();
     let partner = 1 - rank;
@@ -97,7 +99,7 @@ fn check_poll_arguments(rank: u64, calls: &[&Value]) {
                     arg("array_of_requests"),
                     format!("[MPI_REQUEST_NULL,{request}]")
                 );
-                let index = if found { "1" } else { "IGNORE" };
+                let index = if found { found_index } else { "IGNORE" };
                 assert_eq!(arg("index"), index, "round {round}: {call}");
                 ("status", status)
             }
@@ -178,6 +180,10 @@ fn repeated_polls(report: &Path) -> BTreeMap<u64, u64> {
         .collect()
 }
 
+/// A traced run of the polls program: its name, `conifer exec` options, and whether the memo
+/// (and so the repeat path) is on.
+type PollRun<'a> = (&'a str, &'a [&'a str], bool);
+
 #[test]
 fn repeated_polls_are_recorded_as_made() {
     let dir = scratch("repeated-polls");
@@ -189,12 +195,35 @@ fn repeated_polls_are_recorded_as_made() {
             .arg(&program)
             .arg(&source),
     );
-    let runs: [(&str, &[&str], bool); 3] = [
+    let runs: [PollRun; 3] = [
         ("sites", &["--callsites", "--timing", "lossless"], true),
         ("plain", &[], true),
         ("off", &[], false),
     ];
-    for (name, options, memo) in runs {
+    check_polls_program(&dir, &program, &runs, "1");
+}
+
+/// `polls.f90`, the same protocol through the Fortran wrappers (`use mpi`). Its polls share one
+/// call site, so it runs without `--callsites`.
+#[test]
+fn repeated_fortran_polls_are_recorded_as_made() {
+    let dir = scratch("repeated-polls-fortran");
+    let program = dir.join("polls_f");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/memo/polls.f90");
+    run_ok(
+        Command::new(format!("mpif90.{}", mpi()))
+            .args(["-O2", "-g", "-Wall", "-Werror", "-o"])
+            .arg(&program)
+            .arg(&source),
+    );
+    let runs: [PollRun; 2] = [("plain", &[], true), ("off", &[], false)];
+    check_polls_program(&dir, &program, &runs, "2");
+}
+
+/// Runs `program` (built from `polls.c` or `polls.f90`) traced as each of `runs` says and
+/// checks every call, every poll's arguments and each rank's repeat count.
+fn check_polls_program(dir: &Path, program: &Path, runs: &[PollRun], found_index: &str) {
+    for &(name, options, memo) in runs {
         let report = dir.join(format!("{name}.merge"));
         let _ = std::fs::remove_file(&report);
         let report_env = report.to_string_lossy().to_string();
@@ -202,7 +231,7 @@ fn repeated_polls_are_recorded_as_made() {
         if !memo {
             env.push(("CONIFER_INPUT_MEMO", "0"));
         }
-        let (trace, out) = traced_run_with(&dir, name, 2, options, &env, &program, &[]);
+        let (trace, out) = traced_run_with(dir, name, 2, options, &env, program, &[]);
         let results = lines_with(&out.stdout, "RESULT ");
         assert_eq!(results.len(), 2, "{results:?}");
         assert!(
@@ -228,7 +257,7 @@ fn repeated_polls_are_recorded_as_made() {
                 expected_tokens(rank, &quiet_after_go),
                 "{name}, rank {rank}"
             );
-            check_poll_arguments(rank, &calls);
+            check_poll_arguments(rank, &calls, found_index);
             let callsites = options.contains(&"--callsites");
             if callsites {
                 check_poll_sites(rank, &calls);

@@ -280,6 +280,10 @@ fn binding_code(
         (quote! { let ret = }, quote! { ret })
     };
     let view = c_sig.and_then(|sig| Some((sig, c_view(function, sig, binding.descriptors)?)));
+    // A poll keyed like its C binding, over the C view's locals (see `record/poll_repeat.rs`).
+    let poll = view
+        .as_ref()
+        .and_then(|(sig, _)| encoders::poll_key(&function.name, sig, Some(function)));
     let (locals, prologue, epilogue, slots) = match view {
         Some((sig, (locals, strings))) => {
             let e = encoders::encoding(&function.name, sig, Some(function), &strings);
@@ -307,16 +311,41 @@ fn binding_code(
         }
         _ => quote! { 0 },
     };
-    let (early, late) = if finish_early {
-        (
+    let (early, late) = match (finish_early, poll) {
+        (true, _) => (
             quote! { if let Some(rec) = rec.as_mut() { #prologue rec.finish(&0); } drop(rec); },
             quote! {},
-        )
-    } else {
+        ),
+        // A poll skips its inputs and outputs when it repeats the previous call and again
+        // finds nothing, as in the C wrappers.
         (
+            false,
+            Some(encoders::PollKey {
+                scalars,
+                handles,
+                len,
+            }),
+        ) => (
+            quote! {
+                if let Some(rec) = rec.as_mut() {
+                    if !rec.repeats_poll(#id, &#scalars, #handles, #len) { #prologue rec.end_poll_inputs(); }
+                    rec.before_pmpi();
+                }
+            },
+            quote! {
+                if let Some(rec) = rec.as_mut() {
+                    let ierror = #ierror;
+                    rec.after_pmpi(&ierror);
+                    let quiet = crate::record::flag_clear(flag);
+                    if !rec.finish_repeated_poll(quiet, &ierror) { #epilogue rec.finish_poll(&ierror, quiet); }
+                }
+                drop(rec);
+            },
+        ),
+        (false, None) => (
             quote! { if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); } },
             quote! { if let Some(rec) = rec.as_mut() { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } drop(rec); },
-        )
+        ),
     };
     let direct = quote! { #bind real(#(#params),*); };
     let forward = match binding.tag {
