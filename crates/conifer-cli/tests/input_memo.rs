@@ -60,11 +60,11 @@ fn remembered_inputs_are_never_reused_for_new_objects() {
     let dir = scratch("input-memo");
     let program = dir.join("reuse");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/memo/reuse.c");
-    run_ok(
-        Command::new(format!("mpicc.{}", mpi()))
-            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
-            .arg(&program)
-            .arg(&source),
+    mpi_compile(
+        "mpicc",
+        &["-O2", "-Wall", "-Wextra", "-Werror"],
+        &program,
+        &source,
     );
     let rounds = ROUNDS.to_string();
     let (memo, out) = traced_run(&dir, "memo", 2, &[], &program, &[&rounds]);

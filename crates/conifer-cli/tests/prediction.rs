@@ -16,12 +16,8 @@ use std::process::Command;
 /// The span library built with this MPI's compiler, once per test.
 fn span_library(dir: &Path) -> PathBuf {
     let lib = dir.join("libspan.so");
-    run_ok(
-        Command::new(format!("mpicc.{}", mpi()))
-            .args(["-O2", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(repo_root().join("tests/tools/span.c")),
-    );
+    let source = repo_root().join("tests/tools/span.c");
+    mpi_compile("mpicc", &["-O2", "-shared", "-fPIC"], &lib, &source);
     lib
 }
 
@@ -53,11 +49,11 @@ fn untraced_spans(dir: &Path, lib: &Path, runs: usize, program: &Path, args: &[&
 fn recorded_times_leave_out_the_recorders_own_work() {
     let dir = scratch("prediction-clock");
     let micro = dir.join("micro");
-    run_ok(
-        Command::new(format!("mpicc.{}", mpi()))
-            .args(["-O2", "-o"])
-            .arg(&micro)
-            .arg(repo_root().join("bench/apps/micro.c")),
+    mpi_compile(
+        "mpicc",
+        &["-O2"],
+        &micro,
+        &repo_root().join("bench/apps/micro.c"),
     );
     let n = 100_000;
     let (trace, out) = traced_run(

@@ -12,7 +12,6 @@ use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Rounds of `polls.c`; rounds below `ROUNDS / 2` poll on rank 0, the others on rank 1.
 const ROUNDS: usize = 8;
@@ -186,43 +185,40 @@ type PollRun<'a> = (&'a str, &'a [&'a str], bool);
 
 #[test]
 fn repeated_polls_are_recorded_as_made() {
-    let dir = scratch("repeated-polls");
-    let program = dir.join("polls");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/memo/polls.c");
-    run_ok(
-        Command::new(format!("mpicc.{}", mpi()))
-            .args(["-O2", "-g", "-Wall", "-Wextra", "-Werror", "-o"])
-            .arg(&program)
-            .arg(&source),
-    );
     let runs: [PollRun; 3] = [
         ("sites", &["--callsites", "--timing", "lossless"], true),
         ("plain", &[], true),
         ("off", &[], false),
     ];
-    check_polls_program(&dir, &program, &runs, "1");
+    let flags = ["-O2", "-g", "-Wall", "-Wextra", "-Werror"];
+    check_polls_program("polls.c", "mpicc", &flags, &runs, "1");
 }
 
 /// `polls.f90`, the same protocol through the Fortran wrappers (`use mpi`). Its polls share one
 /// call site, so it runs without `--callsites`.
 #[test]
 fn repeated_fortran_polls_are_recorded_as_made() {
-    let dir = scratch("repeated-polls-fortran");
-    let program = dir.join("polls_f");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/memo/polls.f90");
-    run_ok(
-        Command::new(format!("mpif90.{}", mpi()))
-            .args(["-O2", "-g", "-Wall", "-Werror", "-o"])
-            .arg(&program)
-            .arg(&source),
-    );
     let runs: [PollRun; 2] = [("plain", &[], true), ("off", &[], false)];
-    check_polls_program(&dir, &program, &runs, "2");
+    let flags = ["-O2", "-g", "-Wall", "-Werror"];
+    check_polls_program("polls.f90", "mpif90", &flags, &runs, "2");
 }
 
-/// Runs `program` (built from `polls.c` or `polls.f90`) traced as each of `runs` says and
-/// checks every call, every poll's arguments and each rank's repeat count.
-fn check_polls_program(dir: &Path, program: &Path, runs: &[PollRun], found_index: &str) {
+/// Builds `tests/memo/<source>` (`polls.c` or `polls.f90`) with `wrapper` and `flags`, runs it
+/// traced as each of `runs` says, and checks every call, every poll's arguments (the
+/// `MPI_Testany` that finds the message reports `found_index`) and each rank's repeat count.
+fn check_polls_program(
+    source: &str,
+    wrapper: &str,
+    flags: &[&str],
+    runs: &[PollRun],
+    found_index: &str,
+) {
+    let dir = scratch(&format!("repeated-{}", source.replace('.', "-")));
+    let program = dir.join("polls");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/memo")
+        .join(source);
+    mpi_compile(wrapper, flags, &program, &source);
     for &(name, options, memo) in runs {
         let report = dir.join(format!("{name}.merge"));
         let _ = std::fs::remove_file(&report);
@@ -231,7 +227,7 @@ fn check_polls_program(dir: &Path, program: &Path, runs: &[PollRun], found_index
         if !memo {
             env.push(("CONIFER_INPUT_MEMO", "0"));
         }
-        let (trace, out) = traced_run_with(dir, name, 2, options, &env, program, &[]);
+        let (trace, out) = traced_run_with(&dir, name, 2, options, &env, &program, &[]);
         let results = lines_with(&out.stdout, "RESULT ");
         assert_eq!(results.len(), 2, "{results:?}");
         assert!(

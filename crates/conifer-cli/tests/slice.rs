@@ -260,19 +260,14 @@ fn fake_requests_complete_among_real_ones() {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes.c");
     // gcc takes MPICH's `MPI_Status array_of_statuses[]` for a sized array and warns about
     // MPI_STATUSES_IGNORE.
-    run_ok(
-        Command::new(format!("mpicc.{}", mpi()))
-            .args([
-                "-O2",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-Wno-stringop-overflow",
-                "-o",
-            ])
-            .arg(&program)
-            .arg(&source),
-    );
+    let flags = [
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-Wno-stringop-overflow",
+    ];
+    mpi_compile("mpicc", &flags, &program, &source);
     check_fakes(&dir, &program);
 }
 
@@ -283,12 +278,7 @@ fn fortran_fake_requests_complete_among_real_ones() {
     let dir = scratch("slice-fakes-f");
     let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes_f");
     let helper = dir.join("skip.o");
-    run_ok(
-        Command::new(format!("mpicc.{}", mpi()))
-            .args(["-O2", "-c", "-o"])
-            .arg(&helper)
-            .arg(sources.join("skip.c")),
-    );
+    mpi_compile("mpicc", &["-O2", "-c"], &helper, &sources.join("skip.c"));
     let program = dir.join("fakes_f");
     run_ok(
         Command::new(format!("mpif90.{}", mpi()))

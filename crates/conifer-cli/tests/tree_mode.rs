@@ -234,11 +234,11 @@ fn scratch_trace(name: &str) -> PathBuf {
 fn calls_from_code_built_without_conifer_keep_their_place() {
     let dir = scratch("tree-foreign-object");
     let statics = repo_root().join("tests/static");
-    run_ok(
-        Command::new(format!("mpicc.{}", mpi()))
-            .args(["-O2", "-c", "-o"])
-            .arg(dir.join("halo2.o"))
-            .arg(statics.join("halo2.c")),
+    mpi_compile(
+        "mpicc",
+        &["-O2", "-c"],
+        &dir.join("halo2.o"),
+        &statics.join("halo2.c"),
     );
     run_ok(
         Command::new(conifer())

@@ -185,18 +185,9 @@ pub fn wrapper(
     // A poll skips its inputs and outputs when it repeats the previous call and again finds
     // nothing.
     let (inputs, epilogue_and_finish) = match poll {
-        Some(PollKey {
-            scalars,
-            handles,
-            len,
-        }) => (
-            quote! {
-                if !rec.repeats_poll(#id, &#scalars, #handles, #len) { #inputs rec.end_poll_inputs(); }
-            },
-            quote! {
-                let quiet = crate::record::flag_clear(flag);
-                if !rec.finish_repeated_poll(quiet, &ret) { #epilogue rec.finish_poll(&ret, quiet); }
-            },
+        Some(key) => (
+            key.skip_repeated_inputs(id, &inputs),
+            PollKey::finish(epilogue, &quote! { ret }),
         ),
         None => (inputs, quote! { #epilogue rec.finish(&ret); }),
     };

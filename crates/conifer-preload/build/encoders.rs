@@ -90,6 +90,29 @@ pub fn poll_key(function: &str, sig: &Signature, spec: Option<&Function>) -> Opt
     })
 }
 
+impl PollKey {
+    /// The inputs `inputs` of poll `id`, skipped when it repeats the thread's previous call.
+    pub fn skip_repeated_inputs(&self, id: u16, inputs: &TokenStream) -> TokenStream {
+        let PollKey {
+            scalars,
+            handles,
+            len,
+        } = self;
+        quote! {
+            if !rec.repeats_poll(#id, &#scalars, #handles, #len) { #inputs rec.end_poll_inputs(); }
+        }
+    }
+
+    /// The end of a poll that returned the local `ret`: appended as the previous call when it
+    /// repeats it and again finds nothing, else its outputs encoded by `epilogue`.
+    pub fn finish(epilogue: &TokenStream, ret: &TokenStream) -> TokenStream {
+        quote! {
+            let quiet = crate::record::flag_clear(flag);
+            if !rec.finish_repeated_poll(quiet, &#ret) { #epilogue rec.finish_poll(&#ret, quiet); }
+        }
+    }
+}
+
 /// Most raw words an input memo key holds (`MPI_Sendrecv` has 11).
 const MEMO_KEY_WORDS: usize = 12;
 

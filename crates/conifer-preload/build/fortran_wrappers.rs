@@ -318,30 +318,17 @@ fn binding_code(
         ),
         // A poll skips its inputs and outputs when it repeats the previous call and again
         // finds nothing, as in the C wrappers.
-        (
-            false,
-            Some(encoders::PollKey {
-                scalars,
-                handles,
-                len,
-            }),
-        ) => (
-            quote! {
-                if let Some(rec) = rec.as_mut() {
-                    if !rec.repeats_poll(#id, &#scalars, #handles, #len) { #prologue rec.end_poll_inputs(); }
-                    rec.before_pmpi();
-                }
-            },
-            quote! {
-                if let Some(rec) = rec.as_mut() {
-                    let ierror = #ierror;
-                    rec.after_pmpi(&ierror);
-                    let quiet = crate::record::flag_clear(flag);
-                    if !rec.finish_repeated_poll(quiet, &ierror) { #epilogue rec.finish_poll(&ierror, quiet); }
-                }
-                drop(rec);
-            },
-        ),
+        (false, Some(key)) => {
+            let inputs = key.skip_repeated_inputs(id, &prologue);
+            let finish = encoders::PollKey::finish(&epilogue, &quote! { ierror });
+            (
+                quote! { if let Some(rec) = rec.as_mut() { #inputs rec.before_pmpi(); } },
+                quote! {
+                    if let Some(rec) = rec.as_mut() { let ierror = #ierror; rec.after_pmpi(&ierror); #finish }
+                    drop(rec);
+                },
+            )
+        }
         (false, None) => (
             quote! { if let Some(rec) = rec.as_mut() { #prologue rec.before_pmpi(); } },
             quote! { if let Some(rec) = rec.as_mut() { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } drop(rec); },

@@ -179,6 +179,18 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
+/// Compiles `source` into `output` with the MPI's compiler wrapper `wrapper` (`mpicc`,
+/// `mpif90`: the suffixed one of the MPI under test) and `flags`; fails the test if it fails.
+pub fn mpi_compile(wrapper: &str, flags: &[&str], output: &Path, source: &Path) {
+    run_ok(
+        Command::new(format!("{wrapper}.{}", mpi()))
+            .args(flags)
+            .arg("-o")
+            .arg(output)
+            .arg(source),
+    );
+}
+
 /// The lines of `text` that start with `prefix`, sorted (ranks print in any order).
 pub fn lines_with(text: &[u8], prefix: &str) -> Vec<String> {
     let mut lines: Vec<String> = String::from_utf8_lossy(text)
