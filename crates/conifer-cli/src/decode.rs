@@ -90,7 +90,16 @@ pub fn print(
                     "mean_ns": call.timing.map(|t| t.duration.mean()),
                     "mean_interval_ns": call.timing.map(|t| t.interval.mean()),
                     "duration_ns": call.time.map(|t| t.duration_ns),
+                    "interval_ns": call.time.map(|t| t.interval_ns),
                     "start_ns": call.start_ns,
+                    "recorder_pre_ns": call.recorder.map(|r| r.pre_ns),
+                    "recorder_post_ns": call.recorder.map(|r| r.post_ns),
+                    "run": call.run.map(|r| serde_json::json!({
+                        "enter_ns": r.enter_ns,
+                        "start_ns": r.start_ns,
+                        "end_ns": r.end_ns,
+                        "exit_ns": r.exit_ns,
+                    })),
                     "site": call.site,
                     "source": call.at_source,
                     "caller": call.signature.caller.map(|c| serde_json::json!({

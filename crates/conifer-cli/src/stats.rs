@@ -295,6 +295,9 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();
     outln!(out, "sections    {}", sizes.join(", "));
     outln!(out, "timing      {}", timing.line());
+    if let Some(line) = crate::stats_timing::clocks_line(&trace) {
+        outln!(out, "clocks      {line}");
+    }
     if !counters_agree && m.partial {
         outln!(
             out,

@@ -9,7 +9,7 @@ use conifer_trace::Trace;
 use std::fmt::Write;
 
 /// Sections that hold timing.
-const TIMING_SECTIONS: [&str; 3] = ["TIME", "THST", "TMLN"];
+const TIMING_SECTIONS: [&str; 6] = ["TIME", "THST", "TMLN", "RECT", "CLCK", "RTOT"];
 /// Families the text output lists (by calls, most first); `--json` lists all.
 const LISTED_FAMILIES: usize = 20;
 
@@ -99,6 +99,7 @@ impl TimingSummary {
             "bytes_by_section": self.bytes_by_section.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
             "max_relative_error": self.error.map(|e| e.0),
             "mean_relative_error": self.error.map(|e| e.1),
+            "clocks": clocks_json(trace),
             "histogram_bins": histogram_scheme(),
             "histograms": families(trace, functions)
                 .iter()
@@ -114,6 +115,59 @@ impl TimingSummary {
                 .collect::<Vec<_>>(),
         })
     }
+}
+
+/// Per rank, its clock: offsets to rank 0 measured at `MPI_Init` and `MPI_Finalize`, the
+/// cost of one clock read, and where its threads lie on its own clock.
+fn clocks_json(trace: &Trace) -> Vec<serde_json::Value> {
+    let sample = |s: Option<conifer_trace::clock::ClockSample>| {
+        s.map(|s| serde_json::json!({"local_ns": s.local_ns, "offset_ns": s.offset_ns}))
+    };
+    trace
+        .record
+        .ranks
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "init": sample(r.clock.init),
+                "finalize": sample(r.clock.finalize),
+                "clock_read_ps": r.clock.read_ps,
+                "threads": r.clock.threads.iter().map(|t| serde_json::json!({
+                    "base_ns": t.base_ns, "end_ns": t.end_ns,
+                })).collect::<Vec<_>>(),
+                "recorder_ns": r.totals.recorder_ns,
+            })
+        })
+        .collect()
+}
+
+/// One line on the clocks: the largest offset to rank 0 and the largest drift between the
+/// two measurements; `None` for traces without measured offsets.
+pub fn clocks_line(trace: &Trace) -> Option<String> {
+    let ranks = &trace.record.ranks;
+    if ranks.iter().all(|r| r.clock.init.is_none()) {
+        return None;
+    }
+    let measured = ranks.iter().filter(|r| r.clock.init.is_some()).count();
+    let largest = ranks
+        .iter()
+        .filter_map(|r| r.clock.init)
+        .map(|s| s.offset_ns.unsigned_abs())
+        .max()
+        .unwrap_or(0);
+    let drift = ranks
+        .iter()
+        .filter_map(|r| Some((r.clock.init?, r.clock.finalize?)))
+        .map(|(a, b)| (b.offset_ns - a.offset_ns).unsigned_abs())
+        .max();
+    let recorder: u64 = ranks.iter().map(|r| r.totals.recorder_ns).sum();
+    Some(format!(
+        "offsets to rank 0 measured on {measured} of {} ranks (largest {}{}); recorder's own time {} over all ranks",
+        ranks.len(),
+        human_time(largest as f64),
+        drift.map_or(String::new(), |d| format!(", drift up to {} by MPI_Finalize", human_time(d as f64))),
+        human_time(recorder as f64),
+    ))
 }
 
 /// A timing family with a histogram.

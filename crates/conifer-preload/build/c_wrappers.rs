@@ -75,6 +75,22 @@ pub fn lifecycle_hooks(name: &str) -> (TokenStream, TokenStream, bool) {
     }
 }
 
+/// The record of a call finished before its PMPI call (see [`lifecycle_hooks`]), whose
+/// inputs `prologue` encodes: `MPI_Finalize`'s MPI part is timed as the wait until every
+/// rank called it (`crate::runtime::finalize_wait`), which is what its real MPI part mostly
+/// does and which runs after the trace is written.
+pub fn early_record(name: &str, prologue: &TokenStream) -> TokenStream {
+    let wait = if name == "MPI_Finalize" {
+        quote! { rec.before_pmpi(); crate::runtime::finalize_wait(); rec.after_pmpi(&0); }
+    } else {
+        quote! {}
+    };
+    quote! {
+        if let Some(rec) = rec.as_mut() { #prologue #wait rec.finish(&0); }
+        drop(rec);
+    }
+}
+
 /// The PMPI call of a wrapper, or for sliced programs ([`conifer_spec::slicing`]) what
 /// replaces it: a call the program asked to skip (`call.skip()`) that the spec lets the runtime
 /// leave out goes to `crate::slice` instead (which may still decline: `None`), and calls that
@@ -191,10 +207,7 @@ pub fn wrapper(
         ),
         None => (inputs, quote! { #epilogue rec.finish(&ret); }),
     };
-    let record_early = quote! {
-        if let Some(rec) = rec.as_mut() { #prologue rec.finish(&0); }
-        drop(rec);
-    };
+    let record_early = early_record(&function.name, &prologue);
     let body = if finish_early {
         quote! {
             #record_early

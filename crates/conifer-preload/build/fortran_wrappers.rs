@@ -313,7 +313,7 @@ fn binding_code(
     };
     let (early, late) = match (finish_early, poll) {
         (true, _) => (
-            quote! { if let Some(rec) = rec.as_mut() { #prologue rec.finish(&0); } drop(rec); },
+            super::c_wrappers::early_record(&function.name, &prologue),
             quote! {},
         ),
         // A poll skips its inputs and outputs when it repeats the previous call and again

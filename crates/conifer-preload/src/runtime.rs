@@ -179,7 +179,14 @@ pub fn inside_wrapper() -> bool {
 pub fn after_init() {
     crate::run_info::remember_start();
     crate::record::after_init();
+    crate::clock_sync::at_init();
     crate::partial::arm();
+}
+
+/// The stand-in for `MPI_Finalize`'s MPI part while it is recorded (the real one runs after
+/// the trace is written): the wait until every rank called it.
+pub fn finalize_wait() {
+    crate::clock_sync::finalize_wait();
 }
 
 /// Called at the start of the application's `MPI_Finalize`, while MPI still works: stops
@@ -189,6 +196,7 @@ pub fn before_finalize() {
     crate::slice::report();
     crate::record::stop();
     crate::heap::stop_tracking();
+    crate::clock_sync::at_finalize(crate::record::ns_per_tick());
     crate::finalize::write_trace(&crate::record::call_counts());
 }
 

@@ -1,6 +1,7 @@
 //! Turning a trace back into calls: each rank's grammars expanded into signatures, each
 //! signature parsed into its function and argument values, relative ranks restored.
 
+use crate::as_run::{AsRunClock, RecorderTime, RunSpan};
 use crate::caller::Caller;
 use crate::fast_hash::FastMap;
 use crate::merge::RankEntry;
@@ -126,8 +127,15 @@ pub struct Call<'t> {
     pub timing: Option<CallTiming>,
     /// This call's own timing, with lossless timing.
     pub time: Option<CallTime>,
-    /// Nanoseconds from the thread's first call to this call's start, with lossless timing.
+    /// Nanoseconds from the thread's first call to this call's start, with lossless timing,
+    /// on the clock *without the recorder* (intervals and durations only).
     pub start_ns: Option<u64>,
+    /// The recorder's own time around this call, with per-call timing (absent from traces
+    /// written before Conifer kept it).
+    pub recorder: Option<RecorderTime>,
+    /// The call *as run* on the synchronised clock (rank 0's): when the program entered and
+    /// left the call and when its MPI part ran, with per-call timing.
+    pub run: Option<RunSpan>,
     /// Structure-tree call site that made the call (its id in the binary's structure tree),
     /// when a trace tree holds it.
     pub site: Option<u32>,
@@ -365,12 +373,22 @@ impl<'t> CallReader<'t> {
                     .and_then(|&s| trace.record.streams.get(s as usize)),
             );
             let calls = trace.record.thread_calls(entry, thread);
-            let mut times = entry
+            let all_times = entry
                 .timelines
                 .get(thread)
                 .and_then(|t| crate::timeline::decode(t, calls))
+                .unwrap_or_default();
+            let recorder: Vec<RecorderTime> = entry
+                .recorder_times
+                .get(thread)
+                .and_then(|t| crate::timeline::decode(t, calls))
+                .unwrap_or_default()
                 .into_iter()
-                .flatten();
+                .map(RecorderTime::from_call_time)
+                .collect();
+            let mut as_run = AsRunClock::new(&entry.clock, thread, &all_times, &recorder);
+            let mut recorder = recorder.into_iter();
+            let mut times = all_times.into_iter();
             let mut clock = 0u64;
             let mut request_positions: FastMap<HandleRef, Position> = FastMap::default();
             // Indexed by terminal.
@@ -388,6 +406,8 @@ impl<'t> CallReader<'t> {
                     clock += t.duration_ns;
                     start
                 });
+                let recorder_time = recorder.next();
+                let run = time.map(|t| as_run.next(t, recorder_time.unwrap_or_default()));
                 let streamed = filler.streams(terminal);
                 let template = match templates.get(terminal as usize).and_then(Option::as_ref) {
                     Some(t) => Rc::clone(t),
@@ -434,6 +454,8 @@ impl<'t> CallReader<'t> {
                     timing: shared.timing[terminal as usize],
                     time,
                     start_ns,
+                    recorder: recorder_time,
+                    run,
                     signature: Rc::clone(&template.signature),
                     terminal,
                     streamed,

@@ -5,8 +5,10 @@
 //! rejects foreign, truncated, corrupted or newer files with a [`FormatError`] that says so in
 //! one line.
 
+pub mod as_run;
 pub mod caller;
 mod catalog_codec;
+pub mod clock;
 pub mod columns;
 mod container;
 pub mod decode;
@@ -26,6 +28,7 @@ pub mod predefined;
 mod rank;
 pub mod rank_codes;
 pub mod rank_record;
+pub mod rank_totals;
 mod record_codec;
 pub mod streams;
 pub mod structure_codec;

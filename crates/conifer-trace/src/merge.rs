@@ -35,6 +35,12 @@ pub struct RankEntry {
     /// Value streams of each of its threads: an index into [`Merged::streams`], or
     /// [`NO_STREAMS`]; empty when no thread has any.
     pub streams: Vec<u32>,
+    /// Its clock: offsets to rank 0 and where its threads lie.
+    pub clock: crate::clock::RankClock,
+    /// Its exact per-function totals and the recorder's own time.
+    pub totals: crate::rank_totals::RankTotals,
+    /// Per thread, the recorder's own time around every call (lossless and lossy timing).
+    pub recorder_times: Vec<Vec<u8>>,
 }
 
 /// A thread without value streams.
@@ -134,6 +140,9 @@ impl Merged {
                 timelines: record.timelines,
                 time,
                 streams: stream_ids,
+                clock: record.clock,
+                totals: record.totals,
+                recorder_times: record.recorder_times,
             }],
             forest,
             streams,

@@ -79,4 +79,11 @@ pub struct RankRecord {
     /// Per thread, the value streams of its skeleton signatures (empty when none were made:
     /// see [`crate::streams`]).
     pub streams: Vec<crate::streams::ThreadStreams>,
+    /// How the rank's clock maps onto rank 0's, and where its threads lie on it.
+    pub clock: crate::clock::RankClock,
+    /// Exact per-function totals and the recorder's own time.
+    pub totals: crate::rank_totals::RankTotals,
+    /// Per thread, the recorder's own time around every call (see [`crate::as_run`]),
+    /// encoded as a timeline; empty unless every call's times are kept.
+    pub recorder_times: Vec<Vec<u8>>,
 }

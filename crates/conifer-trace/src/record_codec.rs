@@ -3,16 +3,21 @@
 //! `SIGS` signatures, `GRAM` distinct grammars (combined by one more Sequitur pass), `RMAP` rank → grammars, `COMM` communicator
 //! memberships, `CNTS` wrapper call counts, `HOST` host names, `TIME` timing per timing
 //! family and per-rank totals, `THST` histograms per timing family and `TMLN` per-call
-//! timelines, lossless or lossy (each only when recorded). In files every
+//! timelines, lossless or lossy (each only when recorded), `RECT` the recorder's own time per
+//! call (with `TMLN`), `CLCK` each rank's clock offsets to rank 0 and its threads' spans,
+//! `RTOT` each rank's exact per-function totals. In files every
 //! section is zstd-compressed when that makes it smaller. Per-rank sections are columns
 //! (see [`crate::columns`]), so they grow with distinct behaviours, not ranks.
 
+use crate::clock::RankClock;
 use crate::columns::{put_column, read_column};
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
 use crate::merge::{Merged, RankEntry};
 use crate::model::find_section;
 use crate::rank_record::{put_grid, read_grid, Membership};
+use crate::rank_totals::RankTotals;
+use crate::timing::RankTime;
 use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::Symbol;
 
@@ -28,6 +33,9 @@ const HISTOGRAMS: [u8; 4] = *b"THST";
 const FIRST_RANK: [u8; 4] = *b"FRST";
 const STREAMS: [u8; 4] = *b"STRM";
 const STREAM_MAP: [u8; 4] = *b"SMAP";
+const CLOCKS: [u8; 4] = *b"CLCK";
+const TOTALS: [u8; 4] = *b"RTOT";
+const RECORDER_TIMES: [u8; 4] = *b"RECT";
 
 /// The most ranks a record may claim: columns compress ranks to a few bytes, so the claim is
 /// bounded explicitly to keep a corrupt file from making the reader allocate without limit.
@@ -202,14 +210,32 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
         sections.push(packed(HISTOGRAMS, crate::histogram::encode_histograms(m)));
     }
     if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
-        let mut timelines = Vec::new();
-        for r in &m.ranks {
-            put_u64(&mut timelines, r.timelines.len() as u64);
-            r.timelines
-                .iter()
-                .for_each(|t| put_bytes(&mut timelines, t));
-        }
-        sections.push(packed(TIMELINES, timelines));
+        let per_rank: Vec<&Vec<Vec<u8>>> = m.ranks.iter().map(|r| &r.timelines).collect();
+        sections.push(packed(TIMELINES, per_thread_bytes(&per_rank)));
+    }
+    if m.ranks.iter().any(|r| !r.recorder_times.is_empty()) {
+        let per_rank: Vec<&Vec<Vec<u8>>> = m.ranks.iter().map(|r| &r.recorder_times).collect();
+        sections.push(packed(RECORDER_TIMES, per_thread_bytes(&per_rank)));
+    }
+    if m.ranks.iter().any(|r| r.clock != RankClock::default()) {
+        let values: Vec<Vec<u8>> = m
+            .ranks
+            .iter()
+            .map(|r| bytes_of(|o| r.clock.encode(o)))
+            .collect();
+        let mut clocks = Vec::new();
+        put_column(&mut clocks, &values, |o, v| o.extend_from_slice(v));
+        sections.push(packed(CLOCKS, clocks));
+    }
+    if m.ranks.iter().any(|r| !r.totals.is_empty()) {
+        let values: Vec<Vec<u8>> = m
+            .ranks
+            .iter()
+            .map(|r| bytes_of(|o| r.totals.encode(o)))
+            .collect();
+        let mut totals = Vec::new();
+        put_column(&mut totals, &values, |o, v| o.extend_from_slice(v));
+        sections.push(packed(TOTALS, totals));
     }
     if !m.streams.is_empty() {
         let (streams, map) = crate::streams::encode_streams(m);
@@ -221,6 +247,48 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
         sections.extend(crate::forest_codec::encode(forest, &trees, compact));
     }
     sections
+}
+
+/// The bytes `write` appends to an empty vector.
+fn bytes_of(write: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut out = Vec::new();
+    write(&mut out);
+    out
+}
+
+/// Per rank, its thread count and each thread's length-prefixed bytes (`TMLN`, `RECT`).
+fn per_thread_bytes(per_rank: &[&Vec<Vec<u8>>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for threads in per_rank {
+        put_u64(&mut out, threads.len() as u64);
+        threads.iter().for_each(|t| put_bytes(&mut out, t));
+    }
+    out
+}
+
+/// Reads what [`per_thread_bytes`] wrote for `ranks` ranks.
+fn read_per_thread_bytes(
+    bytes: &[u8],
+    ranks: usize,
+    what: &str,
+) -> Result<Vec<Vec<Vec<u8>>>, FormatError> {
+    let mut r = Reader::new(bytes);
+    let per_rank = (0..ranks)
+        .map(|_| {
+            let n = r.count()?;
+            (0..n)
+                .map(|_| {
+                    let len = r.count()?;
+                    r.take(len).map(<[u8]>::to_vec)
+                })
+                .collect::<Option<Vec<_>>>()
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| malformed(what))?;
+    if r.remaining() != 0 {
+        return Err(malformed(what));
+    }
+    Ok(per_rank)
 }
 
 fn malformed(what: &str) -> FormatError {
@@ -324,26 +392,20 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         }
     }
     let timelines = match find(TIMELINES) {
-        Ok(bytes) => {
-            let mut r = Reader::new(&bytes);
-            let per_rank = (0..ranks)
-                .map(|_| {
-                    let n = r.count()?;
-                    (0..n)
-                        .map(|_| {
-                            let len = r.count()?;
-                            r.take(len).map(<[u8]>::to_vec)
-                        })
-                        .collect::<Option<Vec<_>>>()
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| malformed("TMLN"))?;
-            if r.remaining() != 0 {
-                return Err(malformed("TMLN"));
-            }
-            per_rank
-        }
+        Ok(bytes) => read_per_thread_bytes(&bytes, ranks, "TMLN")?,
         Err(_) => vec![Vec::new(); ranks],
+    };
+    let recorder_times = match find(RECORDER_TIMES) {
+        Ok(bytes) => read_per_thread_bytes(&bytes, ranks, "RECT")?,
+        Err(_) => vec![Vec::new(); ranks],
+    };
+    let clocks = match find(CLOCKS) {
+        Ok(bytes) => column(&bytes, ranks, "CLCK", RankClock::decode)?,
+        Err(_) => vec![RankClock::default(); ranks],
+    };
+    let totals = match find(TOTALS) {
+        Ok(bytes) => column(&bytes, ranks, "RTOT", RankTotals::decode)?,
+        Err(_) => vec![RankTotals::default(); ranks],
     };
     let (streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
         (Ok(streams), Ok(map)) => crate::streams::decode_streams(&streams, &map, ranks)
@@ -362,13 +424,26 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
             .zip(counts.into_iter().zip(hosts))
             .zip(timelines.into_iter().zip(times))
             .zip(stream_map)
+            .zip(recorder_times.into_iter().zip(clocks).zip(totals))
             .enumerate()
             .map(
                 |(
                     i,
-                    (((((threads, trees), comms), (counts, host)), (timelines, time)), streams),
+                    (
+                        (((((threads, trees), comms), (counts, host)), (timelines, time)), streams),
+                        ((recorder_times, clock), totals),
+                    ),
                 )| {
                     let world = i64::from(first_rank) + i as i64;
+                    // Exact totals, where the trace has them, replace the quantised ones.
+                    let time = if totals.is_empty() {
+                        time
+                    } else {
+                        RankTime {
+                            mpi_ns: totals.mpi_ns() as f64,
+                            compute_ns: totals.compute_ns() as f64,
+                        }
+                    };
                     RankEntry {
                         threads,
                         trees,
@@ -385,6 +460,9 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
                         timelines,
                         time,
                         streams,
+                        clock,
+                        totals,
+                        recorder_times,
                     }
                 },
             )

@@ -46,6 +46,11 @@ fn ticks_raw() -> u64 {
     }
 }
 
+/// The tick the recorder's clock starts from: 0 ns on the rank's clock (see [`start`]).
+pub fn origin_ticks() -> u64 {
+    origin().ticks
+}
+
 /// Starts the calibration interval (call early: at the first recorded call), and measures
 /// [`read_cost`].
 pub fn start() {

@@ -70,6 +70,11 @@ pub fn rank_record() -> RankRecord {
     record_of(&lock())
 }
 
+/// Nanoseconds per clock tick, fixed from the first time it is asked on.
+pub fn ns_per_tick() -> f64 {
+    lock().ns_per_tick()
+}
+
 /// True when MPI runs with `MPI_THREAD_MULTIPLE` (several threads may be inside MPI).
 pub fn multithreaded() -> bool {
     MULTITHREADED.load(Ordering::Relaxed)
@@ -247,7 +252,9 @@ impl<'t> Call<'t> {
         state.entered.set(entered);
         let exited = state.exited.replace(0);
         if exited != 0 {
-            locked.hide(thread, exited.saturating_sub(state.pmpi_end.get()));
+            let post = exited.saturating_sub(state.pmpi_end.get());
+            locked.hide(thread, post);
+            locked.note_post(thread, post);
         }
         if let Some(n) = locked.calls.get_mut(usize::from(id)) {
             *n += 1;
@@ -325,7 +332,8 @@ impl Call<'_> {
         let end = self.thread_state.pmpi_end.get().max(start);
         let st = locked_state(&mut self.state);
         let read = clock::read_cost();
-        st.hide(thread, start.saturating_sub(entered) + read);
+        let pre = start.saturating_sub(entered);
+        st.hide(thread, pre + read);
         if keep {
             let start = st.recorder_free(thread, start);
             st.hide(thread, read);
@@ -334,6 +342,7 @@ impl Call<'_> {
                 Some(terminal) => st.append_terminal(thread, terminal, start, end, site),
                 None => st.append(thread, self.sig, start, end, site),
             }
+            st.note_pre(thread, pre);
         } else {
             st.hide(thread, read);
         }

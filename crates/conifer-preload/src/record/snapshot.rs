@@ -1,9 +1,12 @@
 //! The rank's record as the merge and `--raw` take it: grammars, tables, timing and trees
 //! from the recorder's state, and the uncompressed raw record.
 
-use super::state::State;
+use super::state::{State, TimedCall};
 use super::{lock, trees};
+use conifer_trace::as_run::RecorderTime;
+use conifer_trace::clock::{RankClock, ThreadSpan};
 use conifer_trace::rank_record::{Membership, RankRecord};
+use conifer_trace::rank_totals::{FunctionTotals, RankTotals};
 use conifer_trace::timeline::CallTime;
 use conifer_trace::timing_mode::TimingMode;
 use conifer_trace::value::{encode_handle, HandleKind};
@@ -55,11 +58,14 @@ pub fn record_of(state: &State) -> RankRecord {
         comms,
         timelines: call_times(state)
             .iter()
-            .map(|times| match state.timing_mode {
-                TimingMode::Lossy(rel) => conifer_trace::lossy_timeline::encode(times, rel),
-                _ => conifer_trace::timeline::encode(times),
-            })
+            .map(|times| encode_times(times, state.timing_mode))
             .collect(),
+        recorder_times: recorder_times(state)
+            .iter()
+            .map(|times| encode_times(times, state.timing_mode))
+            .collect(),
+        clock: rank_clock(state),
+        totals: rank_totals(state),
         histograms: state.histograms.as_ref().map_or_else(Vec::new, |h| {
             h.in_ns(state.signatures.len(), state.ns_per_tick())
         }),
@@ -74,6 +80,101 @@ pub fn record_of(state: &State) -> RankRecord {
     }
 }
 
+/// A thread's per-call times in the trace's form for `mode` (lossless or lossy).
+fn encode_times(times: &[CallTime], mode: TimingMode) -> Vec<u8> {
+    match mode {
+        TimingMode::Lossy(rel) => conifer_trace::lossy_timeline::encode(times, rel),
+        _ => conifer_trace::timeline::encode(times),
+    }
+}
+
+/// Ticks `ticks` in whole nanoseconds at `ns_per_tick`.
+fn ns_of(ticks: u128, ns_per_tick: f64) -> u64 {
+    (ticks as f64 * ns_per_tick).round() as u64
+}
+
+/// Real tick `tick` on the rank's clock: nanoseconds from the recorder's origin.
+fn local_ns(tick: u64, ns_per_tick: f64) -> i64 {
+    ((tick as i128 - super::clock::origin_ticks() as i128) as f64 * ns_per_tick).round() as i64
+}
+
+/// The rank's clock: what a clock read costs, the offsets to rank 0, and where each thread
+/// lies (its first call's start, which hid nothing yet, and its last call's end on the real
+/// clock: the recorder-free end plus everything hidden since).
+fn rank_clock(state: &State) -> RankClock {
+    let npt = state.ns_per_tick();
+    let (init, finalize) = crate::clock_sync::offsets();
+    RankClock {
+        read_ps: (super::clock::read_cost() as f64 * npt * 1e3).round() as u64,
+        init,
+        finalize,
+        threads: (0..state.grammars.len())
+            .map(|t| ThreadSpan {
+                base_ns: local_ns(state.first_start[t], npt),
+                end_ns: local_ns(state.last_end[t] + state.hidden[t], npt),
+            })
+            .collect(),
+    }
+}
+
+/// The rank's exact totals: per function, from the per-terminal tick sums; the recorder's
+/// time, from every thread's hidden ticks.
+fn rank_totals(state: &State) -> RankTotals {
+    let npt = state.ns_per_tick();
+    let mut per_function: std::collections::BTreeMap<u16, (u64, u128, u128)> = Default::default();
+    for (sig, timing) in state.signatures.iter().zip(&state.timing) {
+        let (calls, interval, duration) = timing.sums();
+        if calls == 0 {
+            continue;
+        }
+        let Some(function) = conifer_trace::varint::Reader::new(sig)
+            .u64()
+            .and_then(|f| u16::try_from(f).ok())
+        else {
+            continue;
+        };
+        let sums = per_function.entry(function).or_default();
+        sums.0 += calls;
+        sums.1 += interval;
+        sums.2 += duration;
+    }
+    RankTotals {
+        recorder_ns: ns_of(state.hidden.iter().map(|&h| u128::from(h)).sum(), npt),
+        functions: per_function
+            .into_iter()
+            .map(|(function, (calls, interval, duration))| FunctionTotals {
+                function,
+                calls,
+                mpi_ns: ns_of(duration, npt),
+                compute_ns: ns_of(interval, npt),
+            })
+            .collect(),
+    }
+}
+
+/// Per thread, the recorder's time around each call in ns (none unless every call's times
+/// are kept), stored as call times (see [`RecorderTime::as_call_time`]).
+fn recorder_times(state: &State) -> Vec<Vec<CallTime>> {
+    let npt = state.ns_per_tick();
+    state.timelines.as_ref().map_or_else(Vec::new, |threads| {
+        threads
+            .iter()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| {
+                        RecorderTime {
+                            pre_ns: ns_of(c.pre.into(), npt),
+                            post_ns: ns_of(c.post.into(), npt),
+                        }
+                        .as_call_time()
+                    })
+                    .collect()
+            })
+            .collect()
+    })
+}
+
 /// Per thread, its calls' intervals and durations in ns (none unless every call's times are
 /// kept).
 fn call_times(state: &State) -> Vec<Vec<CallTime>> {
@@ -85,13 +186,13 @@ fn call_times(state: &State) -> Vec<Vec<CallTime>> {
     })
 }
 
-/// A thread's (start, end) ticks as intervals and durations in ns.
-fn thread_times(calls: &[(u64, u64)], ns_per_tick: f64) -> Vec<CallTime> {
+/// A thread's calls as intervals and durations in ns.
+fn thread_times(calls: &[TimedCall], ns_per_tick: f64) -> Vec<CallTime> {
     let ns = |ticks: u64| (ticks as f64 * ns_per_tick).round() as u64;
-    let mut previous_end = calls.first().map_or(0, |c| c.0);
+    let mut previous_end = calls.first().map_or(0, |c| c.start);
     calls
         .iter()
-        .map(|&(start, end)| {
+        .map(|&TimedCall { start, end, .. }| {
             let t = CallTime {
                 interval_ns: ns(start.saturating_sub(previous_end)),
                 duration_ns: ns(end.saturating_sub(start)),

@@ -129,8 +129,11 @@ pub struct State {
     pub raw: Option<Vec<(u32, Box<[u8]>)>>,
     /// The timing recorded (`CONIFER_TIMING`).
     pub timing_mode: TimingMode,
-    /// Lossless or lossy timing: per thread, every call's start and end tick.
-    pub timelines: Option<Vec<Vec<(u64, u64)>>>,
+    /// Lossless or lossy timing: per thread, every call's times.
+    pub timelines: Option<Vec<Vec<TimedCall>>>,
+    /// Symbolic thread → its first call's start on its recorder-free clock (which then equals
+    /// the real clock less the call's own recorder time: see [`super::snapshot`]).
+    pub first_start: Vec<u64>,
     /// Histogram timing: per terminal, its calls' durations and intervals in tick bins.
     pub histograms: Option<TickHistograms>,
     /// Nanoseconds per tick, measured once when first asked for (so the record and the raw
@@ -147,6 +150,20 @@ pub struct State {
     /// Bumped whenever the handle or communicator tables change (an object is named, made
     /// or released): inputs remembered before are encoded anew.
     tables_version: u64,
+}
+
+/// One call's times with per-call timing, in ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimedCall {
+    /// Start of its MPI part, on the thread's recorder-free clock.
+    pub start: u64,
+    /// End of its MPI part, on the same clock.
+    pub end: u64,
+    /// The recorder's time from the wrapper's entry to the MPI part (real ticks).
+    pub pre: u64,
+    /// The recorder's time from the MPI part's end to the wrapper's return (real ticks;
+    /// known once the thread's next call begins).
+    pub post: u64,
 }
 
 /// Slots of [`State::recent`].
@@ -242,6 +259,7 @@ impl State {
             calls: vec![0; crate::wrappers::FUNCTION_NAMES.len()],
             timing_mode,
             timelines: timing_mode.keeps_calls().then(Vec::new),
+            first_start: Vec::new(),
             histograms: (timing_mode == TimingMode::Histogram).then(TickHistograms::default),
             ns_per_tick: std::sync::OnceLock::new(),
             callers: super::callers::requested().then(Default::default),
@@ -270,6 +288,7 @@ impl State {
             self.grammars.push(Grammar::new());
             self.trees.push(None);
             self.last_end.push(0);
+            self.first_start.push(0);
             self.hidden.push(0);
             self.last_terminal.push(0);
         }
@@ -279,6 +298,34 @@ impl State {
     #[inline(always)]
     pub fn hide(&mut self, thread: u32, ticks: u64) {
         self.hidden[thread as usize] += ticks;
+    }
+
+    /// With per-call timing, notes the recorder's time `ticks` before the MPI part of
+    /// `thread`'s last appended call.
+    #[inline(always)]
+    pub fn note_pre(&mut self, thread: u32, ticks: u64) {
+        if let Some(timelines) = &mut self.timelines {
+            if let Some(call) = timelines
+                .get_mut(thread as usize)
+                .and_then(|t| t.last_mut())
+            {
+                call.pre = ticks;
+            }
+        }
+    }
+
+    /// With per-call timing, notes the recorder's time `ticks` after the MPI part of
+    /// `thread`'s last appended call, until its wrapper returned.
+    #[inline(always)]
+    pub fn note_post(&mut self, thread: u32, ticks: u64) {
+        if let Some(timelines) = &mut self.timelines {
+            if let Some(call) = timelines
+                .get_mut(thread as usize)
+                .and_then(|t| t.last_mut())
+            {
+                call.post = ticks;
+            }
+        }
     }
 
     /// Real tick `real` on `thread`'s recorder-free clock.
@@ -317,6 +364,7 @@ impl State {
     ) {
         let previous = std::mem::replace(&mut self.last_end[thread as usize], end);
         let interval = if previous == 0 {
+            self.first_start[thread as usize] = start;
             0
         } else {
             start.saturating_sub(previous)
@@ -329,7 +377,12 @@ impl State {
             while timelines.len() <= thread as usize {
                 timelines.push(Vec::new());
             }
-            timelines[thread as usize].push((start, end));
+            timelines[thread as usize].push(TimedCall {
+                start,
+                end,
+                pre: 0,
+                post: 0,
+            });
         }
         let tree = &mut self.trees[thread as usize];
         if tree.is_none() && super::trees::binary_has_tree() {

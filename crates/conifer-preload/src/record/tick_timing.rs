@@ -56,6 +56,11 @@ impl CallTicks {
         self.duration.add(duration);
     }
 
+    /// The calls' count and their exact interval and duration sums, in ticks.
+    pub fn sums(&self) -> (u64, u128, u128) {
+        (self.duration.count, self.interval.sum, self.duration.sum)
+    }
+
     /// The calls' statistics in nanoseconds, at `ns_per_tick`.
     pub fn in_ns(&self, ns_per_tick: f64) -> CallTiming {
         CallTiming {
