@@ -78,14 +78,31 @@ pub fn timing_name(trace: &Trace, t: &Times) -> String {
     }
 }
 
-/// The times of `analysis`'s functions and sites: from the pooled timing families, or per
-/// call with lossless timing.
+/// The times of `analysis`'s functions and sites: per call with lossless or lossy timing;
+/// else function totals from the ranks' exact totals (where the trace has them) and site
+/// times from the pooled timing families.
 pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
     if per_call(trace) {
         if let Some(t) = exact_times(trace) {
             return t;
         }
     }
+    let mut t = pooled_times(trace, analysis);
+    let figures = conifer_analyze::rank_figures::rank_figures(trace);
+    if figures.iter().all(|f| f.exact) {
+        for (name, time) in &mut t.functions {
+            time.total_ns = figures
+                .iter()
+                .filter_map(|f| f.functions.get(name))
+                .map(|f| f.mpi_ns as f64)
+                .sum();
+        }
+    }
+    t
+}
+
+/// Times from the pooled timing families: each family's mean weighted by its calls.
+fn pooled_times(trace: &Trace, analysis: &Analysis) -> Times {
     let fam = &trace.record.timing;
     let of = |families: &BTreeMap<u32, u64>| {
         let mut t = Time::default();
@@ -161,18 +178,20 @@ pub fn site_label(site: &Site, function: &str, source: Option<&str>) -> String {
 
 /// The whole profile as JSON.
 pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
-    let ranks: Vec<_> = trace
-        .record
-        .ranks
-        .iter()
-        .enumerate()
-        .map(|(r, e)| {
-            let app = e.time.mpi_ns + e.time.compute_ns;
+    let ranks: Vec<_> = conifer_analyze::rank_figures::rank_figures(trace)
+        .into_iter()
+        .map(|f| {
+            let r = f.rank as usize;
             serde_json::json!({
                 "rank": r,
-                "app_ns": app,
-                "mpi_ns": e.time.mpi_ns,
-                "mpi_percent": if app > 0.0 { 100.0 * e.time.mpi_ns / app } else { 0.0 },
+                "span_ns": f.span_ns,
+                "app_ns": f.busy_ns(),
+                "mpi_ns": f.mpi_ns,
+                "compute_ns": f.compute_ns,
+                "recorder_ns": f.recorder_ns,
+                "mpi_percent": f.mpi_percent(),
+                "exact": f.exact,
+                "functions": f.functions,
                 "calls": a.per_rank[r].calls,
                 "bytes_sent": a.per_rank[r].bytes_sent,
                 "bytes_received": a.per_rank[r].bytes_received,
@@ -222,6 +241,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
         "timing": timing_name(trace, t),
         "calls": a.functions.values().map(|f| f.calls).sum::<u64>(),
         "per_rank": ranks,
+        "per_rank_times": conifer_analyze::rank_figures::FIGURES_NOTE,
         "functions": functions,
         "call_sites": sites,
         "communicators": comms,
@@ -277,28 +297,47 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
             TimingMode::Aggregate.describe()
         }
     );
-    let (app, mpi): (f64, f64) = trace.record.ranks.iter().fold((0.0, 0.0), |(a, m), e| {
-        (a + e.time.mpi_ns + e.time.compute_ns, m + e.time.mpi_ns)
-    });
-    let _ = writeln!(s, "\n@--- time per rank (app = in MPI + between calls) ---");
-    let _ = writeln!(s, "{:>6} {:>12} {:>12} {:>7}", "rank", "app", "MPI", "MPI%");
-    for (r, e) in trace.record.ranks.iter().enumerate() {
-        let app_r = e.time.mpi_ns + e.time.compute_ns;
+    let figures = conifer_analyze::rank_figures::rank_figures(trace);
+    let (app, mpi) = figures
+        .iter()
+        .fold((0.0, 0.0), |(a, m), f| (a + f.busy_ns(), m + f.mpi_ns));
+    let exact = figures.iter().all(|f| f.exact);
+    let _ = writeln!(
+        s,
+        "\n@--- time per rank ({}) ---",
+        if exact {
+            "span: as run; app = in MPI + between calls, without the recorder; exact sums"
+        } else {
+            "app = in MPI + between calls; this trace keeps per-rank totals within 4.4%"
+        }
+    );
+    let opt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), human_time);
+    let _ = writeln!(
+        s,
+        "{:>6} {:>12} {:>12} {:>12} {:>7} {:>12}",
+        "rank", "span", "app", "MPI", "MPI%", "recorder"
+    );
+    for f in &figures {
         let _ = writeln!(
             s,
-            "{r:>6} {:>12} {:>12} {:>7}",
-            human_time(app_r),
-            human_time(e.time.mpi_ns),
-            pct(e.time.mpi_ns, app_r)
+            "{:>6} {:>12} {:>12} {:>12} {:>7} {:>12}",
+            f.rank,
+            opt(f.span_ns),
+            human_time(f.busy_ns()),
+            human_time(f.mpi_ns),
+            pct(f.mpi_ns, f.busy_ns()),
+            opt(f.recorder_ns)
         );
     }
     let _ = writeln!(
         s,
-        "{:>6} {:>12} {:>12} {:>7}",
+        "{:>6} {:>12} {:>12} {:>12} {:>7} {:>12}",
         "*",
+        "",
         human_time(app),
         human_time(mpi),
-        pct(mpi, app)
+        pct(mpi, app),
+        ""
     );
     let total_time: f64 = t.functions.values().map(|x| x.total_ns).sum();
     let _ = writeln!(s, "\n@--- functions ---");

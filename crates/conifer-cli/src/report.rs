@@ -159,17 +159,19 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
     // Ranks.
     h.push_str("<h2>Time per rank</h2>");
     h.push_str(&img(&plot::svg("ranks", &inp, sel_all())?));
-    let app_mpi: Vec<(f64, f64)> = trace
-        .record
-        .ranks
-        .iter()
-        .map(|e| (e.time.mpi_ns + e.time.compute_ns, e.time.mpi_ns))
-        .collect();
+    let figures = conifer_analyze::rank_figures::rank_figures(&trace);
+    let app_mpi: Vec<(f64, f64)> = figures.iter().map(|f| (f.busy_ns(), f.mpi_ns)).collect();
     let pct = |(app, mpi): (f64, f64)| if app > 0.0 { 100.0 * mpi / app } else { 0.0 };
-    h.push_str(
-        "<table><tr><th>rank</th><th>app time</th><th>MPI time</th><th>MPI%</th>\
-         <th>calls</th><th>sent</th><th>received</th></tr>",
+    let _ = write!(
+        h,
+        "<p class=\"note\">{}</p>",
+        esc(conifer_analyze::rank_figures::FIGURES_NOTE)
     );
+    h.push_str(
+        "<table><tr><th>rank</th><th>span</th><th>app time</th><th>MPI time</th><th>MPI%</th>\
+         <th>recorder</th><th>calls</th><th>sent</th><th>received</th></tr>",
+    );
+    let opt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), human_time);
     let shown: Vec<usize> = if app_mpi.len() <= 64 {
         (0..app_mpi.len()).collect()
     } else {
@@ -183,10 +185,13 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
     for r in shown {
         let _ = write!(
             h,
-            "<tr><td>{r}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{r}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td></tr>",
+            opt(figures[r].span_ns),
             human_time(app_mpi[r].0),
             human_time(app_mpi[r].1),
             pct(app_mpi[r]),
+            opt(figures[r].recorder_ns),
             a.per_rank[r].calls,
             human_bytes(a.per_rank[r].bytes_sent),
             human_bytes(a.per_rank[r].bytes_received)

@@ -37,10 +37,13 @@ pub fn rank_events<'t>(
     let calls = reader
         .calls(rank)
         .filter(|c| c.as_ref().map_or(true, |c| c.name != "free"));
+    let trace = reader.trace();
     Ok(RankEvents {
         calls: Box::new(calls),
         messages: Messages::new(reader, table, rank)?,
         clocks: HashMap::new(),
+        clock: &trace.record.ranks[rank as usize].clock,
+        origin_ns: conifer_trace::clock::earliest_ns(trace.record.ranks.iter().map(|r| &r.clock)),
     })
 }
 
@@ -50,6 +53,10 @@ pub struct RankEvents<'t> {
     calls: Box<dyn Iterator<Item = Result<Call<'t>, DecodeError>> + 't>,
     messages: Messages<'t>,
     clocks: HashMap<u32, Clock>,
+    /// The rank's clock (offsets to rank 0, where its threads start).
+    clock: &'t conifer_trace::clock::RankClock,
+    /// The run's earliest moment on the synchronised clock: timestamps count from here.
+    origin_ns: i64,
 }
 
 impl<'t> RankEvents<'t> {
@@ -67,10 +74,11 @@ impl<'t> Iterator for RankEvents<'t> {
             Ok(call) => call,
             Err(e) => return Some(Err(e.0)),
         };
+        let (clock, origin) = (self.clock, self.origin_ns);
         let span = self
             .clocks
             .entry(call.signature.thread)
-            .or_default()
+            .or_insert_with(|| Clock::new(clock, call.signature.thread as usize, origin))
             .next(&call);
         let ops = self.messages.ops(&call);
         Some(Ok(Event { call, span, ops }))

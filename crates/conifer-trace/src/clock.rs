@@ -124,6 +124,23 @@ impl RankClock {
     }
 }
 
+/// The earliest moment any thread of any rank started, on the synchronised clock (0 for a
+/// trace without thread spans): exports count their timestamps from here, so none is
+/// negative (ranks whose `MPI_Init` began before rank 0's recorder started have negative
+/// times on rank 0's clock).
+pub fn earliest_ns<'a>(clocks: impl IntoIterator<Item = &'a RankClock>) -> i64 {
+    clocks
+        .into_iter()
+        .flat_map(|c| {
+            c.threads
+                .iter()
+                .map(move |t| c.to_global(t.base_ns as f64).floor() as i64)
+        })
+        .min()
+        .unwrap_or(0)
+        .min(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

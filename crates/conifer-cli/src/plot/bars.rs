@@ -156,13 +156,15 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
     Ok(())
 }
 
-/// Time per rank: inside MPI and between calls, stacked (load imbalance).
+/// Time per rank: inside MPI, between calls and (where the trace keeps it) the recorder's
+/// own time, stacked (load imbalance); exact sums.
 pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     area.fill(&WHITE).map_err(err)?;
-    let r = &inp.trace.record.ranks;
+    let r = conifer_analyze::rank_figures::rank_figures(inp.trace);
+    let recorder = |f: &conifer_analyze::rank_figures::RankFigures| f.recorder_ns.unwrap_or(0.0);
     let max = r
         .iter()
-        .map(|e| e.time.mpi_ns + e.time.compute_ns)
+        .map(|f| f.busy_ns() + recorder(f))
         .fold(1.0, f64::max);
     let (div, unit) = time_unit(max);
     let n = r.len().max(1) as u32;
@@ -178,17 +180,25 @@ pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
             .y_desc(format!("time ({unit})"))
             .x_labels(n.min(16) as usize),
     )?;
-    let mpi = r.iter().enumerate().map(|(i, e)| {
+    let mpi = r.iter().enumerate().map(|(i, f)| {
         let i = i as u32;
-        [(i, 0.0), (i + 1, e.time.mpi_ns / div)]
+        [(i, 0.0), (i + 1, f.mpi_ns / div)]
     });
     labelled(&mut chart, mpi, palette(3).filled(), "in MPI")?;
-    let between = r.iter().enumerate().map(|(i, e)| {
+    let between = r.iter().enumerate().map(|(i, f)| {
         let i = i as u32;
-        let lo = e.time.mpi_ns / div;
-        [(i, lo), (i + 1, lo + e.time.compute_ns / div)]
+        let lo = f.mpi_ns / div;
+        [(i, lo), (i + 1, lo + f.compute_ns / div)]
     });
     let style = palette(0).mix(0.6).filled();
     labelled(&mut chart, between, style, "between MPI calls")?;
+    if r.iter().any(|f| f.recorder_ns.is_some()) {
+        let own = r.iter().enumerate().map(|(i, f)| {
+            let i = i as u32;
+            let lo = f.busy_ns() / div;
+            [(i, lo), (i + 1, lo + recorder(f) / div)]
+        });
+        labelled(&mut chart, own, palette(1).filled(), "Conifer's own time")?;
+    }
     legend(&mut chart, 13)
 }

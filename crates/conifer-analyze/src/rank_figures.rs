@@ -1,0 +1,120 @@
+//! Each rank's time figures, exact in every timing mode: its span as run (from its first
+//! call's entry to its last call's end, the recorder's own time included), and, without the
+//! recorder, its time inside MPI and its computation between calls, overall and per
+//! function; and the recorder's own time. Read from the trace's per-rank totals (`RTOT`) and
+//! thread spans (`CLCK`); traces written before Conifer kept them give the totals their
+//! `TIME` section kept (log-quantised, within 4.4%) and no span or recorder time.
+
+use conifer_trace::Trace;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One function's calls on one rank (recorder-free times).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FunctionFigures {
+    /// Calls recorded.
+    pub calls: u64,
+    /// Time inside them, ns.
+    pub mpi_ns: u64,
+    /// Computation before them, ns.
+    pub compute_ns: u64,
+}
+
+/// One rank's figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RankFigures {
+    /// World rank.
+    pub rank: u32,
+    /// As run: from the rank's first call's entry to its last call's end, ns (`None` for
+    /// traces that do not say).
+    pub span_ns: Option<f64>,
+    /// Without the recorder: time inside MPI, ns.
+    pub mpi_ns: f64,
+    /// Without the recorder: computation between calls, ns.
+    pub compute_ns: f64,
+    /// The recorder's own time, ns (`None` for traces that do not say).
+    pub recorder_ns: Option<f64>,
+    /// True when the figures are exact sums; false for old traces' quantised totals.
+    pub exact: bool,
+    /// Per MPI function name (calls of one function through C and Fortran together); empty
+    /// for old traces.
+    pub functions: BTreeMap<String, FunctionFigures>,
+}
+
+impl RankFigures {
+    /// The rank's time without the recorder: inside MPI plus between calls.
+    pub fn busy_ns(&self) -> f64 {
+        self.mpi_ns + self.compute_ns
+    }
+
+    /// Percentage of `busy_ns` inside MPI.
+    pub fn mpi_percent(&self) -> f64 {
+        let busy = self.busy_ns();
+        if busy > 0.0 {
+            100.0 * self.mpi_ns / busy
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The figures of every rank of `trace`.
+pub fn rank_figures(trace: &Trace) -> Vec<RankFigures> {
+    let names: BTreeMap<u16, &str> = trace
+        .catalog
+        .iter()
+        .map(|f| (f.id, f.name.as_str()))
+        .collect();
+    trace
+        .record
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(rank, entry)| {
+            let spans = &entry.clock.threads;
+            let span_ns = (!spans.is_empty()).then(|| {
+                let start = spans.iter().map(|t| t.base_ns).min().unwrap_or(0);
+                let end = spans.iter().map(|t| t.end_ns).max().unwrap_or(0);
+                (end - start) as f64
+            });
+            let totals = &entry.totals;
+            if totals.is_empty() {
+                return RankFigures {
+                    rank: rank as u32,
+                    span_ns,
+                    mpi_ns: entry.time.mpi_ns,
+                    compute_ns: entry.time.compute_ns,
+                    recorder_ns: None,
+                    exact: false,
+                    functions: BTreeMap::new(),
+                };
+            }
+            let mut functions: BTreeMap<String, FunctionFigures> = BTreeMap::new();
+            for f in &totals.functions {
+                let name = names.get(&f.function).copied().unwrap_or("?");
+                // Conifer's `free` records (heap tracking) are not MPI calls; the computation
+                // before them stays in the rank's total.
+                if name == "free" {
+                    continue;
+                }
+                let figures = functions.entry(name.to_string()).or_default();
+                figures.calls += f.calls;
+                figures.mpi_ns += f.mpi_ns;
+                figures.compute_ns += f.compute_ns;
+            }
+            RankFigures {
+                rank: rank as u32,
+                span_ns,
+                mpi_ns: totals.mpi_ns() as f64,
+                compute_ns: totals.compute_ns() as f64,
+                recorder_ns: Some(totals.recorder_ns as f64),
+                exact: true,
+                functions,
+            }
+        })
+        .collect()
+}
+
+/// What the figures mean, for reports to print beside them.
+pub const FIGURES_NOTE: &str = "span: as run (first call's entry to last call's end, the \
+     recorder's own time included); MPI and computation: without the recorder (exact sums)";
