@@ -379,13 +379,14 @@ fn chrome_json_is_well_formed_and_its_flows_join_sends_to_receives() {
         // Every flow has one start in a sending call and one end in a receiving or
         // completing call, each inside its slice.
         let inside = |pid: u64, tid: u64, ts: f64| -> String {
-            // The last slice starting at or before `ts` (flow ends sit at their slice's
-            // start; the slice before may end at the same instant).
+            // The last slice starting at or before `ts` (sends' flow ends sit at their slice's
+            // start, where the slice before may end; receives' 1 ns before their slice's end,
+            // where the next may start).
             slices[&(pid, tid)]
                 .iter()
                 .rev()
-                .find(|(s, _, _)| *s <= ts + 1e-3)
-                .filter(|(s, d, _)| ts <= s + d + 1e-3)
+                .find(|(s, _, _)| *s <= ts + 1e-4)
+                .filter(|(s, d, _)| ts <= s + d + 1e-4)
                 .map(|(_, _, name)| name.clone())
                 .unwrap_or_else(|| panic!("{app}: flow end at {ts} outside any slice"))
         };

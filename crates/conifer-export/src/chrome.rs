@@ -249,14 +249,21 @@ fn slice(rank: u32, event: &Event) -> Json {
     })
 }
 
-/// One end of a message's flow, bound to the enclosing slice.
+/// One end of a message's flow, bound to the enclosing slice: a send's at its call's start,
+/// a receive's where the message had arrived, its call's end (1 ns inside the slice, so it
+/// binds to it and not to a slice starting right after).
 fn flow(phase: &str, id: u64, rank: u32, thread: u32, span: Span) -> Json {
+    let ts = if phase == "f" {
+        span.end_ns.saturating_sub(1).max(span.start_ns)
+    } else {
+        span.start_ns
+    };
     json!({
         "name": "message",
         "cat": "p2p",
         "ph": phase,
         "id": id,
-        "ts": micros(span.start_ns),
+        "ts": micros(ts),
         "pid": rank,
         "tid": thread,
         "bp": "e",

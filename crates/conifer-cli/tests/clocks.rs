@@ -1,0 +1,326 @@
+//! One clock for all ranks, the recorder's own time kept apart, exact per-rank figures:
+//! checked against the program's own clock readings taken in the same run (the `delays` app
+//! prints its span from after `MPI_Init` returned to before it called `MPI_Finalize`),
+//! against the sums of `conifer decode --json`, and against message causality as the OTF2
+//! Python bindings and the Chrome JSON read the exports. Nothing here depends on the host's
+//! speed or load.
+
+mod common;
+
+use common::*;
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Ranks for the apps whose messages cross ranks (MPICH busy-polls: never oversubscribed).
+fn ranks() -> u32 {
+    if is_mpich() {
+        2
+    } else {
+        4
+    }
+}
+
+/// The spans the `delays` app printed: rank → ns.
+fn printed_spans(stdout: &[u8]) -> BTreeMap<u32, f64> {
+    lines_with(stdout, "SPAN ")
+        .iter()
+        .map(|l| (field_value(l, "rank") as u32, field_value(l, "ns") as f64))
+        .collect()
+}
+
+/// Per rank, the span the trace shows as run: from `MPI_Init`'s return to `MPI_Finalize`'s
+/// entry on the synchronised clock.
+fn traced_spans(calls: &[Json]) -> BTreeMap<u32, f64> {
+    let mut spans = BTreeMap::new();
+    for rank in calls.iter().map(|c| c["rank"].as_u64().unwrap() as u32) {
+        if spans.contains_key(&rank) {
+            continue;
+        }
+        let of = |name: &str, field: &str| {
+            calls
+                .iter()
+                .find(|c| c["rank"] == rank && c["function"] == name)
+                .unwrap_or_else(|| panic!("rank {rank} has no {name}"))["run"][field]
+                .as_i64()
+                .unwrap_or_else(|| panic!("rank {rank}: {name} has no run.{field}"))
+        };
+        spans.insert(
+            rank,
+            (of("MPI_Finalize", "enter_ns") - of("MPI_Init", "exit_ns")) as f64,
+        );
+    }
+    spans
+}
+
+#[test]
+fn spans_as_run_match_the_programs_own_clock() {
+    let dir = scratch("clocks-spans");
+    let app = apps_dir().join("delays");
+    for timing in ["lossless", "lossy:0.01"] {
+        let name = timing.replace(':', "-");
+        let (trace, out) = traced_run(&dir, &name, 2, &["--timing", timing], &app, &["50"]);
+        let printed = printed_spans(&out.stdout);
+        let traced = traced_spans(&decode_all(&trace));
+        assert_eq!(printed.len(), 2, "{timing}: SPAN lines {printed:?}");
+        for (rank, &own) in &printed {
+            let shown = traced[rank];
+            let error = (shown - own).abs() / own;
+            assert!(
+                error < 0.005,
+                "{timing} rank {rank}: the program measured {own} ns, the trace shows {shown} ns \
+                 ({:.3}%)",
+                error * 100.0
+            );
+        }
+    }
+}
+
+#[test]
+fn every_rank_has_its_offsets_to_rank_0() {
+    let dir = scratch("clocks-offsets");
+    let trace = traced(
+        &dir,
+        "ring",
+        ranks(),
+        &[],
+        &apps_dir().join("ring"),
+        &["20"],
+    );
+    let stats = stats_json(&trace);
+    let clocks = stats["timing"]["clocks"].as_array().expect("clocks");
+    assert_eq!(clocks.len(), ranks() as usize);
+    for (rank, c) in clocks.iter().enumerate() {
+        for at in ["init", "finalize"] {
+            assert!(c[at]["offset_ns"].is_i64(), "rank {rank} {at}: {c}");
+        }
+        if rank == 0 {
+            assert_eq!(c["init"]["offset_ns"], 0, "rank 0 is the reference: {c}");
+            assert_eq!(
+                c["finalize"]["offset_ns"], 0,
+                "rank 0 is the reference: {c}"
+            );
+        }
+        // Offsets taken at MPI_Finalize are later on the rank's own clock.
+        assert!(
+            c["finalize"]["local_ns"].as_i64() > c["init"]["local_ns"].as_i64(),
+            "rank {rank}: {c}"
+        );
+    }
+}
+
+/// The lossless trace of `app` on `ranks` ranks.
+fn lossless(test: &str, app: &str, ranks: u32, args: &[&str]) -> PathBuf {
+    let dir = scratch(&format!("clocks-{test}-{app}"));
+    traced(
+        &dir,
+        app,
+        ranks,
+        &["--timing", "lossless"],
+        &apps_dir().join(app),
+        args,
+    )
+}
+
+/// The apps whose messages the causality tests follow.
+fn message_apps() -> Vec<(&'static str, u32, Vec<&'static str>)> {
+    vec![
+        ("delays", 2, vec!["20"]),
+        ("ring", ranks(), vec!["50"]),
+        ("stencil2d", ranks(), vec!["20"]),
+        ("stencil3d", ranks(), vec!["10"]),
+    ]
+}
+
+/// Counts, over matched messages `(send time, receive time)`, those received before they
+/// were sent; returns (matched, backwards).
+fn backwards(pairs: &[(f64, f64)]) -> (usize, usize) {
+    (pairs.len(), pairs.iter().filter(|(s, r)| r < s).count())
+}
+
+#[test]
+fn otf2_archives_never_receive_a_message_before_it_was_sent() {
+    // Each OTF2 send event sits at its call's entry, each receive-completion event at its
+    // call's return; matched in order per (sender, receiver, communicator, tag) as MPI does.
+    let script = r#"
+import collections, json, sys, otf2
+sends = collections.defaultdict(collections.deque)
+receives = collections.defaultdict(collections.deque)
+with otf2.reader.open(sys.argv[1]) as trace:
+    for location, event in trace.events:
+        rank = int(location.group.name.split()[-1])
+        name = type(event).__name__
+        if name in ("MpiSend", "MpiIsend"):
+            sends[(rank, event.receiver, event.communicator.name, event.msg_tag)].append(event.time)
+        elif name in ("MpiRecv", "MpiIrecv"):
+            receives[(event.sender, rank, event.communicator.name, event.msg_tag)].append(event.time)
+pairs = []
+for key, times in receives.items():
+    for s, r in zip(sends[key], times):
+        pairs.append((s, r))
+print(json.dumps(pairs))
+"#;
+    for (app, ranks, args) in message_apps() {
+        let trace = lossless("otf2", app, ranks, &args);
+        let archive = trace.with_extension("otf2");
+        run_ok(
+            Command::new(conifer())
+                .args(["export", "otf2"])
+                .arg(&trace)
+                .arg("-o")
+                .arg(&archive),
+        );
+        let out = run_ok(
+            Command::new("/usr/bin/python3")
+                .args(["-c", script])
+                .arg(archive.join("traces.otf2")),
+        );
+        let pairs: Vec<(f64, f64)> = serde_json::from_slice(&out.stdout).unwrap();
+        let (matched, back) = backwards(&pairs);
+        assert!(matched > 0, "{app}: no messages matched");
+        assert_eq!(
+            back, 0,
+            "{app}: {back} of {matched} receives end before their send"
+        );
+    }
+}
+
+#[test]
+fn chrome_flows_never_run_backwards() {
+    for (app, ranks, args) in message_apps() {
+        let trace = lossless("chrome", app, ranks, &args);
+        let json = trace.with_extension("json");
+        run_ok(
+            Command::new(conifer())
+                .args(["export", "chrome"])
+                .arg(&trace)
+                .arg("-o")
+                .arg(&json),
+        );
+        let doc: Json = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let mut ends: HashMap<u64, (Option<f64>, Option<f64>)> = HashMap::new();
+        for e in doc["traceEvents"].as_array().unwrap() {
+            let ts = e["ts"].as_f64();
+            match e["ph"].as_str() {
+                Some("s") => ends.entry(e["id"].as_u64().unwrap()).or_default().0 = ts,
+                Some("f") => ends.entry(e["id"].as_u64().unwrap()).or_default().1 = ts,
+                _ => {}
+            }
+        }
+        let pairs: Vec<(f64, f64)> = ends
+            .values()
+            .map(|&(s, f)| (s.expect("flow start"), f.expect("flow end")))
+            .collect();
+        let (matched, back) = backwards(&pairs);
+        assert!(matched > 0, "{app}: no flows");
+        assert_eq!(
+            back, 0,
+            "{app}: {back} of {matched} flows end before they start"
+        );
+    }
+}
+
+/// Per rank, the sums of the decoded calls' durations and intervals (ns).
+fn decoded_sums(calls: &[Json]) -> BTreeMap<u64, (f64, f64)> {
+    let mut sums: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+    for c in calls {
+        let s = sums.entry(c["rank"].as_u64().unwrap()).or_default();
+        s.0 += c["duration_ns"].as_f64().unwrap();
+        s.1 += c["interval_ns"].as_f64().unwrap();
+    }
+    sums
+}
+
+/// True when `a` and `b` agree within 0.1% (or 1 µs, for totals near zero).
+fn agree(a: f64, b: f64) -> bool {
+    (a - b).abs() <= (0.001 * a.abs().max(b.abs())).max(1_000.0)
+}
+
+#[test]
+fn per_rank_figures_are_the_sums_of_the_calls() {
+    let trace = lossless("figures", "stencil2d", ranks(), &["30"]);
+    let calls = decode_all(&trace);
+    let sums = decoded_sums(&calls);
+    let profile = profile_json(&trace);
+    let sim: Json = serde_json::from_slice(
+        &run_ok(Command::new(conifer()).args(["sim", "--json"]).arg(&trace)).stdout,
+    )
+    .unwrap();
+    for (rank, &(mpi, compute)) in &sums {
+        let p = &profile["per_rank"][*rank as usize];
+        let (p_mpi, p_compute) = (
+            p["mpi_ns"].as_f64().unwrap(),
+            p["compute_ns"].as_f64().unwrap(),
+        );
+        assert!(
+            agree(p_mpi, mpi),
+            "rank {rank}: profile MPI {p_mpi} vs decode {mpi}"
+        );
+        assert!(
+            agree(p_compute, compute),
+            "rank {rank}: profile computation {p_compute} vs decode {compute}"
+        );
+        let s_compute = sim["ranks"][*rank as usize]["compute_ns"].as_f64().unwrap();
+        assert!(
+            agree(s_compute, compute),
+            "rank {rank}: sim computation {s_compute} vs decode {compute}"
+        );
+        // Per function too.
+        let mut by_function: BTreeMap<String, f64> = BTreeMap::new();
+        for c in calls.iter().filter(|c| c["rank"] == *rank) {
+            *by_function
+                .entry(c["function"].as_str().unwrap().to_string())
+                .or_default() += c["duration_ns"].as_f64().unwrap();
+        }
+        for (function, d) in by_function {
+            let shown = p["functions"][&function]["mpi_ns"].as_f64().unwrap_or(-1.0);
+            assert!(agree(shown, d), "rank {rank} {function}: {shown} vs {d}");
+        }
+    }
+}
+
+/// `conifer profile --json` of `trace`.
+fn profile_json(trace: &Path) -> Json {
+    let out = run_ok(
+        Command::new(conifer())
+            .args(["profile", "--json"])
+            .arg(trace),
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn aggregate_timing_keeps_exact_per_rank_figures() {
+    // In `delays`, rank 0 waits in MPI_Recv while rank 1 computes 2 ms before each of its
+    // 100 sends (0.2 s at 100%), and rank 1 computes 1 ms before each of 50 receives of
+    // rank 0's synchronous sends: per function, rank 1's computation before MPI_Send is at
+    // least 0.2 s and rank 0's MPI_Recv time at least 0.2 s; before MPI_Recv rank 1 computes
+    // at least 50 ms. The ranks' totals differ (they made different calls).
+    let dir = scratch("clocks-aggregate");
+    let trace = traced(&dir, "delays", 2, &[], &apps_dir().join("delays"), &[]);
+    let profile = profile_json(&trace);
+    let rank = |r: usize| &profile["per_rank"][r];
+    let f = |r: usize, function: &str, field: &str| {
+        rank(r)["functions"][function][field]
+            .as_f64()
+            .unwrap_or_else(|| panic!("rank {r} {function} {field}: {}", rank(r)))
+    };
+    assert!(f(0, "MPI_Recv", "mpi_ns") >= 0.2e9, "{}", rank(0));
+    assert!(f(1, "MPI_Send", "compute_ns") >= 0.2e9, "{}", rank(1));
+    assert!(f(1, "MPI_Recv", "compute_ns") >= 0.05e9, "{}", rank(1));
+    assert_eq!(rank(0)["exact"], true);
+    assert_ne!(rank(0)["mpi_ns"], rank(1)["mpi_ns"]);
+    // Every rank's figures add up: span = MPI + computation + recorder (to a clock read per
+    // call and the rounding of each sum).
+    for r in 0..2 {
+        let span = rank(r)["span_ns"].as_f64().unwrap();
+        let parts = rank(r)["mpi_ns"].as_f64().unwrap()
+            + rank(r)["compute_ns"].as_f64().unwrap()
+            + rank(r)["recorder_ns"].as_f64().unwrap();
+        assert!(
+            (span - parts).abs() <= 0.001 * span,
+            "rank {r}: span {span} vs parts {parts}"
+        );
+    }
+}
