@@ -1,24 +1,13 @@
 //! Each rank's time figures, exact in every timing mode: its span as run (from its first
 //! call's entry to its last call's end, the recorder's own time included), and, without the
-//! recorder, its time inside MPI and its computation between calls, overall and per
-//! function; and the recorder's own time. Read from the trace's per-rank totals (`RTOT`) and
+//! recorder, its time inside MPI (overall and per function) and its computation between
+//! calls; and the recorder's own time. Read from the trace's per-rank totals (`RTOT`) and
 //! thread spans (`CLCK`); traces written before Conifer kept them give the totals their
 //! `TIME` section kept (log-quantised, within 4.4%) and no span or recorder time.
 
 use conifer_trace::Trace;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// One function's calls on one rank (recorder-free times).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct FunctionFigures {
-    /// Calls recorded.
-    pub calls: u64,
-    /// Time inside them, ns.
-    pub mpi_ns: u64,
-    /// Computation before them, ns.
-    pub compute_ns: u64,
-}
 
 /// One rank's figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -36,9 +25,9 @@ pub struct RankFigures {
     pub recorder_ns: Option<f64>,
     /// True when the figures are exact sums; false for old traces' quantised totals.
     pub exact: bool,
-    /// Per MPI function name (calls of one function through C and Fortran together); empty
-    /// for old traces.
-    pub functions: BTreeMap<String, FunctionFigures>,
+    /// Per MPI function name, the time inside its calls, ns (calls through C and Fortran
+    /// together; without the recorder); empty for old traces.
+    pub functions: BTreeMap<String, u64>,
 }
 
 impl RankFigures {
@@ -89,7 +78,7 @@ pub fn rank_figures(trace: &Trace) -> Vec<RankFigures> {
                     functions: BTreeMap::new(),
                 };
             }
-            let mut functions: BTreeMap<String, FunctionFigures> = BTreeMap::new();
+            let mut functions: BTreeMap<String, u64> = BTreeMap::new();
             for f in &totals.functions {
                 let name = names.get(&f.function).copied().unwrap_or("?");
                 // Conifer's `free` records (heap tracking) are not MPI calls; the computation
@@ -97,16 +86,13 @@ pub fn rank_figures(trace: &Trace) -> Vec<RankFigures> {
                 if name == "free" {
                     continue;
                 }
-                let figures = functions.entry(name.to_string()).or_default();
-                figures.calls += f.calls;
-                figures.mpi_ns += f.mpi_ns;
-                figures.compute_ns += f.compute_ns;
+                *functions.entry(name.to_string()).or_default() += f.mpi_ns;
             }
             RankFigures {
                 rank: rank as u32,
                 span_ns,
                 mpi_ns: totals.mpi_ns() as f64,
-                compute_ns: totals.compute_ns() as f64,
+                compute_ns: totals.compute_ns as f64,
                 recorder_ns: Some(totals.recorder_ns as f64),
                 exact: true,
                 functions,

@@ -94,7 +94,7 @@ pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
             time.total_ns = figures
                 .iter()
                 .filter_map(|f| f.functions.get(name))
-                .map(|f| f.mpi_ns as f64)
+                .map(|&ns| ns as f64)
                 .sum();
         }
     }
@@ -191,7 +191,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
                 "recorder_ns": f.recorder_ns,
                 "mpi_percent": f.mpi_percent(),
                 "exact": f.exact,
-                "functions": f.functions,
+                "function_mpi_ns": f.functions,
                 "calls": a.per_rank[r].calls,
                 "bytes_sent": a.per_rank[r].bytes_sent,
                 "bytes_received": a.per_rank[r].bytes_received,

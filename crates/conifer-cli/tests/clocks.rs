@@ -274,7 +274,7 @@ fn per_rank_figures_are_the_sums_of_the_calls() {
                 .or_default() += c["duration_ns"].as_f64().unwrap();
         }
         for (function, d) in by_function {
-            let shown = p["functions"][&function]["mpi_ns"].as_f64().unwrap_or(-1.0);
+            let shown = p["function_mpi_ns"][&function].as_f64().unwrap_or(-1.0);
             assert!(agree(shown, d), "rank {rank} {function}: {shown} vs {d}");
         }
     }
@@ -293,22 +293,30 @@ fn profile_json(trace: &Path) -> Json {
 #[test]
 fn aggregate_timing_keeps_exact_per_rank_figures() {
     // In `delays`, rank 0 waits in MPI_Recv while rank 1 computes 2 ms before each of its
-    // 100 sends (0.2 s at 100%), and rank 1 computes 1 ms before each of 50 receives of
-    // rank 0's synchronous sends: per function, rank 1's computation before MPI_Send is at
-    // least 0.2 s and rank 0's MPI_Recv time at least 0.2 s; before MPI_Recv rank 1 computes
-    // at least 50 ms. The ranks' totals differ (they made different calls).
+    // 100 sends (0.2 s at 100%); rank 0 waits 50 x 1 ms in MPI_Ssend while rank 1 computes
+    // before its receives; the last rank (1) computes 20 x 5 ms before barriers, rank 0
+    // 20 x 3 ms before allreduces and 20 x 2 ms before broadcasts, rank 1 20 x 2 ms before
+    // reduces. So rank 0's MPI_Recv time is at least 0.2 s and its MPI_Ssend time at least
+    // 50 ms; rank 1 computes at least 0.2 + 0.05 + 0.1 + 0.04 = 0.39 s, rank 0 at least
+    // 0.06 + 0.04 = 0.1 s. The ranks' totals differ (they made different calls).
     let dir = scratch("clocks-aggregate");
     let trace = traced(&dir, "delays", 2, &[], &apps_dir().join("delays"), &[]);
     let profile = profile_json(&trace);
     let rank = |r: usize| &profile["per_rank"][r];
-    let f = |r: usize, function: &str, field: &str| {
-        rank(r)["functions"][function][field]
+    let f = |r: usize, function: &str| {
+        rank(r)["function_mpi_ns"][function]
             .as_f64()
-            .unwrap_or_else(|| panic!("rank {r} {function} {field}: {}", rank(r)))
+            .unwrap_or_else(|| panic!("rank {r} {function}: {}", rank(r)))
     };
-    assert!(f(0, "MPI_Recv", "mpi_ns") >= 0.2e9, "{}", rank(0));
-    assert!(f(1, "MPI_Send", "compute_ns") >= 0.2e9, "{}", rank(1));
-    assert!(f(1, "MPI_Recv", "compute_ns") >= 0.05e9, "{}", rank(1));
+    let compute = |r: usize| rank(r)["compute_ns"].as_f64().unwrap();
+    assert!(f(0, "MPI_Recv") >= 0.2e9, "{}", rank(0));
+    assert!(f(0, "MPI_Ssend") >= 0.05e9, "{}", rank(0));
+    assert!(compute(1) >= 0.39e9, "{}", rank(1));
+    assert!(
+        compute(0) >= 0.1e9 && compute(0) < compute(1),
+        "{}",
+        rank(0)
+    );
     assert_eq!(rank(0)["exact"], true);
     assert_ne!(rank(0)["mpi_ns"], rank(1)["mpi_ns"]);
     // Every rank's figures add up: span = MPI + computation + recorder (to a clock read per

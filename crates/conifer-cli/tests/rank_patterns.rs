@@ -9,7 +9,8 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// One traced run: its size, distinct grammars and decoded calls.
+/// One traced run: its size (without each rank's own timing figures, [`flat_bytes`]),
+/// distinct grammars and decoded calls.
 struct Traced {
     bytes: u64,
     grammars: u64,
@@ -34,7 +35,7 @@ fn traced(app: &str, ranks: u32) -> Traced {
     );
     let stats = stats_json(&trace);
     Traced {
-        bytes: std::fs::metadata(&trace).unwrap().len(),
+        bytes: flat_bytes(&trace),
         grammars: stats["unique_grammars"].as_u64().unwrap(),
         trace,
     }

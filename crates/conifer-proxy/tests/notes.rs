@@ -89,6 +89,7 @@ fn trace() -> Trace {
         structure: None,
         trees: Vec::new(),
         streams: Vec::new(),
+        ..RankRecord::default()
     };
     Trace {
         meta: Metadata {

@@ -202,6 +202,7 @@ mod tests {
             structure: None,
             trees: Vec::new(),
             streams: Vec::new(),
+            ..RankRecord::default()
         };
         (record, counts, "a".into())
     }

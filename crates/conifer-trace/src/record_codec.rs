@@ -441,7 +441,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
                     } else {
                         RankTime {
                             mpi_ns: totals.mpi_ns() as f64,
-                            compute_ns: totals.compute_ns() as f64,
+                            compute_ns: totals.compute_ns as f64,
                         }
                     };
                     RankEntry {

@@ -117,36 +117,34 @@ fn rank_clock(state: &State) -> RankClock {
     }
 }
 
-/// The rank's exact totals: per function, from the per-terminal tick sums; the recorder's
-/// time, from every thread's hidden ticks.
+/// The rank's exact totals: per function and of the computation, from the per-terminal
+/// tick sums; the recorder's time, from every thread's hidden ticks.
 fn rank_totals(state: &State) -> RankTotals {
     let npt = state.ns_per_tick();
-    let mut per_function: std::collections::BTreeMap<u16, (u64, u128, u128)> = Default::default();
+    let mut per_function: std::collections::BTreeMap<u16, u128> = Default::default();
+    let mut compute = 0u128;
     for (sig, timing) in state.signatures.iter().zip(&state.timing) {
         let (calls, interval, duration) = timing.sums();
         if calls == 0 {
             continue;
         }
+        compute += interval;
         let Some(function) = conifer_trace::varint::Reader::new(sig)
             .u64()
             .and_then(|f| u16::try_from(f).ok())
         else {
             continue;
         };
-        let sums = per_function.entry(function).or_default();
-        sums.0 += calls;
-        sums.1 += interval;
-        sums.2 += duration;
+        *per_function.entry(function).or_default() += duration;
     }
     RankTotals {
         recorder_ns: ns_of(state.hidden.iter().map(|&h| u128::from(h)).sum(), npt),
+        compute_ns: ns_of(compute, npt),
         functions: per_function
             .into_iter()
-            .map(|(function, (calls, interval, duration))| FunctionTotals {
+            .map(|(function, duration)| FunctionTotals {
                 function,
-                calls,
                 mpi_ns: ns_of(duration, npt),
-                compute_ns: ns_of(interval, npt),
             })
             .collect(),
     }
