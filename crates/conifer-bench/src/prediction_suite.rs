@@ -5,6 +5,11 @@
 //! prediction from a trace with lossless timing and from one with the default timing, and
 //! against SimGrid's replay (`smpirun -replay`) of the lossless trace on a platform built
 //! from the same parameters.
+//!
+//! This is the only place predictions meet wall time: a loaded host slows the untraced runs
+//! severalfold, so the tests (`crates/conifer-cli/tests/prediction.rs`) check the model
+//! against values derived by hand from the trace, and this table (ring and stencil2d among
+//! its rows, each from a lossless and a default-timing trace) states the load it ran under.
 
 use crate::report::Table;
 use crate::runner::{installed, median, Setup};
