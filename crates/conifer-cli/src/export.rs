@@ -45,7 +45,9 @@ pub fn run(
         }
         Format::Otf2 => {
             let mut left = conifer_export::Left::default();
-            let w = conifer_export::otf2::export(&trace, output, &mut left)?;
+            let mut resolver = crate::callsites::Resolver::new(&trace.meta);
+            let w =
+                conifer_export::otf2::export(&trace, output, &mut left, &mut |c| resolver.name(c))?;
             if let Some(line) = left.report("otf2") {
                 eprintln!("{line}");
             }

@@ -17,6 +17,7 @@ use crate::timeline::timestamps;
 use crate::{rank_events, Left};
 use archive::{checked, Archive, Strings};
 use conifer_analyze::context::{CommGroup, CommTable};
+use conifer_trace::caller::Caller;
 use conifer_trace::value::Value;
 use conifer_trace::varint::Reader;
 use conifer_trace::Trace;
@@ -129,8 +130,20 @@ fn comm_name(g: &CommGroup) -> String {
     }
 }
 
+/// A call's region: its function, and its call site's source position (`file:line`, maybe
+/// followed by ` (function)`) when the trace knows it (tree mode, `--callsites`).
+type RegionKey = (String, Option<String>);
+
 /// Writes `trace` as an OTF2 archive in `dir`; what it could not express goes to `left`.
-pub fn export(trace: &Trace, dir: &Path, left: &mut Left) -> Result<Written, String> {
+/// `name_caller` names a recorded caller (`--callsites`) as `file:line (function)`: each
+/// call site becomes a region of its own, with its source file and line, so Vampir shows
+/// where calls were made.
+pub fn export(
+    trace: &Trace,
+    dir: &Path,
+    left: &mut Left,
+    name_caller: &mut dyn FnMut(Caller) -> String,
+) -> Result<Written, String> {
     let table = CommTable::new(trace);
     let reader = trace.reader();
     let mut comms = Comms::new(&table);
@@ -142,14 +155,28 @@ pub fn export(trace: &Trace, dir: &Path, left: &mut Left) -> Result<Written, Str
     );
     let creator = format!("conifer {}", env!("CARGO_PKG_VERSION"));
     let mut archive = Archive::create(dir, &creator, &description)?;
-    let mut regions: BTreeMap<String, u32> = BTreeMap::new();
+    let mut regions: BTreeMap<RegionKey, u32> = BTreeMap::new();
+    let mut callers: HashMap<Caller, String> = HashMap::new();
     let mut end_ns = 0u64;
     for rank in 0..trace.meta.ranks {
         for event in rank_events(&reader, &table, rank)? {
             let event = event?;
             let w = archive.writer(location(rank, event.call.signature.thread))?;
             let next = regions.len() as u32;
-            let region = *regions.entry(event.call.name.to_string()).or_insert(next);
+            let call = &event.call;
+            let source = match (call.at_source, call.signature.caller) {
+                (Some(at), _) => Some(at.to_string()),
+                (None, Some(caller)) => Some(
+                    callers
+                        .entry(caller)
+                        .or_insert_with(|| name_caller(caller))
+                        .clone(),
+                ),
+                (None, None) => None,
+            };
+            let region = *regions
+                .entry((call.name.to_string(), source))
+                .or_insert(next);
             let (start, end) = (event.span.start_ns, event.span.end_ns);
             end_ns = end_ns.max(end);
             let none = std::ptr::null_mut();
@@ -172,6 +199,19 @@ pub fn export(trace: &Trace, dir: &Path, left: &mut Left) -> Result<Written, Str
     definitions(trace, g, &archive.events, &regions, &comms, end_ns)?;
     archive.close()?;
     Ok(written)
+}
+
+/// The file and line of a call site named `file:line` or `file:line (function)`; the whole
+/// name and line 0 when it has no line.
+fn source_position(at: &str) -> (Option<&str>, u32) {
+    let position = at.split(" (").next().unwrap_or(at);
+    match position.rsplit_once(':') {
+        Some((file, line)) => match line.parse() {
+            Ok(line) => (Some(file), line),
+            Err(_) => (Some(position), 0),
+        },
+        None => (Some(position), 0),
+    }
 }
 
 /// The events of one op of a call from `start` to `end`.
@@ -298,13 +338,16 @@ fn definitions(
     trace: &Trace,
     g: *mut ffi::OTF2_GlobalDefWriter,
     events: &HashMap<u64, u64>,
-    regions: &BTreeMap<String, u32>,
+    regions: &BTreeMap<RegionKey, u32>,
     comms: &Comms,
     end_ns: u64,
 ) -> Result<(), String> {
     let mut s = Strings::default();
     let undefined = ffi::UNDEFINED_U32;
-    let start = (trace.meta.start_unix_seconds * 1e9) as u64;
+    // Timestamps count from the run's earliest moment, which is this far before rank 0's
+    // recorder started (when its MPI_Init returned, `start_unix_seconds`).
+    let earliest = conifer_trace::clock::earliest_ns(trace.record.ranks.iter().map(|r| &r.clock));
+    let start = ((trace.meta.start_unix_seconds * 1e9) as i64 + earliest).max(0) as u64;
     // SAFETY (every closure): `g` is the archive's open global definition writer, and every
     // pointer passed points into data the closure owns.
     let mut defs: Vec<(&str, Def)> = vec![(
@@ -386,10 +429,16 @@ fn definitions(
         ));
     }
     let empty = s.id("");
-    let mut by_id: Vec<(&String, &u32)> = regions.iter().collect();
+    let mut by_id: Vec<(&RegionKey, &u32)> = regions.iter().collect();
     by_id.sort_unstable_by_key(|(_, &id)| id);
-    for (function, &id) in by_id {
+    for ((function, source), &id) in by_id {
         let (name, role) = (s.id(function), region_role(function));
+        let (file, line) = source.as_deref().map_or((None, 0), source_position);
+        let description = match source {
+            Some(at) => s.id(&format!("{function} called at {at}")),
+            None => empty,
+        };
+        let file = file.map_or(empty, |f| s.id(f));
         defs.push((
             "WriteRegion",
             Box::new(move |g| unsafe {
@@ -398,13 +447,13 @@ fn definitions(
                     id,
                     name,
                     name,
-                    empty,
+                    description,
                     role,
                     ffi::OTF2_PARADIGM_MPI as _,
                     ffi::OTF2_REGION_FLAG_NONE as _,
-                    empty,
-                    0,
-                    0,
+                    file,
+                    line,
+                    line,
                 )
             }),
         ));
