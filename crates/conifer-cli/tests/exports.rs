@@ -429,3 +429,42 @@ fn chrome_json_is_well_formed_and_its_flows_join_sends_to_receives() {
         }
     }
 }
+
+#[test]
+fn otf2_regions_carry_the_call_sites_source_lines() {
+    // The ring built with the structure-tree pass: its MPI_Sendrecv call site is the line of
+    // `MPI(Sendrecv` in ring.c, read here from the source, not from Conifer.
+    let source = repo_root().join("tests/apps/ring.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("MPI(Sendrecv"))
+        .expect("ring.c calls MPI_Sendrecv")
+        + 1;
+    let dir = scratch("exports-otf2-sites");
+    let trace = traced(&dir, "ring", 2, &[], &tree_apps_dir().join("ring"), &["5"]);
+    let archive = trace.with_extension("otf2");
+    run_ok(
+        Command::new(conifer())
+            .args(["export", "otf2"])
+            .arg(&trace)
+            .arg("-o")
+            .arg(&archive),
+    );
+    let script = r#"
+import json, sys, otf2
+with otf2.reader.open(sys.argv[1]) as trace:
+    print(json.dumps([[r.name, r.source_file, r.begin_line_number]
+                      for r in trace.definitions.regions]))
+"#;
+    let out = run_ok(
+        Command::new("/usr/bin/python3")
+            .args(["-c", script])
+            .arg(archive.join("traces.otf2")),
+    );
+    let regions: Vec<(String, String, u64)> = serde_json::from_slice(&out.stdout).unwrap();
+    let sendrecv: Vec<_> = regions.iter().filter(|r| r.0 == "MPI_Sendrecv").collect();
+    assert_eq!(sendrecv.len(), 1, "{regions:?}");
+    assert!(sendrecv[0].1.ends_with("ring.c"), "{regions:?}");
+    assert_eq!(sendrecv[0].2, line as u64, "{regions:?}");
+}
