@@ -141,26 +141,6 @@ fn backwards(pairs: &[(f64, f64)]) -> (usize, usize) {
 
 #[test]
 fn otf2_archives_never_receive_a_message_before_it_was_sent() {
-    // Each OTF2 send event sits at its call's entry, each receive-completion event at its
-    // call's return; matched in order per (sender, receiver, communicator, tag) as MPI does.
-    let script = r#"
-import collections, json, sys, otf2
-sends = collections.defaultdict(collections.deque)
-receives = collections.defaultdict(collections.deque)
-with otf2.reader.open(sys.argv[1]) as trace:
-    for location, event in trace.events:
-        rank = int(location.group.name.split()[-1])
-        name = type(event).__name__
-        if name in ("MpiSend", "MpiIsend"):
-            sends[(rank, event.receiver, event.communicator.name, event.msg_tag)].append(event.time)
-        elif name in ("MpiRecv", "MpiIrecv"):
-            receives[(event.sender, rank, event.communicator.name, event.msg_tag)].append(event.time)
-pairs = []
-for key, times in receives.items():
-    for s, r in zip(sends[key], times):
-        pairs.append((s, r))
-print(json.dumps(pairs))
-"#;
     for (app, ranks, args) in message_apps() {
         let trace = lossless("otf2", app, ranks, &args);
         let archive = trace.with_extension("otf2");
@@ -171,13 +151,7 @@ print(json.dumps(pairs))
                 .arg("-o")
                 .arg(&archive),
         );
-        let out = run_ok(
-            Command::new("/usr/bin/python3")
-                .args(["-c", script])
-                .arg(archive.join("traces.otf2")),
-        );
-        let pairs: Vec<(f64, f64)> = serde_json::from_slice(&out.stdout).unwrap();
-        let (matched, back) = backwards(&pairs);
+        let (matched, back) = backwards(&otf2_message_times(&archive.join("traces.otf2")));
         assert!(matched > 0, "{app}: no messages matched");
         assert_eq!(
             back, 0,
@@ -296,7 +270,7 @@ fn aggregate_timing_keeps_exact_per_rank_figures() {
     // 100 sends (0.2 s at 100%); rank 0 waits 50 x 1 ms in MPI_Ssend while rank 1 computes
     // before its receives; the last rank (1) computes 20 x 5 ms before barriers, rank 0
     // 20 x 3 ms before allreduces and 20 x 2 ms before broadcasts, rank 1 20 x 2 ms before
-    // reduces. So rank 0's MPI_Recv time is at least 0.2 s and its MPI_Ssend time at least
+    // reduces. So rank 0's MPI_Recv time is about 0.2 s and its MPI_Ssend time about
     // 50 ms; rank 1 computes at least 0.2 + 0.05 + 0.1 + 0.04 = 0.39 s, rank 0 at least
     // 0.06 + 0.04 = 0.1 s. The ranks' totals differ (they made different calls).
     let dir = scratch("clocks-aggregate");
@@ -309,8 +283,10 @@ fn aggregate_timing_keeps_exact_per_rank_figures() {
             .unwrap_or_else(|| panic!("rank {r} {function}: {}", rank(r)))
     };
     let compute = |r: usize| rank(r)["compute_ns"].as_f64().unwrap();
-    assert!(f(0, "MPI_Recv") >= 0.2e9, "{}", rank(0));
-    assert!(f(0, "MPI_Ssend") >= 0.05e9, "{}", rank(0));
+    // Waits are the partner's computation less the moment the waiting rank arrived after
+    // it started: within 10% of it. Computation is spun on the clock: at least its length.
+    assert!(f(0, "MPI_Recv") >= 0.9 * 0.2e9, "{}", rank(0));
+    assert!(f(0, "MPI_Ssend") >= 0.9 * 0.05e9, "{}", rank(0));
     assert!(compute(1) >= 0.39e9, "{}", rank(1));
     assert!(
         compute(0) >= 0.1e9 && compute(0) < compute(1),

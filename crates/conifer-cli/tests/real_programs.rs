@@ -104,6 +104,57 @@ fn lammps_melt_output_is_unchanged() {
 }
 
 #[test]
+fn lammps_exports_never_receive_a_message_before_it_was_sent() {
+    if is_mpich() || !Path::new("/usr/bin/lmp").exists() {
+        return; // Debian's LAMMPS is built against Open MPI
+    }
+    let examples = Path::new("/usr/share/lammps/examples");
+    for (example, input, data) in [
+        ("melt", "in.melt", None),
+        ("peptide", "in.peptide", Some("data.peptide")),
+    ] {
+        let dir = scratch(&format!("lammps-causal-{example}"));
+        for file in [Some(input), data].into_iter().flatten() {
+            std::fs::copy(examples.join(example).join(file), dir.join(file)).unwrap();
+        }
+        let trace = dir.join("lmp.cft");
+        let _lock = mpi_lock();
+        run_ok(
+            mpirun(4)
+                .arg(conifer())
+                .args(["exec", "--timing", "lossless", "-o"])
+                .arg(&trace)
+                .args(["lmp", "-in", input])
+                .current_dir(&dir),
+        );
+        let archive = dir.join("otf2");
+        run_ok(
+            Command::new(conifer())
+                .args(["export", "otf2"])
+                .arg(&trace)
+                .arg("-o")
+                .arg(&archive),
+        );
+        let pairs = otf2_message_times(&archive.join("traces.otf2"));
+        let backwards = pairs
+            .iter()
+            .filter(|(sent, received)| received < sent)
+            .count();
+        assert!(
+            pairs.len() > 1_000,
+            "{example}: {} messages matched",
+            pairs.len()
+        );
+        assert_eq!(
+            backwards,
+            0,
+            "{example}: {backwards} of {} receives end before their send",
+            pairs.len()
+        );
+    }
+}
+
+#[test]
 fn mpi4py_ringtest_sends_what_it_is_asked_to() {
     if is_mpich() || !Path::new("/usr/lib/python3/dist-packages/mpi4py").exists() {
         return; // Debian's mpi4py is built against Open MPI

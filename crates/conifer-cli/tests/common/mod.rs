@@ -316,6 +316,37 @@ pub fn flat_bytes(trace: &Path) -> u64 {
     std::fs::metadata(trace).unwrap().len() - timing
 }
 
+/// The messages of an OTF2 archive (`traces.otf2`), read with Debian's OTF2 Python bindings:
+/// per message, (its send event's time, its receive event's time). Send events sit at their
+/// call's entry, receive-completion events at their call's return; messages are matched in
+/// order per (sender, receiver, communicator, tag), as MPI matches them.
+pub fn otf2_message_times(anchor: &Path) -> Vec<(f64, f64)> {
+    let script = r#"
+import collections, json, sys, otf2
+sends = collections.defaultdict(collections.deque)
+receives = collections.defaultdict(collections.deque)
+with otf2.reader.open(sys.argv[1]) as trace:
+    for location, event in trace.events:
+        rank = int(location.group.name.split()[-1])
+        name = type(event).__name__
+        if name in ("MpiSend", "MpiIsend"):
+            sends[(rank, event.receiver, event.communicator.name, event.msg_tag)].append(event.time)
+        elif name in ("MpiRecv", "MpiIrecv"):
+            receives[(event.sender, rank, event.communicator.name, event.msg_tag)].append(event.time)
+pairs = []
+for key, times in receives.items():
+    for s, r in zip(sends[key], times):
+        pairs.append((s, r))
+print(json.dumps(pairs))
+"#;
+    let out = run_ok(
+        Command::new("/usr/bin/python3")
+            .args(["-c", script])
+            .arg(anchor),
+    );
+    serde_json::from_slice(&out.stdout).expect("the script prints JSON")
+}
+
 /// (app, ranks, arguments) of every bundled app that finishes normally.
 pub fn bundled_apps() -> Vec<(&'static str, u32, Vec<&'static str>)> {
     vec![
