@@ -58,7 +58,7 @@ pub fn predefined_size(name: &str) -> Option<u64> {
 /// The sizes of a rank's datatypes: predefined ones from the table, derived ones (symbolic ids)
 /// from the constructors the rank called. A datatype id the rank created twice with different
 /// sizes (ids are reused after `MPI_Type_free`) keeps the size of the smaller terminal; see
-/// the README's analysis notes.
+/// docs/guide/analysis.md (Bytes).
 #[derive(Debug, Default, Clone)]
 pub struct TypeSizes {
     derived: HashMap<u32, u64>,

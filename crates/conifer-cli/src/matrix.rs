@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The rule, as `--help` and the README state it.
+/// The rule, as `--help` and docs/guide/analysis.md state it.
 pub const RULE: &str = "\
 Rows are senders, columns receivers, in MPI_COMM_WORLD ranks. Point-to-point: each send \
 (Send, Isend, Ssend, Bsend, Rsend, the send half of Sendrecv, each Start of a persistent send) \

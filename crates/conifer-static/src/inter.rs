@@ -2,7 +2,7 @@
 //! that function's tree, bottom-up over the call graph (each function is expanded once, its
 //! callees first), then pruned.
 //!
-//! Rules for calls the tree cannot follow (documented in the README):
+//! Rules for calls the tree cannot follow (documented in docs/guide/structure-and-slicing.md):
 //! - a call of the function to itself makes the function's tree a pseudo-loop (Figure 8,
 //!   [`tree::recursion_to_loop`]);
 //! - a call into another function of a recursive cycle, an indirect call, and a call whose

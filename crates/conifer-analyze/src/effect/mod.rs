@@ -1,7 +1,7 @@
 //! What one call does in data terms: bytes it sends and receives, the (sender, receiver,
 //! bytes) entries it adds to the rank × rank matrix, and its message size for histograms.
 //!
-//! The matrix rule for collectives (also in the README and `conifer matrix --help`): a
+//! The matrix rule for collectives (also in docs/guide/analysis.md and `conifer matrix --help`): a
 //! collective adds, for each ordered pair of distinct members (i, j), the bytes member i
 //! contributes to member j under the collective's standard definition, whatever algorithm the
 //! MPI library used. Each rank adds only the entries its own arguments determine:
