@@ -94,7 +94,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let started = Instant::now();
     let report = conifer_sim::simulate(&trace, &options)?;
     let seconds = started.elapsed().as_secs_f64();
-    let timing = conifer_export::timeline::timestamps(&trace).describe();
+    let timing = computation_source(&trace);
     if args.json {
         let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         v["timing"] = timing.into();
@@ -104,6 +104,26 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         crate::output::emit(&text(&report, timing, seconds))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the simulated computation comes from: always the run without the recorder (the
+/// recorder's own time is left out, so the prediction is of an untraced run).
+fn computation_source(trace: &conifer_trace::Trace) -> &'static str {
+    use conifer_export::timeline::Timestamps;
+    match conifer_export::timeline::timestamps(trace) {
+        Timestamps::Exact => {
+            "each call's recorded interval, exact (--timing lossless), without the recorder's \
+             own time"
+        }
+        Timestamps::Bounded => {
+            "each call's recorded interval within its relative error (--timing lossy:REL), \
+             without the recorder's own time"
+        }
+        Timestamps::Reconstructed => {
+            "each call's timing family's mean interval, scaled to the rank's exact total, \
+             without the recorder's own time"
+        }
+    }
 }
 
 /// `KEY=A..B[:N]` → the key, the unit of its values and N values from A to B, evenly

@@ -62,7 +62,19 @@ fn spans_as_run_match_the_programs_own_clock() {
         let name = timing.replace(':', "-");
         let (trace, out) = traced_run(&dir, &name, 2, &["--timing", timing], &app, &["50"]);
         let printed = printed_spans(&out.stdout);
-        let traced = traced_spans(&decode_all(&trace));
+        let calls = decode_all(&trace);
+        let traced = traced_spans(&calls);
+        // MPI_Finalize's MPI part is the wait for every rank to call it: the rank that comes
+        // first waits (it was recorded as 0 ns before).
+        let finalize_waits: u64 = calls
+            .iter()
+            .filter(|c| c["function"] == "MPI_Finalize")
+            .map(|c| c["duration_ns"].as_u64().unwrap())
+            .sum();
+        assert!(
+            finalize_waits > 0,
+            "{timing}: MPI_Finalize took 0 ns on every rank"
+        );
         assert_eq!(printed.len(), 2, "{timing}: SPAN lines {printed:?}");
         for (rank, &own) in &printed {
             let shown = traced[rank];
