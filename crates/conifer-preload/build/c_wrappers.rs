@@ -207,7 +207,7 @@ pub fn wrapper(
         ),
         None => (inputs, quote! { #epilogue rec.finish(&ret); }),
     };
-    let record_early = early_record(&function.name, &prologue);
+    let record_early = early_record(&function.name, prologue);
     let body = if finish_early {
         quote! {
             #record_early

@@ -89,6 +89,9 @@ fn trace() -> Trace {
         structure: None,
         trees: Vec::new(),
         streams: Vec::new(),
+        clock: Default::default(),
+        totals: Default::default(),
+        recorder_times: Vec::new(),
     };
     Trace {
         meta: Metadata {

@@ -202,6 +202,9 @@ mod tests {
             structure: None,
             trees: Vec::new(),
             streams: Vec::new(),
+            clock: Default::default(),
+            totals: Default::default(),
+            recorder_times: Vec::new(),
         };
         (record, counts, "a".into())
     }
