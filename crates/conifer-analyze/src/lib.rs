@@ -14,6 +14,7 @@ pub mod effect;
 pub mod messages;
 mod skeleton;
 pub mod types;
+pub mod waits;
 
 use call::Args;
 use conifer_trace::decode::Signature;
