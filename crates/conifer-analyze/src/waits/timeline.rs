@@ -235,6 +235,8 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
         let mut irecvs: FastMap<u64, (u32, u64)> = FastMap::default();
         let mut order = 0u64;
         let mut instances: FastMap<u32, u64> = FastMap::default();
+        // (terminal, tree site) → (site, function) of calls not filled from value streams.
+        let mut named: FastMap<(u32, Option<u32>), (u32, u32)> = FastMap::default();
         for call in reader.calls(rank) {
             let call = call.map_err(|e| WaitsError::Decode(format!("rank {rank}: {}", e.0)))?;
             if call.signature.thread != 0 {
@@ -249,22 +251,32 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
                 return Err(WaitsError::NeedsPerCallTiming("no per-call".into()));
             };
             let idx = r.calls.len() as u32;
-            let (site, source) = crate::site_of(
-                trace,
-                &families,
-                call.terminal,
-                call.site,
-                call.signature.caller,
-            );
-            let function = names.function(&mut tl, call.name);
-            let site = *names.sites.entry((site, function)).or_insert_with(|| {
-                tl.sites.push(super::timeline::SiteInfo {
-                    site,
-                    function: call.name.to_string(),
-                    source: source.map(str::to_string),
-                });
-                tl.sites.len() as u32 - 1
-            });
+            let cached = named.get(&(call.terminal, call.site)).copied();
+            let (site, function) = match cached {
+                Some(known) if !call.streamed => known,
+                _ => {
+                    let (site, source) = crate::site_of(
+                        trace,
+                        &families,
+                        call.terminal,
+                        call.site,
+                        call.signature.caller,
+                    );
+                    let function = names.function(&mut tl, call.name);
+                    let site = *names.sites.entry((site, function)).or_insert_with(|| {
+                        tl.sites.push(SiteInfo {
+                            site,
+                            function: call.name.to_string(),
+                            source: source.map(str::to_string),
+                        });
+                        tl.sites.len() as u32 - 1
+                    });
+                    if !call.streamed {
+                        named.insert((call.terminal, call.site), (site, function));
+                    }
+                    (site, function)
+                }
+            };
             r.calls.push(CallRec {
                 enter: run.enter_ns,
                 exit: run.exit_ns.max(run.enter_ns),
