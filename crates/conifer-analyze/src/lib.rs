@@ -15,6 +15,7 @@ pub mod messages;
 pub mod rank_figures;
 mod skeleton;
 pub mod types;
+pub mod waits;
 
 use call::Args;
 use conifer_trace::decode::Signature;

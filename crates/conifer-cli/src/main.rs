@@ -20,6 +20,7 @@ mod static_pass;
 mod stats;
 mod stats_timing;
 mod verify;
+mod waits;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -78,6 +79,19 @@ enum Command {
         /// Compute by expanding every call instead of on the compressed form (slow; a check).
         #[arg(long, hide = true)]
         expand: bool,
+    },
+    /// Wait states (Late Sender, Late Receiver, Wait at Barrier, Wait at NxN, Late Broadcast,
+    /// Early Reduce) per rank and call site, and the critical path of the recorded run.
+    /// Needs a trace recorded with `--timing lossless` or `--timing lossy:REL`.
+    Waits {
+        /// The trace file (`.cft`).
+        file: PathBuf,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// Call sites and critical-path entries to list in the text output.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
     },
     /// Rank x rank communication matrix (row = sender, column = receiver, world ranks).
     #[command(after_help = matrix::RULE)]
@@ -324,6 +338,7 @@ fn main() -> ExitCode {
             top,
             expand,
         } => profile::run(&file, json, top, expand),
+        Command::Waits { file, json, top } => waits::run(&file, json, top),
         Command::Matrix {
             file,
             metric,

@@ -1,6 +1,7 @@
 //! `conifer report`: one self-contained HTML page (no script, no external resource; pictures
 //! inlined as SVG data URIs): the run, the profile, the matrix, the pictures and the trace's
-//! own compression facts.
+//! own compression facts, and with per-call timing the wait states and critical path
+//! (`conifer waits`).
 
 use crate::matrix::Select;
 use crate::plot::{self, Inputs};
@@ -224,6 +225,17 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
     if profile::per_call(&trace) {
         h.push_str("<h2>Timeline</h2>");
         h.push_str(&img(&plot::svg("timeline", &inp, sel_all())?));
+        match crate::waits::compute(&trace) {
+            Ok(w) => h.push_str(&crate::waits::html(&trace, &w)),
+            Err(e) => {
+                let _ = write!(
+                    h,
+                    "<h2>Wait states and critical path</h2><p class=\"note\">not computed: \
+                     {}</p>",
+                    esc(&e)
+                );
+            }
+        }
     }
     // Communicators.
     if !a.comms.is_empty() {

@@ -557,6 +557,7 @@ fn closed_pipes_and_bad_input() {
         vec!["matrix"],
         vec!["report", "-o", "/tmp/x.html"],
         vec!["plot", "matrix", "-o", "/tmp/x.svg"],
+        vec!["waits"],
     ] {
         let out = Command::new(conifer())
             .args(&cmd[..1])

@@ -6,7 +6,8 @@
 //! - the computation before the call: the call's own interval with lossless timing, else
 //!   its timing family's mean interval (pooled over ranks) times the rank's
 //!   [`interval_scale`], so each rank computes its own recorded total;
-//! - sends and receives are posted (blocking ones as a post and a wait); a receive posted
+//! - sends and receives are posted (blocking ones as a post and a wait; synchronous sends,
+//!   `MPI_Ssend` and `MPI_Issend`, go by rendezvous whatever their size); a receive posted
 //!   with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` matches as a wildcard (a blocking receive
 //!   whose status was recorded uses the recorded source and tag);
 //! - `Wait*` and tests that succeeded wait for the requests the trace says they completed;
@@ -77,13 +78,14 @@ impl Shared {
 }
 
 /// What the calls of one terminal share: the call key (when the trace has no structure-tree
-/// sites, which vary per call), the computation before it (without lossless timing) and
-/// whether it is a poll.
+/// sites, which vary per call), the computation before it (without lossless timing), whether
+/// it is a poll and whether its sends are synchronous.
 #[derive(Clone, Copy)]
 struct Terminal {
     key: Option<u32>,
     compute: Option<f64>,
     poll: bool,
+    sync: bool,
 }
 
 /// One rank's calls as simulator actions.
@@ -212,7 +214,7 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             ops.clear();
         } else {
             out.push_back(Action::Call { key, compute });
-            self.translate(&mut ops, out);
+            self.translate(&mut ops, terminal.sync, out);
         }
         self.ops = ops;
         Ok(true)
@@ -238,6 +240,7 @@ impl<I> TraceProgram<'_, I> {
                 .then(|| self.shared.keys.borrow_mut().key(call)),
             compute: call.timing.map(|t| t.interval.mean()),
             poll: name.starts_with("Test") || name.starts_with("Iprobe") || name == "Probe",
+            sync: matches!(name, "Ssend" | "Issend" | "Ssend_c" | "Issend_c"),
         }
     }
 
@@ -246,8 +249,9 @@ impl<I> TraceProgram<'_, I> {
         self.next_req
     }
 
-    /// Appends the actions of one call's `ops` (emptied).
-    fn translate(&mut self, ops: &mut Vec<Op>, out: &mut VecDeque<Action>) {
+    /// Appends the actions of one call's `ops` (emptied); its sends are synchronous when
+    /// `sync`.
+    fn translate(&mut self, ops: &mut Vec<Op>, sync: bool, out: &mut VecDeque<Action>) {
         let mut waits = Vec::new();
         for op in ops.drain(..) {
             match op {
@@ -266,6 +270,7 @@ impl<I> TraceProgram<'_, I> {
                         ctx,
                         tag,
                         bytes,
+                        sync,
                     });
                     waits.push(req);
                 }
@@ -284,6 +289,7 @@ impl<I> TraceProgram<'_, I> {
                         ctx,
                         tag,
                         bytes,
+                        sync,
                     });
                 }
                 Op::IrecvRequest {

@@ -486,6 +486,7 @@ pub fn expand(
                     ctx,
                     tag,
                     bytes: s.bytes,
+                    sync: false,
                 }
             } else {
                 Action::Recv {

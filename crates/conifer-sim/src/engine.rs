@@ -14,7 +14,7 @@
 //!   then complete), its NIC is busy `max(g, m·G)`, the message arrives at
 //!   `d + o_s + m·G + L`; the receive is ready at `max(arrival, posted)` and costs the
 //!   receiver `o_r + m·O` when it completes;
-//! - rendezvous: the sender pays `o_s` and its NIC `g` for a request-to-send arriving at
+//! - rendezvous (larger messages, and synchronous sends of any size): the sender pays `o_s` and its NIC `g` for a request-to-send arriving at
 //!   `d + o_s + L`; once matched at `M = max(arrival, posted)`, the clear-to-send comes back
 //!   (`L`), after the handshake time `R` the sender pushes the data (`o_s + m·G`; its
 //!   request completes at `S = M + L + R + o_s + m·G`), the data lands at `S + L` and
@@ -24,8 +24,12 @@
 //!
 //! Each rank also carries its *critical-path profile*: for the longest chain of
 //! dependencies ending at its clock, the time each call key contributed (the sum equals the
-//! clock). When a wait is ended by a message, the receiver's profile becomes the sender's
-//! profile at the send plus the transfer, attributed to the waiting call.
+//! clock). Time a rank spends blocked is charged to its cause, the peer that was late: when
+//! a wait is ended by a message, the receiver's profile becomes the sender's profile at the
+//! send plus the transfer, attributed to the waiting call; when a rendezvous send waits for a
+//! receive posted after its request-to-send arrived (a late receiver), the sender's profile
+//! becomes the receiver's at the post plus the handshake and transfer, attributed to the
+//! send, and the late receiver keeps its own profile (its wait is only the handshake).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -67,6 +71,9 @@ pub enum Action {
         tag: i64,
         /// Bytes.
         bytes: u64,
+        /// A synchronous send (`MPI_Ssend`, `MPI_Issend`): it completes only once matched,
+        /// so it goes by rendezvous whatever its size.
+        sync: bool,
     },
     /// Posts a receive as request `req`.
     Recv {
@@ -171,6 +178,9 @@ struct Posted {
     ctx: u32,
     tag: Option<i64>,
     at: f64,
+    /// The receiver's profile at the post: what a rendezvous sender waiting for this
+    /// receive inherits.
+    snapshot: Profile,
 }
 
 /// The CPU time each end pays for a message of `m` bytes a rank sends itself.
@@ -411,7 +421,8 @@ impl<P: Program> Engine<P> {
                     ctx,
                     tag,
                     bytes,
-                } => self.send(r, req, to, ctx, tag, bytes),
+                    sync,
+                } => self.send(r, req, to, ctx, tag, (bytes, sync)),
                 Action::Recv {
                     req,
                     from,
@@ -485,8 +496,8 @@ impl<P: Program> Engine<P> {
         true
     }
 
-    /// Rank `r` posts a send.
-    fn send(&mut self, r: u32, req: u64, to: u32, ctx: u32, tag: i64, bytes: u64) {
+    /// Rank `r` posts a send of `bytes` (synchronous when `sync`).
+    fn send(&mut self, r: u32, req: u64, to: u32, ctx: u32, tag: i64, (bytes, sync): (u64, bool)) {
         let p = self.params;
         let rank = &mut self.ranks[r as usize];
         let stall = rank.nic_free - rank.clock;
@@ -494,7 +505,7 @@ impl<P: Program> Engine<P> {
         let depart = rank.clock;
         let (snapshot, snapshot_at) = (rank.profile.clone(), rank.clock);
         let m = bytes as f64;
-        let rendezvous = bytes > p.eager_limit && to != r;
+        let rendezvous = (bytes > p.eager_limit || sync) && to != r;
         let (arrival, done) = if to == r {
             rank.spend(self_cost(&p, m), false);
             (rank.clock, Some(rank.clock))
@@ -566,6 +577,7 @@ impl<P: Program> Engine<P> {
             ctx,
             tag,
             at: rank.clock,
+            snapshot: rank.profile.clone(),
         };
         match rank.unexpected.iter().position(|m| matches(&posted, m)) {
             Some(i) => {
@@ -599,8 +611,17 @@ impl<P: Program> Engine<P> {
             self.resolve(to, posted.req, at, self_cost(&p, m), dep);
         } else if msg.rendezvous {
             let sent = at + p.latency + p.rendezvous + p.send_overhead + m * p.gap_per_byte;
-            self.resolve(msg.from, msg.send_req, sent, 0.0, None);
-            self.resolve(to, posted.req, sent + p.latency, p.recv_overhead, dep);
+            // Whoever came last to the handshake is what the other waited for: a receive
+            // posted after the request-to-send arrived holds the sender up (the sender's
+            // wait is charged to the receiver's chain), else the sender holds the receiver.
+            let late_receiver = posted.at > msg.arrival;
+            let (send_dep, recv_dep) = if late_receiver {
+                (Some((Rc::clone(&posted.snapshot), posted.at)), None)
+            } else {
+                (None, dep)
+            };
+            self.resolve(msg.from, msg.send_req, sent, 0.0, send_dep);
+            self.resolve(to, posted.req, sent + p.latency, p.recv_overhead, recv_dep);
         } else {
             let cost = p.recv_overhead + m * p.copy_per_byte;
             self.resolve(to, posted.req, at, cost, dep);

@@ -47,6 +47,7 @@ fn send(req: u64, to: u32, tag: i64, bytes: u64) -> Action {
         ctx: 0,
         tag,
         bytes,
+        sync: false,
     }
 }
 
@@ -282,6 +283,71 @@ fn wildcard_takes_earliest_arrival() {
     )
     .expect("runs");
     assert_eq!(ends(&o)[2], 11300.0);
+}
+
+/// Rank 0 sends `message` (key 1), then computes `after` (key 3); rank 1 computes 10000 and
+/// only then posts the receive (key 2).
+fn late_receiver_of(message: Action, after: f64) -> Outcome {
+    run(
+        params(),
+        vec![
+            vec![
+                vec![call(1, 0.0), message, Action::Wait(vec![1])],
+                vec![call(3, after)],
+            ],
+            vec![vec![
+                call(2, 10000.0),
+                recv(1, Some(0), Some(0)),
+                Action::Wait(vec![1]),
+            ]],
+        ],
+    )
+    .expect("runs")
+}
+
+/// [`late_receiver_of`] a 4096 B message (rendezvous).
+fn late_receiver(after: f64) -> Outcome {
+    late_receiver_of(send(1, 1, 0, 4096), after)
+}
+
+#[test]
+fn a_rendezvous_sender_is_charged_to_its_late_receiver() {
+    // The request-to-send departs at 0 (rank 0's CPU o → 100) and arrives at 1100; rank 1
+    // posts at 10000 (late receiver), so M = 10000, the send completes at S = 10000 + L + o +
+    // mG = 15196, the data lands at 16196 and costs o_r: rank 1 ends at 16296.
+    // Rank 0 waited 15196 − 100 = 15096 in MPI_Send for rank 1's computation: its chain is
+    // rank 1's up to the post (10000 of computation) plus the handshake and transfer (5196)
+    // on the send. After 50000 more of computation rank 0 ends last, at 65196.
+    let o = late_receiver(50000.0);
+    assert_eq!(ends(&o), vec![65196.0, 16296.0]);
+    assert_eq!(o.ranks[0].wait, 15096.0);
+    assert_eq!(o.critical, vec![60000.0, 5196.0]);
+    // Ending first, rank 1 — late itself — keeps its own chain: 10000 of computation and
+    // the receive's 6296 (handshake, transfer, o_r), not rank 0's send.
+    let o = late_receiver(0.0);
+    assert_eq!(ends(&o), vec![15196.0, 16296.0]);
+    assert_eq!(o.critical, vec![10000.0, 0.0, 6296.0]);
+}
+
+#[test]
+fn a_synchronous_send_waits_for_its_receive_whatever_its_size() {
+    // 8 B, below the eager limit, but synchronous: the request-to-send arrives at 1100, the
+    // receive is posted at 10000, the send completes at 10000 + L + o + mG = 11108 (rank 0
+    // waited 11008 for rank 1's computation) and the data lands at 12108 + o_r = 12208. An
+    // ordinary 8 B send would have completed at 100.
+    let ssend = Action::Send {
+        req: 1,
+        to: 1,
+        ctx: 0,
+        tag: 0,
+        bytes: 8,
+        sync: true,
+    };
+    let o = late_receiver_of(ssend, 50000.0);
+    assert_eq!(ends(&o), vec![61108.0, 12208.0]);
+    assert_eq!(o.critical, vec![60000.0, 1108.0]);
+    let o = late_receiver_of(send(1, 1, 0, 8), 50000.0);
+    assert_eq!(ends(&o)[0], 50100.0);
 }
 
 /// Rank 0 sends tag 5 then tag 6 (0 B each) to rank 1, which posts `first` then `second`.

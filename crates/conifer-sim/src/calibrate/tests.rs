@@ -12,6 +12,7 @@ fn send(req: u64, to: u32, bytes: u64) -> Vec<Action> {
             ctx: 0,
             tag: 0,
             bytes,
+            sync: false,
         },
         Action::Wait(vec![req]),
     ]
