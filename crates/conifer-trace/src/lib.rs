@@ -6,6 +6,7 @@
 //! one line.
 
 pub mod as_run;
+mod call_time;
 pub mod caller;
 mod catalog_codec;
 pub mod clock;
@@ -16,6 +17,7 @@ pub use conifer_compress::fast_hash;
 pub mod forest;
 mod forest_codec;
 pub mod grid;
+mod handle;
 pub mod histogram;
 pub mod int_codes;
 pub mod log_quantiser;

@@ -15,8 +15,8 @@
 //! A thread's bytes: the form byte, REL, the achieved maximum and mean relative error (three
 //! f64, little-endian: the recorder knows the true values), then the zstd frame.
 
+use crate::call_time::CallTime;
 use crate::log_quantiser::{relative_error, LogQuantiser};
-use crate::timeline::CallTime;
 use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::{FrozenGrammar, Grammar};
 use std::collections::HashMap;

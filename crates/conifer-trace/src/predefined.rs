@@ -3,7 +3,7 @@
 //! than an address; the preload library resolves each name against the installed `mpi.h`
 //! (names the MPI does not define are skipped).
 
-use crate::value::HandleKind;
+use crate::handle::HandleKind;
 
 /// The predefined names of one handle kind, in code order (the code is the index).
 pub fn names(kind: HandleKind) -> &'static [&'static str] {

@@ -2,9 +2,19 @@
 //! absolute, special, a grid displacement) or stored after the merge chose a code that makes
 //! the ranks agree (modular, xor, transpose, torus, fixed), with their binary and text forms.
 
-use crate::value::Position;
+use crate::grid::Grid;
 use crate::varint::{put_i64, Reader};
 use std::fmt;
+
+/// Where the caller stands in a call's communicator: what relative ranks and coordinates are
+/// restored against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Position<'a> {
+    /// The caller's rank in the communicator.
+    pub rank: i64,
+    /// The communicator's Cartesian topology, if it has one.
+    pub grid: Option<&'a Grid>,
+}
 
 /// A rank argument, relative to the caller's rank in the call's communicator where that is
 /// meaningful, so that every rank of a regular pattern records the same value.

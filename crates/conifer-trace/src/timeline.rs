@@ -4,17 +4,8 @@
 //! (`--timing lossy:REL`): the bytes start with a form byte of [`crate::lossy_timeline`].
 //! [`decode`] reads either.
 
+pub use crate::call_time::CallTime;
 use crate::varint::{put_u64, Reader};
-
-/// One call's timing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CallTime {
-    /// Nanoseconds from the end of the previous call of the thread (from the first call's
-    /// start for the first call).
-    pub interval_ns: u64,
-    /// Nanoseconds in the call.
-    pub duration_ns: u64,
-}
 
 /// Compresses a thread's call times.
 pub fn encode(times: &[CallTime]) -> Vec<u8> {
