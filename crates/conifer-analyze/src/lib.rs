@@ -318,7 +318,7 @@ type Weighted = Vec<(u32, Option<u32>, Option<Signature>, u64)>;
 /// The weighted calls of one thread, from its grammar's and trace tree's counts.
 fn weighted_calls(
     trace: &Trace,
-    entry: &conifer_trace::merge::RankEntry,
+    entry: &conifer_trace::stored::RankEntry,
     thread: usize,
 ) -> Weighted {
     let record = &trace.record;

@@ -6,7 +6,7 @@
 use crate::mpi::*;
 use crate::pairwise::check;
 use crate::run_info;
-use conifer_trace::merge::Merged;
+use conifer_trace::stored::TraceRecord;
 use conifer_trace::Trace;
 use std::ffi::c_int;
 
@@ -14,8 +14,8 @@ use std::ffi::c_int;
 ///
 /// # Safety
 /// MPI must be initialised.
-pub unsafe fn own_record(rank: u32, counts: &[u64]) -> Merged {
-    Merged::of_rank(
+pub unsafe fn own_record(rank: u32, counts: &[u64]) -> TraceRecord {
+    TraceRecord::of_rank(
         rank,
         crate::record::rank_record(),
         run_info::sparse_counts(counts),

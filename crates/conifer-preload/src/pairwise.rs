@@ -5,7 +5,7 @@
 //! the network once per round it survives, so the work is O(n log P) for records of size n.
 
 use crate::mpi::*;
-use conifer_trace::merge::Merged;
+use conifer_trace::stored::TraceRecord;
 use std::ffi::c_int;
 use std::time::{Duration, Instant};
 
@@ -93,19 +93,19 @@ unsafe fn receive(from: c_int, comm: MPI_Comm) -> Result<Option<Vec<u8>>, String
 /// # Safety
 /// MPI must be initialised and `comm` a valid intra-communicator private to the caller.
 pub unsafe fn merge(
-    mine: Merged,
+    mine: TraceRecord,
     comm: MPI_Comm,
     work: &mut Duration,
-) -> Result<Option<Merged>, String> {
+) -> Result<Option<TraceRecord>, String> {
     let (mut rank, mut size) = (0, 0);
     check("PMPI_Comm_rank", PMPI_Comm_rank(comm, &mut rank))?;
     check("PMPI_Comm_size", PMPI_Comm_size(comm, &mut size))?;
-    let mut acc: Result<Merged, String> = Ok(mine);
+    let mut acc: Result<TraceRecord, String> = Ok(mine);
     let mut step = 1;
     while step < size {
         if rank % (2 * step) == step {
             let started = Instant::now();
-            let bytes = acc.as_ref().ok().map(Merged::to_bytes);
+            let bytes = acc.as_ref().ok().map(TraceRecord::to_bytes);
             *work += started.elapsed();
             send(bytes.as_deref(), rank - step, comm)?;
             return match acc {
@@ -117,7 +117,7 @@ pub unsafe fn merge(
             let received = receive(rank + step, comm)?;
             let started = Instant::now();
             acc = match (acc, received) {
-                (Ok(mut left), Some(bytes)) => match Merged::from_bytes(&bytes) {
+                (Ok(mut left), Some(bytes)) => match TraceRecord::from_bytes(&bytes) {
                     Ok(right) => {
                         left.absorb(right);
                         Ok(left)

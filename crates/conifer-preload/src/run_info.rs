@@ -3,7 +3,7 @@
 
 use crate::mpi::*;
 use crate::wrappers::{FIRST_FORTRAN_ID, FUNCTION_NAMES, FUNCTION_SLOTS};
-use conifer_trace::merge::Merged;
+use conifer_trace::stored::TraceRecord;
 use conifer_trace::{FunctionInfo, Language, Metadata};
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,7 +140,7 @@ pub unsafe fn metadata(ranks: u32, partial: bool) -> Metadata {
 
 /// The functions (and `free` events) that occur in `record`'s signatures or call counts (calls
 /// left out of the record are counted), with their slot names.
-pub fn catalog(record: &Merged) -> Vec<FunctionInfo> {
+pub fn catalog(record: &TraceRecord) -> Vec<FunctionInfo> {
     let counted = record
         .ranks
         .iter()

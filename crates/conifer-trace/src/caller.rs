@@ -63,7 +63,7 @@ pub fn module_path(modules: &[String], key: u32) -> Option<&str> {
 pub fn keep_named_modules(modules: &mut Vec<String>, signatures: &[Vec<u8>]) {
     let named: std::collections::BTreeSet<u32> = signatures
         .iter()
-        .filter_map(|s| crate::decode::Signature::parse(s)?.caller)
+        .filter_map(|s| crate::signature::Signature::parse(s)?.caller)
         .map(|c| c.module)
         .collect();
     modules.retain(|m| named.contains(&module_key(m)));

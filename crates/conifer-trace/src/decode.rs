@@ -2,103 +2,20 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::as_run::{AsRunClock, RecorderTime, RunSpan};
-use crate::caller::Caller;
 use crate::fast_hash::FastMap;
-use crate::merge::RankEntry;
+use crate::signature::is_context;
+pub use crate::signature::Signature;
+use crate::stored::RankEntry;
 use crate::streams::Filler;
 use crate::timeline::CallTime;
 use crate::timing::CallTiming;
-use crate::value::{HandleKind, HandleRef, Position, Value};
+use crate::value::{HandleRef, Position, Value};
 use crate::varint::Reader;
 use crate::{FunctionInfo, Trace};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
-
-/// A parsed signature.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Signature {
-    /// Function id (index into the catalog).
-    pub function: u16,
-    /// Symbolic thread.
-    pub thread: u32,
-    /// Where the call was made, when recorded with `--callsites`.
-    pub caller: Option<Caller>,
-    /// Recorded values, in slot order.
-    pub values: Vec<Value>,
-    /// The function's return value.
-    pub ret: i64,
-}
-
-impl Signature {
-    /// Parses signature bytes; `None` when malformed.
-    pub fn parse(bytes: &[u8]) -> Option<Signature> {
-        let mut r = Reader::new(bytes);
-        let function = u16::try_from(r.u64()?).ok()?;
-        let thread = r.u32()?;
-        let caller = Caller::decode_if_present(&mut r)?;
-        let mut values = Vec::new();
-        while r.remaining() > 0 {
-            values.push(Value::decode(&mut r)?);
-        }
-        let ret = match values.pop()? {
-            Value::Int(v) => v,
-            _ => return None,
-        };
-        Some(Signature {
-            function,
-            thread,
-            caller,
-            values,
-            ret,
-        })
-    }
-
-    fn comm(&self) -> Option<&Value> {
-        self.values.iter().find(|v| is_context(v))
-    }
-
-    /// For each value, the communicator or group its ranks are relative to, as the recorder
-    /// chose it: the nearest one before the value, else the first one of the call.
-    pub(crate) fn contexts(&self) -> Vec<Option<&Value>> {
-        let first = self.comm();
-        let mut nearest = None;
-        self.values
-            .iter()
-            .map(|v| {
-                let context = nearest.or(first);
-                if is_context(v) {
-                    nearest = Some(v);
-                }
-                context
-            })
-            .collect()
-    }
-
-    fn requests(&self) -> impl Iterator<Item = HandleRef> + '_ {
-        self.values.iter().flat_map(|v| match v {
-            Value::Handle(HandleKind::Request, h) => vec![*h],
-            Value::Array(items) => items
-                .iter()
-                .filter_map(|i| match i {
-                    Value::Handle(HandleKind::Request, h) => Some(*h),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        })
-    }
-}
-
-/// True for the values ranks can be relative to: communicators, groups and windows (the
-/// target ranks of one-sided calls are ranks in the window's group).
-fn is_context(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Handle(HandleKind::Comm | HandleKind::Group | HandleKind::Win, _)
-    )
-}
 
 /// One decoded call.
 pub struct Call<'t> {

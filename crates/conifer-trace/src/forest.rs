@@ -5,7 +5,8 @@
 //! calls its tree did not hold stay in the thread's grammar, decoded in their place.
 
 use crate::fast_hash::FastMap;
-use crate::merge::{Merged, RankEntry};
+use crate::intern::intern;
+use crate::stored::{RankEntry, TraceRecord};
 use conifer_compress::tree::{
     validate, Expand, RecordSummary, Shape, TreeRecord, VertexKind, VertexRecord, MAX_VERTICES,
 };
@@ -131,9 +132,9 @@ impl Forest {
             .vertices
             .into_iter()
             .zip(&mut self.vertices)
-            .map(|(record, known)| crate::merge::intern(known, [record])[0])
+            .map(|(record, known)| intern(known, [record])[0])
             .collect();
-        crate::merge::intern(
+        intern(
             &mut self.trees,
             [TreeRef {
                 leading_foreign: tree.leading_foreign,
@@ -154,7 +155,7 @@ impl Forest {
                 let renamed = records
                     .into_iter()
                     .map(|r| r.map_terminals(|t| terminals[t as usize]));
-                crate::merge::intern(known, renamed)
+                intern(known, renamed)
             })
             .collect();
         let trees = other.trees.into_iter().map(|t| TreeRef {
@@ -166,7 +167,7 @@ impl Forest {
                 .map(|(&r, map)| map[r as usize])
                 .collect(),
         });
-        crate::merge::intern(&mut self.trees, trees)
+        intern(&mut self.trees, trees)
     }
 
     /// The records of tree `tree`, by vertex.
@@ -278,7 +279,7 @@ impl Iterator for ThreadTerminals<'_> {
     }
 }
 
-impl Merged {
+impl TraceRecord {
     /// The tree of thread `thread` of `entry`, if it has one.
     fn tree_of(&self, entry: &RankEntry, thread: usize) -> Option<(&Forest, u32)> {
         let tree = *entry.trees.get(thread)?;
@@ -470,7 +471,7 @@ mod tests {
                 Some("b.c:12")
             ]
         );
-        let calls = |m: &crate::merge::Merged| -> Vec<(u32, Option<u32>)> {
+        let calls = |m: &TraceRecord| -> Vec<(u32, Option<u32>)> {
             let mut t = m.thread_terminals(&m.ranks[0], 0);
             std::iter::from_fn(|| {
                 let terminal = t.next()?;
@@ -494,7 +495,7 @@ mod tests {
         // outside the tree after the sixth, Finalize.
         let s = Structure::from_json(JSON.as_bytes()).unwrap();
         let send = |count: i64| {
-            crate::rank_codes::encode_signature(&crate::decode::Signature {
+            crate::rank_codes::encode_signature(&crate::signature::Signature {
                 function: 1,
                 thread: 0,
                 caller: None,

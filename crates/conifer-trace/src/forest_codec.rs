@@ -7,9 +7,9 @@
 use crate::columns::{put_column, read_column};
 use crate::container::{FormatError, Section};
 use crate::forest::{Forest, Structure, TreeRef, NO_TREE};
-use crate::merge::Merged;
 use crate::model::find_section;
 use crate::record_codec::{pack_if_smaller, unpack};
+use crate::stored::TraceRecord;
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;
 
@@ -168,7 +168,7 @@ pub fn decode(
 
 /// Rejects trees that refer to trees, grammars or terminals that do not exist, or whose
 /// records do not form a walkable tree with their thread's grammar.
-pub fn check(m: &Merged) -> Result<(), FormatError> {
+pub fn check(m: &TraceRecord) -> Result<(), FormatError> {
     let Some(forest) = &m.forest else {
         return match m.ranks.iter().all(|r| r.trees.is_empty()) {
             true => Ok(()),

@@ -4,7 +4,6 @@
 //! the values in `[2^((b−1)/4), 2^(b/4))` ns (each bin 19% wide, so its geometric centre is
 //! within 9.1% of every value in it). Stored in section `THST`.
 
-use crate::merge::Merged;
 use crate::varint::{put_u64, Reader};
 
 /// Bins per doubling.
@@ -128,13 +127,15 @@ impl TimingHistogram {
     }
 }
 
-/// `THST`: for every entry of [`Merged::timing`], in order, 0 (no histogram) or 1 then its
+/// `THST`: for every timing family, in order, 0 (no histogram) or 1 then its
 /// duration bins and interval bins, each as the count of non-empty bins and per bin the
 /// distance from the previous non-empty bin (from 0 for the first) and the count.
-pub(crate) fn encode_histograms(m: &Merged) -> Vec<u8> {
+pub(crate) fn encode_histograms<'a>(
+    histograms: impl Iterator<Item = Option<&'a TimingHistogram>>,
+) -> Vec<u8> {
     let mut out = Vec::new();
-    for family in &m.timing {
-        match &family.histogram {
+    for histogram in histograms {
+        match histogram {
             None => out.push(0),
             Some(h) => {
                 out.push(1);
@@ -231,7 +232,10 @@ mod tests {
             [(0, 1), (bin_of(100.0), 3), (bin_of(5e6), 1)]
         );
         assert_eq!(h.interval.total(), 5);
-        assert_eq!(Merged::from_bytes(&m.to_bytes()).unwrap(), m);
+        assert_eq!(
+            crate::stored::TraceRecord::from_bytes(&m.to_bytes()).unwrap(),
+            m
+        );
         let file = crate::record_codec::encode_record(&m, true);
         let back = crate::record_codec::decode_record(&file, 0).unwrap();
         assert_eq!(back.timing[0].histogram, m.timing[0].histogram);

@@ -7,10 +7,10 @@
 //! field is coded so only when every rank using the family has one value there and all fit
 //! exactly, so decoding (`a · r + b`) gives back every value.
 
-use crate::decode::Signature;
 use crate::fast_hash::FastMap;
-use crate::merge::Merged;
 use crate::rank_codes::{encode_signature, reform, terminals_by_rank};
+use crate::signature::Signature;
+use crate::stored::TraceRecord;
 use crate::value::Value;
 use std::collections::BTreeMap;
 
@@ -22,7 +22,7 @@ struct Integral {
 }
 
 /// The signatures of `m` with top-level integer arguments, by terminal, with their families.
-fn integral_signatures(m: &Merged) -> FastMap<u32, Integral> {
+fn integral_signatures(m: &TraceRecord) -> FastMap<u32, Integral> {
     let mut families: FastMap<Vec<u8>, usize> = FastMap::default();
     let mut out = FastMap::default();
     for (t, bytes) in m.signatures.iter().enumerate() {
@@ -65,7 +65,7 @@ fn affine_fit(points: &[(i64, i64)]) -> Option<(i64, i64)> {
 
 /// Codes every integer field that is an exact affine function of the caller's world rank
 /// (see the module documentation). Call it once, on a record of all ranks, before writing.
-pub fn choose_int_codes(m: &mut Merged) {
+pub fn choose_int_codes(m: &mut TraceRecord) {
     let integral = integral_signatures(m);
     if integral.is_empty() {
         return;

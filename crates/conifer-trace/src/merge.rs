@@ -1,89 +1,25 @@
 //! Combines ranks' records into one: one global signature table, each rank's grammars
 //! renumbered to it, identical grammars stored once, timing statistics pooled per timing
-//! family over all ranks (see [`crate::timing`]). [`Merged::absorb`] joins two adjacent rank
+//! family over all ranks (see [`crate::timing`]). [`TraceRecord::absorb`] joins two adjacent rank
 //! ranges; the tracer calls it in log2 P pairwise rounds over MPI, `conifer merge` folds
 //! partial files with [`merge`].
 
-use crate::fast_hash::{FastHasher, FastMap};
+use crate::fast_hash::FastMap;
 use crate::forest::{Forest, NO_TREE};
-use crate::histogram::TimingHistogram;
-use crate::rank_record::{Membership, RankRecord};
-use crate::streams::ThreadStreams;
-use crate::timing::{timing_family, CallTiming, RankTime};
+use crate::intern::intern;
+use crate::rank_record::RankRecord;
+use crate::stored::{FamilyTiming, RankEntry, TraceRecord, NO_STREAMS};
+use crate::timing::{timing_family, RankTime};
 use conifer_compress::{FrozenGrammar, Grammar};
-use std::hash::{Hash, Hasher};
 
-/// What one rank contributes besides its grammars and timing.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RankEntry {
-    /// Grammar index of each of its threads (in tree mode: the calls outside the tree).
-    pub threads: Vec<u32>,
-    /// Trace tree index of each of its threads ([`NO_TREE`] for none); empty when the run
-    /// has no trace trees.
-    pub trees: Vec<u32>,
-    /// Communicators it belonged to.
-    pub comms: Vec<Membership>,
-    /// Calls per wrapped function id, as counted by the wrappers (a cross-check of the
-    /// grammars); functions never called are left out.
-    pub counts: Vec<(u16, u64)>,
-    /// Host name.
-    pub host: String,
-    /// Per-thread compressed timelines (lossless and lossy timing only).
-    pub timelines: Vec<Vec<u8>>,
-    /// Its total time in MPI and between calls.
-    pub time: RankTime,
-    /// Value streams of each of its threads: an index into [`Merged::streams`], or
-    /// [`NO_STREAMS`]; empty when no thread has any.
-    pub streams: Vec<u32>,
-    /// Its clock: offsets to rank 0 and where its threads lie.
-    pub clock: crate::clock::RankClock,
-    /// Its exact per-function totals and the recorder's own time.
-    pub totals: crate::rank_totals::RankTotals,
-    /// Per thread, the recorder's own time around every call (lossless and lossy timing).
-    pub recorder_times: Vec<Vec<u8>>,
-}
-
-/// A thread without value streams.
-pub const NO_STREAMS: u32 = u32::MAX;
-
-/// The timing statistics of one timing family (see [`crate::timing`]), pooled over all ranks.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FamilyTiming {
-    /// A terminal whose signature belongs to the family (the family is derived from it).
-    pub terminal: u32,
-    /// Durations of and intervals before the family's calls.
-    pub stats: CallTiming,
-    /// Their histograms (`--timing histogram` only).
-    pub histogram: Option<TimingHistogram>,
-}
-
-/// The merged record of the ranks `first_rank .. first_rank + ranks.len()`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Merged {
-    /// `MPI_COMM_WORLD` rank of the first rank covered (0 in a whole trace).
-    pub first_rank: u32,
-    /// Global terminal → signature bytes.
-    pub signatures: Vec<Vec<u8>>,
-    /// Distinct grammars over global terminals.
-    pub grammars: Vec<FrozenGrammar>,
-    /// One entry per rank, in rank order.
-    pub ranks: Vec<RankEntry>,
-    /// Timing per timing family.
-    pub timing: Vec<FamilyTiming>,
-    /// Trace trees, when the program carries a structure tree.
-    pub forest: Option<Forest>,
-    /// Distinct value streams of threads (see [`crate::streams`]).
-    pub streams: Vec<ThreadStreams>,
-}
-
-impl Merged {
+impl TraceRecord {
     /// The record of rank `rank` alone.
     pub fn of_rank(
         rank: u32,
         mut record: RankRecord,
         counts: Vec<(u16, u64)>,
         host: String,
-    ) -> Merged {
+    ) -> TraceRecord {
         crate::streams::extract(&mut record);
         let mut streams = Vec::new();
         let stream_ids = intern(&mut streams, std::mem::take(&mut record.streams));
@@ -126,7 +62,7 @@ impl Merged {
                 .collect(),
             None => Vec::new(),
         };
-        Merged {
+        TraceRecord {
             first_rank: rank,
             signatures: record.signatures,
             grammars,
@@ -176,7 +112,7 @@ impl Merged {
     }
 
     /// Appends the ranks of `next`, which must start where `self` ends.
-    pub fn absorb(&mut self, next: Merged) {
+    pub fn absorb(&mut self, next: TraceRecord) {
         debug_assert_eq!(
             next.first_rank as usize,
             self.first_rank as usize + self.ranks.len()
@@ -243,75 +179,6 @@ impl Merged {
         });
         pool_timing(&mut self.timing, &self.signatures, theirs);
     }
-
-    /// For each terminal, the index of its timing family's entry in [`Merged::timing`]
-    /// (`None` for signatures without recorded timing).
-    pub fn timing_index(&self) -> Vec<Option<u32>> {
-        let families: FastMap<Vec<u8>, u32> = self
-            .timing
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                (
-                    timing_family(&self.signatures[f.terminal as usize]),
-                    i as u32,
-                )
-            })
-            .collect();
-        self.signatures
-            .iter()
-            .map(|s| families.get(&timing_family(s)).copied())
-            .collect()
-    }
-}
-
-/// At most this many known and incoming items together are compared directly in [`intern`].
-const SCAN_BELOW: usize = 8;
-
-/// Appends each of `incoming` to `known` unless an equal item is there already, and returns
-/// the index each incoming item has in `known`. The existing items are indexed by hash, not
-/// copied: signature tables and grammars are most of a record.
-pub(crate) fn intern<T: Hash + Eq>(
-    known: &mut Vec<T>,
-    incoming: impl IntoIterator<Item = T>,
-) -> Vec<u32> {
-    let incoming = incoming.into_iter();
-    if known.len() + incoming.size_hint().1.unwrap_or(usize::MAX) <= SCAN_BELOW {
-        // A few items (most trace-tree vertices): comparing beats building an index.
-        return incoming
-            .map(|item| match known.iter().position(|k| *k == item) {
-                Some(i) => i as u32,
-                None => {
-                    known.push(item);
-                    known.len() as u32 - 1
-                }
-            })
-            .collect();
-    }
-    let hash = |item: &T| {
-        let mut h = FastHasher::default();
-        item.hash(&mut h);
-        h.finish()
-    };
-    let mut by_hash: FastMap<u64, Vec<u32>> = FastMap::default();
-    for (i, item) in known.iter().enumerate() {
-        by_hash.entry(hash(item)).or_default().push(i as u32);
-    }
-    incoming
-        .into_iter()
-        .map(|item| {
-            let bucket = by_hash.entry(hash(&item)).or_default();
-            match bucket.iter().find(|&&i| known[i as usize] == item) {
-                Some(&i) => i,
-                None => {
-                    let i = known.len() as u32;
-                    known.push(item);
-                    bucket.push(i);
-                    i
-                }
-            }
-        })
-        .collect()
 }
 
 /// Adds `more` to the family statistics `known` (both over the terminals of `signatures`),
@@ -351,10 +218,10 @@ fn pool_timing(
 pub type RankInput = (RankRecord, Vec<(u16, u64)>, String);
 
 /// Merges whole per-rank records given in rank order from rank 0.
-pub fn merge(records: Vec<RankInput>) -> Merged {
-    let mut merged: Option<Merged> = None;
+pub fn merge(records: Vec<RankInput>) -> TraceRecord {
+    let mut merged: Option<TraceRecord> = None;
     for (rank, (record, counts, host)) in records.into_iter().enumerate() {
-        let one = Merged::of_rank(rank as u32, record, counts, host);
+        let one = TraceRecord::of_rank(rank as u32, record, counts, host);
         match &mut merged {
             Some(m) => m.absorb(one),
             None => merged = Some(one),
@@ -365,10 +232,10 @@ pub fn merge(records: Vec<RankInput>) -> Merged {
 
 /// Merges ranks 0..7 as the pairwise rounds do: (0+1)+(2+3), (4+5)+6, then the two halves.
 #[cfg(test)]
-pub(crate) fn merge_seven_in_tree_order(input: impl Fn(u32) -> RankInput) -> Merged {
+pub(crate) fn merge_seven_in_tree_order(input: impl Fn(u32) -> RankInput) -> TraceRecord {
     let one = |i: u32| {
         let (r, c, h) = input(i);
-        Merged::of_rank(i, r, c, h)
+        TraceRecord::of_rank(i, r, c, h)
     };
     let pair = |a: u32, b: u32| {
         let mut m = one(a);
@@ -386,6 +253,7 @@ pub(crate) fn merge_seven_in_tree_order(input: impl Fn(u32) -> RankInput) -> Mer
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timing::CallTiming;
     use conifer_compress::Grammar;
 
     fn frozen(seq: &[u32]) -> FrozenGrammar {

@@ -1,8 +1,8 @@
 //! What a trace holds, and its mapping onto sections.
 
 use crate::container::{read_sections, write_sections, FormatError, Section};
-use crate::merge::Merged;
 use crate::record_codec::{decode_record, encode_record};
+use crate::stored::TraceRecord;
 
 /// The run a trace was recorded from.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +76,7 @@ pub struct Trace {
     pub catalog: Vec<FunctionInfo>,
     /// Signatures, grammars, per-rank entries (grammar ids, communicators, counts, hosts) and
     /// timing.
-    pub record: Merged,
+    pub record: TraceRecord,
 }
 
 /// Tag of the run's metadata section.

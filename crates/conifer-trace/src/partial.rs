@@ -4,9 +4,9 @@
 //! (`conifer merge DIR -o FILE.cft`).
 
 use crate::container::{read_sections, write_sections, FormatError, Section};
-use crate::merge::Merged;
 use crate::model::{find_section, read_run_sections, run_sections};
 use crate::rank_record::RankRecord;
+use crate::stored::TraceRecord;
 use crate::{FunctionInfo, Metadata, Trace};
 
 const REASON: [u8; 4] = *b"WHY\0";
@@ -19,7 +19,7 @@ pub struct PartialRecord {
     /// The functions this rank's signatures use.
     pub catalog: Vec<FunctionInfo>,
     /// This rank's record (`first_rank` is its rank).
-    pub record: Merged,
+    pub record: TraceRecord,
     /// Why the rank stopped (`SIGSEGV`, `MPI_Abort`, `exit without MPI_Finalize`).
     pub reason: String,
 }
@@ -41,7 +41,7 @@ impl PartialRecord {
         let sections = read_sections(file)?;
         let (meta, catalog) = read_run_sections(&sections)?;
         let reason = String::from_utf8_lossy(find_section(&sections, REASON)?).into_owned();
-        let record = Merged::from_sections(&sections)?;
+        let record = TraceRecord::from_sections(&sections)?;
         if record.ranks.len() != 1 || record.first_rank >= meta.ranks {
             return Err(FormatError::Malformed(
                 "a partial file holds exactly one rank of its run".into(),
@@ -86,7 +86,7 @@ pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
     meta.missing_ranks.clear();
     meta.partial_reasons.clear();
     let mut catalog: Vec<FunctionInfo> = Vec::new();
-    let mut merged: Option<Merged> = None;
+    let mut merged: Option<TraceRecord> = None;
     let mut parts = parts.into_iter().peekable();
     for rank in 0..ranks {
         let record = match parts.next_if(|p| p.record.first_rank == rank) {
@@ -107,7 +107,7 @@ pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
             }
             None => {
                 meta.missing_ranks.push(rank);
-                Merged::of_rank(rank, RankRecord::default(), Vec::new(), String::new())
+                TraceRecord::of_rank(rank, RankRecord::default(), Vec::new(), String::new())
             }
         };
         match &mut merged {
@@ -162,7 +162,7 @@ mod tests {
                 language: Language::C,
                 slots: Vec::new(),
             }],
-            record: Merged::of_rank(rank, record, vec![(0, u64::from(calls))], "h".into()),
+            record: TraceRecord::of_rank(rank, record, vec![(0, u64::from(calls))], "h".into()),
             reason: reason.into(),
         }
     }

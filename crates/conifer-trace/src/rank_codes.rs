@@ -9,10 +9,11 @@
 //! exact. Signatures, grammars and trace trees are then renamed rank by rank, and ranks whose
 //! calls now agree share them.
 
-use crate::decode::Signature;
 use crate::fast_hash::{FastMap, FastSet};
 use crate::forest::{Forest, TreeRef, NO_TREE};
-use crate::merge::{intern, Merged, NO_STREAMS};
+use crate::intern::intern;
+use crate::signature::Signature;
+use crate::stored::{TraceRecord, NO_STREAMS};
 use crate::value::{Rank, Value};
 use crate::varint::put_u64;
 use std::borrow::Cow;
@@ -177,7 +178,7 @@ pub(crate) fn encode_signature(signature: &Signature) -> Vec<u8> {
 }
 
 /// The signatures of `m` that have relative rank fields, with their families.
-fn rankful_signatures(m: &Merged) -> FastMap<u32, Rankful> {
+fn rankful_signatures(m: &TraceRecord) -> FastMap<u32, Rankful> {
     let mut families: FastMap<Vec<u8>, usize> = FastMap::default();
     let mut out = FastMap::default();
     for (t, bytes) in m.signatures.iter().enumerate() {
@@ -214,7 +215,7 @@ struct Contexts<'a> {
 }
 
 impl<'a> Contexts<'a> {
-    fn of(m: &'a Merged) -> Contexts<'a> {
+    fn of(m: &'a TraceRecord) -> Contexts<'a> {
         let my_rank: Vec<FastMap<&[u8], i64>> = m
             .ranks
             .iter()
@@ -242,7 +243,7 @@ impl<'a> Contexts<'a> {
 }
 
 /// The terminals each rank's threads use (grammars and trace trees).
-pub(crate) fn terminals_by_rank(m: &Merged) -> Vec<Vec<u32>> {
+pub(crate) fn terminals_by_rank(m: &TraceRecord) -> Vec<Vec<u32>> {
     let mut grammar_terms: FastMap<u32, Vec<u32>> = FastMap::default();
     let mut tree_terms: FastMap<u32, Vec<u32>> = FastMap::default();
     m.ranks
@@ -347,7 +348,7 @@ fn recode(
 
 /// Stores every relative rank field of `m` under the code that makes the most ranks agree
 /// (see the module documentation). Call it once, on a record of all ranks, before writing it.
-pub fn choose_rank_codes(m: &mut Merged) {
+pub fn choose_rank_codes(m: &mut TraceRecord) {
     let rankful = rankful_signatures(m);
     if rankful.is_empty() {
         return;
@@ -384,7 +385,7 @@ pub fn choose_rank_codes(m: &mut Merged) {
 /// Gives each rank's terminals listed in `forms[rank]` their new signature bytes for that rank
 /// (the other terminals keep theirs), then renames every rank's grammars, trees and streams:
 /// ranks whose forms now agree share terminals and, where their calls agree, grammars.
-pub(crate) fn reform(m: &mut Merged, forms: Vec<Vec<(u32, Vec<u8>)>>) {
+pub(crate) fn reform(m: &mut TraceRecord, forms: Vec<Vec<(u32, Vec<u8>)>>) {
     let mut changed = vec![false; m.signatures.len()];
     forms
         .iter()
@@ -420,7 +421,7 @@ pub(crate) fn reform(m: &mut Merged, forms: Vec<Vec<(u32, Vec<u8>)>>) {
 /// Replaces `m`'s table by `signatures`, renaming each rank's grammars and trees: terminal
 /// `t` becomes `same[t]`, or for rank r the entry of `per_rank[r]` that names `t`.
 fn rename(
-    m: &mut Merged,
+    m: &mut TraceRecord,
     signatures: Vec<Vec<u8>>,
     same: &[Option<u32>],
     per_rank: &[Vec<(u32, u32)>],

@@ -1,4 +1,4 @@
-//! The sections that hold a [`Merged`] record, used both in `.cft` files and in the messages of
+//! The sections that hold a [`TraceRecord`] record, used both in `.cft` files and in the messages of
 //! the tracer's pairwise merge (so a partly merged record and a trace are the same bytes):
 //! `SIGS` signatures, `GRAM` distinct grammars (combined by one more Sequitur pass), `RMAP` rank → grammars, `COMM` communicator
 //! memberships, `CNTS` wrapper call counts, `HOST` host names, `TIME` timing per timing
@@ -13,10 +13,10 @@ use crate::clock::RankClock;
 use crate::columns::{put_column, read_column};
 use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
-use crate::merge::{Merged, RankEntry};
 use crate::model::find_section;
 use crate::rank_record::{put_grid, read_grid, Membership};
 use crate::rank_totals::RankTotals;
+use crate::stored::{RankEntry, TraceRecord};
 use crate::timing::RankTime;
 use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::Symbol;
@@ -141,7 +141,7 @@ pub(crate) fn unpack<'a>(
 
 /// The sections of `m`, in file order; `compact` compresses sections (files) rather than
 /// keeping them quick to write and read (merge messages), and quantises timing.
-pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
+pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
     let mut sigs = Vec::new();
     put_u64(&mut sigs, m.signatures.len() as u64);
     m.signatures.iter().for_each(|s| put_bytes(&mut sigs, s));
@@ -183,7 +183,7 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
     let mut hosts = Vec::new();
     let names: Vec<&str> = m.ranks.iter().map(|r| r.host.as_str()).collect();
     put_column(&mut hosts, &names, |o, h| o.extend_from_slice(h.as_bytes()));
-    let timing = crate::timing::encode_timing(m, compact);
+    let timing = crate::timing::encode_timing(&m.timing, m.ranks.iter().map(|r| &r.time), compact);
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let sigs = if compact {
         pack_if_smaller(sigs, true)
@@ -207,7 +207,10 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
         packed(TIMING, timing),
     ]);
     if m.timing.iter().any(|f| f.histogram.is_some()) {
-        sections.push(packed(HISTOGRAMS, crate::histogram::encode_histograms(m)));
+        sections.push(packed(
+            HISTOGRAMS,
+            crate::histogram::encode_histograms(m.timing.iter().map(|f| f.histogram.as_ref())),
+        ));
     }
     if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
         let per_rank: Vec<&Vec<Vec<u8>>> = m.ranks.iter().map(|r| &r.timelines).collect();
@@ -238,7 +241,10 @@ pub fn encode_record(m: &Merged, compact: bool) -> Vec<Section> {
         sections.push(packed(TOTALS, totals));
     }
     if !m.streams.is_empty() {
-        let (streams, map) = crate::streams::encode_streams(m);
+        let (streams, map) = crate::streams::encode_streams(
+            &m.streams,
+            &m.ranks.iter().map(|r| &r.streams).collect::<Vec<_>>(),
+        );
         sections.push(packed(STREAMS, streams));
         sections.push(packed(STREAM_MAP, map));
     }
@@ -329,7 +335,7 @@ fn column<T: Clone>(
 }
 
 /// Parses the record sections of `sections`; the first rank covered is `first_rank`.
-pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, FormatError> {
+pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecord, FormatError> {
     let find = |tag: [u8; 4]| -> Result<std::borrow::Cow<[u8]>, FormatError> {
         unpack(find_section(sections, tag)?, &String::from_utf8_lossy(&tag))
     };
@@ -413,7 +419,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
         _ => (Vec::new(), vec![Vec::new(); ranks]),
     };
     let (forest, trees) = crate::forest_codec::decode(sections, ranks)?;
-    let merged = Merged {
+    let merged = TraceRecord {
         first_rank,
         signatures,
         grammars,
@@ -477,7 +483,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<Merged, Fo
 }
 
 /// Rejects records whose grammars, rank map or timing refer to things that do not exist.
-fn check_references(m: &Merged) -> Result<(), FormatError> {
+fn check_references(m: &TraceRecord) -> Result<(), FormatError> {
     let terminals = m.signatures.len() as u32;
     let grammar_count = m.grammars.len() as u32;
     let bad_terminal = m.grammars.iter().any(|g| {
@@ -503,7 +509,7 @@ fn check_references(m: &Merged) -> Result<(), FormatError> {
     Ok(())
 }
 
-impl Merged {
+impl TraceRecord {
     /// The sections of a partly merged record: the first rank covered, then the record.
     pub(crate) fn sections(&self) -> Vec<Section> {
         let mut first = Vec::new();
@@ -516,8 +522,8 @@ impl Merged {
         sections
     }
 
-    /// Parses [`Merged::sections`] (other sections among them are ignored).
-    pub(crate) fn from_sections(sections: &[Section]) -> Result<Merged, FormatError> {
+    /// Parses [`TraceRecord::sections`] (other sections among them are ignored).
+    pub(crate) fn from_sections(sections: &[Section]) -> Result<TraceRecord, FormatError> {
         let first = Reader::new(find_section(sections, FIRST_RANK)?)
             .u32()
             .ok_or_else(|| malformed("FRST"))?;
@@ -529,9 +535,9 @@ impl Merged {
         write_sections(&self.sections())
     }
 
-    /// Parses [`Merged::to_bytes`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Merged, FormatError> {
-        Merged::from_sections(&read_sections(bytes)?)
+    /// Parses [`TraceRecord::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<TraceRecord, FormatError> {
+        TraceRecord::from_sections(&read_sections(bytes)?)
     }
 }
 
@@ -585,7 +591,7 @@ mod tests {
                 r.comms[0].my_rank = 32 + i as i64;
             }
             // Messages keep timing exact (pooling never compounds rounding).
-            let back = Merged::from_bytes(&m.to_bytes()).unwrap();
+            let back = TraceRecord::from_bytes(&m.to_bytes()).unwrap();
             assert_eq!(back, m);
         }
     }
@@ -611,7 +617,7 @@ mod tests {
             "{} bytes",
             sigs.payload.len()
         );
-        let back = Merged::from_bytes(&m.to_bytes()).unwrap();
+        let back = TraceRecord::from_bytes(&m.to_bytes()).unwrap();
         assert_eq!(back.signatures, m.signatures);
         // A frame claiming far more than it could inflate to is refused.
         let mut bomb = vec![1u8];

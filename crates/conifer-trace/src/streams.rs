@@ -8,11 +8,11 @@
 //! streams, so it stays exact.
 
 use crate::columns::{put_column, read_column};
-use crate::decode::Signature;
 use crate::fast_hash::FastMap;
-use crate::merge::{Merged, NO_STREAMS};
 use crate::rank_codes::encode_signature;
 use crate::rank_record::{CallTiming, RankRecord};
+use crate::signature::Signature;
+use crate::stored::NO_STREAMS;
 use crate::value::{Buffer, Status, Value};
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::{Expand, Series, SeriesBuilder, SeriesIter, VertexRecord};
@@ -292,10 +292,10 @@ fn fill_leaves(values: &mut [Value], f: &mut impl FnMut(&mut Value)) {
 
 /// `STRM`: the distinct thread streams (per entry: skeleton terminal, series count, series);
 /// `SMAP`: a rank column of each thread's streams (0 none, else 1 + index).
-pub(crate) fn encode_streams(m: &Merged) -> (Vec<u8>, Vec<u8>) {
+pub(crate) fn encode_streams(sets: &[ThreadStreams], per_rank: &[&Vec<u32>]) -> (Vec<u8>, Vec<u8>) {
     let mut streams = Vec::new();
-    put_u64(&mut streams, m.streams.len() as u64);
-    for set in &m.streams {
+    put_u64(&mut streams, sets.len() as u64);
+    for set in sets {
         put_u64(&mut streams, set.entries.len() as u64);
         for (t, series) in &set.entries {
             put_u64(&mut streams, (*t).into());
@@ -304,8 +304,7 @@ pub(crate) fn encode_streams(m: &Merged) -> (Vec<u8>, Vec<u8>) {
         }
     }
     let mut map = Vec::new();
-    let per_rank: Vec<&Vec<u32>> = m.ranks.iter().map(|r| &r.streams).collect();
-    put_column(&mut map, &per_rank, |o, threads| {
+    put_column(&mut map, per_rank, |o, threads| {
         put_u64(o, threads.len() as u64);
         threads
             .iter()

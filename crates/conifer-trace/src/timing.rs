@@ -7,10 +7,21 @@
 //! them exact (f64 bits) so pooling never compounds rounding.
 
 use crate::columns::{put_column, read_column};
-use crate::decode::Signature;
-use crate::merge::{FamilyTiming, Merged};
+use crate::histogram::TimingHistogram;
+use crate::signature::Signature;
 use crate::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use crate::varint::{put_u64, Reader};
+
+/// The timing statistics of one timing family (see [`crate::timing`]), pooled over all ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FamilyTiming {
+    /// A terminal whose signature belongs to the family (the family is derived from it).
+    pub terminal: u32,
+    /// Durations of and intervals before the family's calls.
+    pub stats: CallTiming,
+    /// Their histograms (`--timing histogram` only).
+    pub histogram: Option<TimingHistogram>,
+}
 
 /// Running statistics of a set of durations, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -310,24 +321,26 @@ pub fn blank_rank(r: Rank) -> Rank {
 /// `TIME`: a flag (1 when values are quantised, in files; 0 exact, in merge messages), the
 /// family statistics (a terminal of the family, then its [`CallTiming`]), and a rank column of
 /// each rank's totals (quantised codes, or exact f64 values).
-pub(crate) fn encode_timing(m: &Merged, compact: bool) -> Vec<u8> {
+pub(crate) fn encode_timing<'a>(
+    timing: &[FamilyTiming],
+    rank_times: impl Iterator<Item = &'a RankTime>,
+    compact: bool,
+) -> Vec<u8> {
     let mut out = vec![u8::from(compact)];
-    put_u64(&mut out, m.timing.len() as u64);
-    for family in &m.timing {
+    put_u64(&mut out, timing.len() as u64);
+    for family in timing {
         put_u64(&mut out, family.terminal.into());
         family.stats.encode(&mut out, compact);
     }
     if compact {
-        let codes: Vec<(u64, u64)> = m.ranks.iter().map(|r| r.time.quantised()).collect();
+        let codes: Vec<(u64, u64)> = rank_times.map(|t| t.quantised()).collect();
         put_column(&mut out, &codes, |o, &(mpi, compute)| {
             put_u64(o, mpi);
             put_u64(o, compute);
         });
     } else {
-        let exact: Vec<[u64; 2]> = m
-            .ranks
-            .iter()
-            .map(|r| [r.time.mpi_ns.to_bits(), r.time.compute_ns.to_bits()])
+        let exact: Vec<[u64; 2]> = rank_times
+            .map(|t| [t.mpi_ns.to_bits(), t.compute_ns.to_bits()])
             .collect();
         put_column(&mut out, &exact, |o, v| {
             v.iter().for_each(|&b| put_u64(o, b))
