@@ -518,8 +518,8 @@ pub fn analyze_with(
                 })?;
                 // Integers the merge stored as functions of the rank, as this rank passed them.
                 let mut sig = sig;
-                if conifer_trace::int_codes::has_rank_affine(&sig) {
-                    conifer_trace::int_codes::resolve(sig.to_mut(), rank);
+                if conifer_trace::recorded::has_rank_affine(&sig) {
+                    conifer_trace::recorded::resolve(sig.to_mut(), rank);
                 }
                 sigs.push((sig, *t, *site, *n));
             }

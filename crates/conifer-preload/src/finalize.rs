@@ -107,7 +107,7 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
             conifer_trace::rank_codes::choose_rank_codes(&mut record);
             conifer_trace::int_codes::choose_int_codes(&mut record);
             let mut meta = run_info::metadata(size as u32, false);
-            conifer_trace::caller::keep_named_modules(&mut meta.modules, &record.signatures);
+            conifer_trace::merge::keep_named_modules(&mut meta.modules, &record.signatures);
             let trace = Trace {
                 meta,
                 catalog: run_info::catalog(&record),

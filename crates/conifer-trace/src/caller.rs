@@ -59,16 +59,6 @@ pub fn module_path(modules: &[String], key: u32) -> Option<&str> {
         .map(String::as_str)
 }
 
-/// Drops from `modules` the paths no signature of `signatures` names.
-pub fn keep_named_modules(modules: &mut Vec<String>, signatures: &[Vec<u8>]) {
-    let named: std::collections::BTreeSet<u32> = signatures
-        .iter()
-        .filter_map(|s| crate::signature::Signature::parse(s)?.caller)
-        .map(|c| c.module)
-        .collect();
-    modules.retain(|m| named.contains(&module_key(m)));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

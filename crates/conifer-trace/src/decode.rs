@@ -152,7 +152,7 @@ impl Trace {
             .map(move |thread| {
                 let positions = positions.clone();
                 self.signature_bytes(entry, thread).map(move |bytes| {
-                    match crate::rank_codes::as_recorded(&bytes, rank, &positions) {
+                    match crate::recorded::as_recorded(&bytes, rank, &positions) {
                         Cow::Borrowed(_) => bytes,
                         Cow::Owned(recorded) => Cow::Owned(recorded),
                     }
@@ -412,7 +412,7 @@ impl<'t> Template<'t> {
                 "rank {rank}: call {index} has a malformed signature"
             ))
         })?;
-        crate::int_codes::resolve(&mut signature, rank);
+        crate::recorded::resolve(&mut signature, rank);
         let info = trace
             .catalog
             .iter()

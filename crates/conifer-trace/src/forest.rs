@@ -6,7 +6,6 @@
 
 use crate::fast_hash::FastMap;
 use crate::intern::intern;
-use crate::stored::{RankEntry, TraceRecord};
 use conifer_compress::tree::{
     validate, Expand, RecordSummary, Shape, TreeRecord, VertexKind, VertexRecord, MAX_VERTICES,
 };
@@ -249,73 +248,6 @@ impl Forest {
     }
 }
 
-/// A thread's terminals in call order: its grammar's, or its trace tree's with the grammar's
-/// calls in their places.
-pub enum ThreadTerminals<'a> {
-    /// A thread recorded on the grammar path only.
-    Grammar(conifer_compress::Expand<'a>),
-    /// A thread with a trace tree.
-    Tree(Expand<'a, conifer_compress::Expand<'a>>),
-}
-
-impl ThreadTerminals<'_> {
-    /// The structure-tree call site of the call returned last, when the tree held it.
-    pub fn site(&self) -> Option<u32> {
-        match self {
-            ThreadTerminals::Grammar(_) => None,
-            ThreadTerminals::Tree(t) => t.site(),
-        }
-    }
-}
-
-impl Iterator for ThreadTerminals<'_> {
-    type Item = u32;
-
-    fn next(&mut self) -> Option<u32> {
-        match self {
-            ThreadTerminals::Grammar(g) => g.next(),
-            ThreadTerminals::Tree(t) => t.next(),
-        }
-    }
-}
-
-impl TraceRecord {
-    /// The tree of thread `thread` of `entry`, if it has one.
-    fn tree_of(&self, entry: &RankEntry, thread: usize) -> Option<(&Forest, u32)> {
-        let tree = *entry.trees.get(thread)?;
-        Some((self.forest.as_ref()?, tree)).filter(|_| tree != NO_TREE)
-    }
-
-    /// The terminals thread `thread` of `entry` recorded, in call order.
-    pub fn thread_terminals<'a>(&'a self, entry: &RankEntry, thread: usize) -> ThreadTerminals<'a> {
-        let grammar = &self.grammars[entry.threads[thread] as usize];
-        match self.tree_of(entry, thread) {
-            Some((forest, tree)) => ThreadTerminals::Tree(forest.expand(tree, grammar)),
-            None => ThreadTerminals::Grammar(grammar.expand()),
-        }
-    }
-
-    /// How many calls thread `thread` of `entry` recorded.
-    pub fn thread_calls(&self, entry: &RankEntry, thread: usize) -> u64 {
-        let grammar = self.grammars[entry.threads[thread] as usize].len();
-        let tree = self
-            .tree_of(entry, thread)
-            .map_or(0, |(forest, tree)| forest.calls(tree));
-        grammar + tree
-    }
-
-    /// How often each terminal occurs in thread `thread` of `entry`.
-    pub fn thread_terminal_counts(&self, entry: &RankEntry, thread: usize) -> FastMap<u32, u64> {
-        let mut counts = self.grammars[entry.threads[thread] as usize].terminal_counts();
-        if let Some((forest, tree)) = self.tree_of(entry, thread) {
-            for (t, n) in forest.terminal_counts(tree) {
-                *counts.entry(t).or_insert(0) += n;
-            }
-        }
-        counts
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,7 +403,7 @@ mod tests {
                 Some("b.c:12")
             ]
         );
-        let calls = |m: &TraceRecord| -> Vec<(u32, Option<u32>)> {
+        let calls = |m: &crate::stored::TraceRecord| -> Vec<(u32, Option<u32>)> {
             let mut t = m.thread_terminals(&m.ranks[0], 0);
             std::iter::from_fn(|| {
                 let terminal = t.next()?;
@@ -495,7 +427,7 @@ mod tests {
         // outside the tree after the sixth, Finalize.
         let s = Structure::from_json(JSON.as_bytes()).unwrap();
         let send = |count: i64| {
-            crate::rank_codes::encode_signature(&crate::signature::Signature {
+            crate::signature::encode_signature(&crate::signature::Signature {
                 function: 1,
                 thread: 0,
                 caller: None,

@@ -8,7 +8,8 @@
 //! exactly, so decoding (`a · r + b`) gives back every value.
 
 use crate::fast_hash::FastMap;
-use crate::rank_codes::{encode_signature, reform, terminals_by_rank};
+use crate::rank_codes::{reform, terminals_by_rank};
+use crate::signature::encode_signature;
 use crate::signature::Signature;
 use crate::stored::TraceRecord;
 use crate::value::Value;
@@ -127,27 +128,6 @@ pub fn choose_int_codes(m: &mut TraceRecord) {
         })
         .collect();
     reform(m, forms);
-}
-
-/// Evaluates `signature`'s rank-affine integers for the caller of world rank `rank`: what the
-/// program passed. True when it had any.
-pub fn resolve(signature: &mut Signature, rank: u32) -> bool {
-    let mut any = false;
-    for v in &mut signature.values {
-        if let Value::RankAffine { a, b } = *v {
-            *v = Value::Int(a.wrapping_mul(i64::from(rank)).wrapping_add(b));
-            any = true;
-        }
-    }
-    any
-}
-
-/// True when `signature` holds a rank-affine integer (see [`resolve`]).
-pub fn has_rank_affine(signature: &Signature) -> bool {
-    signature
-        .values
-        .iter()
-        .any(|v| matches!(v, Value::RankAffine { .. }))
 }
 
 #[cfg(test)]

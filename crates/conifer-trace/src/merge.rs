@@ -20,7 +20,7 @@ impl TraceRecord {
         counts: Vec<(u16, u64)>,
         host: String,
     ) -> TraceRecord {
-        crate::streams::extract(&mut record);
+        crate::stream_extract::extract(&mut record);
         let mut streams = Vec::new();
         let stream_ids = intern(&mut streams, std::mem::take(&mut record.streams));
         let mut grammars: Vec<FrozenGrammar> = Vec::new();
@@ -231,6 +231,16 @@ pub fn merge(records: Vec<RankInput>) -> TraceRecord {
 }
 
 /// Merges ranks 0..7 as the pairwise rounds do: (0+1)+(2+3), (4+5)+6, then the two halves.
+/// Drops from `modules` the paths no signature of `signatures` names.
+pub fn keep_named_modules(modules: &mut Vec<String>, signatures: &[Vec<u8>]) {
+    let named: std::collections::BTreeSet<u32> = signatures
+        .iter()
+        .filter_map(|s| crate::signature::Signature::parse(s)?.caller)
+        .map(|c| c.module)
+        .collect();
+    modules.retain(|m| named.contains(&crate::caller::module_key(m)));
+}
+
 #[cfg(test)]
 pub(crate) fn merge_seven_in_tree_order(input: impl Fn(u32) -> RankInput) -> TraceRecord {
     let one = |i: u32| {

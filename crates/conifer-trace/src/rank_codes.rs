@@ -12,11 +12,10 @@
 use crate::fast_hash::{FastMap, FastSet};
 use crate::forest::{Forest, TreeRef, NO_TREE};
 use crate::intern::intern;
-use crate::signature::Signature;
+use crate::recorded::for_each_rank;
+use crate::signature::{encode_signature, Signature};
 use crate::stored::{TraceRecord, NO_STREAMS};
 use crate::value::{Rank, Value};
-use crate::varint::put_u64;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The codes tried, in order of preference on ties.
@@ -94,34 +93,6 @@ struct Rankful {
     family: usize,
 }
 
-/// Calls `f` on every rank value of `signature` (top level, in arrays and in statuses) that
-/// `pick` selects and that is relative to a communicator or group named in the call, with
-/// that context.
-fn for_each_rank(
-    signature: &mut Signature,
-    pick: fn(&Rank) -> bool,
-    mut f: impl FnMut(&Value, &mut Rank),
-) {
-    let contexts: Vec<Option<Value>> = signature
-        .contexts()
-        .into_iter()
-        .map(|c| c.cloned())
-        .collect();
-    for (value, context) in signature.values.iter_mut().zip(contexts) {
-        let Some(context) = context else { continue };
-        visit(value, pick, &mut |r| f(&context, r));
-    }
-}
-
-fn visit(value: &mut Value, pick: fn(&Rank) -> bool, f: &mut impl FnMut(&mut Rank)) {
-    match value {
-        Value::Rank(r) if pick(r) => f(r),
-        Value::Status(s) if pick(&s.source) => f(&mut s.source),
-        Value::Array(items) => items.iter_mut().for_each(|v| visit(v, pick, f)),
-        _ => {}
-    }
-}
-
 /// The rank fields the merge chooses codes for: those recorded relative to the caller.
 fn is_relative(r: &Rank) -> bool {
     matches!(r, Rank::Relative(_))
@@ -130,51 +101,6 @@ fn is_relative(r: &Rank) -> bool {
 /// Calls `f` on every relative rank field of `signature`, with its context.
 fn for_each_field(signature: &mut Signature, f: impl FnMut(&Value, &mut Rank)) {
     for_each_rank(signature, is_relative, f);
-}
-
-/// `bytes` as the recorder wrote them, for the caller of world rank `world_rank` whose rank in
-/// each communicator or group is `positions[encoded handle]`: merge-chosen codes become
-/// relative ranks again, rank-affine integers integers.
-pub fn as_recorded<'a>(
-    bytes: &'a [u8],
-    world_rank: u32,
-    positions: &FastMap<&[u8], i64>,
-) -> Cow<'a, [u8]> {
-    let Some(mut signature) = Signature::parse(bytes) else {
-        return Cow::Borrowed(bytes);
-    };
-    let mut changed = crate::int_codes::resolve(&mut signature, world_rank);
-    for_each_rank(
-        &mut signature,
-        |_| true,
-        |context, r| {
-            let mut key = Vec::new();
-            context.encode(&mut key);
-            if let Some(&me) = positions.get(key.as_slice()) {
-                let recorded = r.as_recorded(me);
-                changed |= recorded != *r;
-                *r = recorded;
-            }
-        },
-    );
-    if changed {
-        Cow::Owned(encode_signature(&signature))
-    } else {
-        Cow::Borrowed(bytes)
-    }
-}
-
-/// The bytes of `signature`.
-pub(crate) fn encode_signature(signature: &Signature) -> Vec<u8> {
-    let mut out = Vec::new();
-    put_u64(&mut out, signature.function.into());
-    put_u64(&mut out, signature.thread.into());
-    if let Some(caller) = &signature.caller {
-        caller.encode(&mut out);
-    }
-    signature.values.iter().for_each(|v| v.encode(&mut out));
-    Value::Int(signature.ret).encode(&mut out);
-    out
 }
 
 /// The signatures of `m` that have relative rank fields, with their families.
@@ -613,7 +539,8 @@ mod tests {
             let got: Vec<Vec<u8>> = m
                 .thread_terminals(entry, 0)
                 .map(|t| {
-                    as_recorded(&m.signatures[t as usize], rank as u32, &positions).into_owned()
+                    crate::recorded::as_recorded(&m.signatures[t as usize], rank as u32, &positions)
+                        .into_owned()
                 })
                 .collect();
             assert_eq!(&got, expected, "rank {rank}");

@@ -3,7 +3,7 @@
 
 use crate::caller::Caller;
 use crate::value::{HandleKind, HandleRef, Value};
-use crate::varint::Reader;
+use crate::varint::{put_u64, Reader};
 
 /// A parsed signature.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,4 +87,17 @@ pub(crate) fn is_context(v: &Value) -> bool {
         v,
         Value::Handle(HandleKind::Comm | HandleKind::Group | HandleKind::Win, _)
     )
+}
+
+/// The bytes of `signature`.
+pub(crate) fn encode_signature(signature: &Signature) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_u64(&mut out, signature.function.into());
+    put_u64(&mut out, signature.thread.into());
+    if let Some(caller) = &signature.caller {
+        caller.encode(&mut out);
+    }
+    signature.values.iter().for_each(|v| v.encode(&mut out));
+    Value::Int(signature.ret).encode(&mut out);
+    out
 }

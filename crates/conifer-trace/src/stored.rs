@@ -4,11 +4,13 @@
 //! sections encode it; readers decode calls from it.
 
 use crate::fast_hash::FastMap;
-use crate::forest::Forest;
-use crate::rank_record::Membership;
+use crate::forest::{Forest, NO_TREE};
+use crate::membership::Membership;
 use crate::streams::ThreadStreams;
+pub use crate::streams::NO_STREAMS;
 pub use crate::timing::FamilyTiming;
 use crate::timing::{timing_family, RankTime};
+use conifer_compress::tree::Expand;
 use conifer_compress::FrozenGrammar;
 
 /// What one rank contributes besides its grammars and timing.
@@ -40,9 +42,6 @@ pub struct RankEntry {
     /// Per thread, the recorder's own time around every call (lossless and lossy timing).
     pub recorder_times: Vec<Vec<u8>>,
 }
-
-/// A thread without value streams.
-pub const NO_STREAMS: u32 = u32::MAX;
 
 /// The merged record of the ranks `first_rank .. first_rank + ranks.len()`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -82,5 +81,72 @@ impl TraceRecord {
             .iter()
             .map(|s| families.get(&timing_family(s)).copied())
             .collect()
+    }
+}
+
+/// A thread's terminals in call order: its grammar's, or its trace tree's with the grammar's
+/// calls in their places.
+pub enum ThreadTerminals<'a> {
+    /// A thread recorded on the grammar path only.
+    Grammar(conifer_compress::Expand<'a>),
+    /// A thread with a trace tree.
+    Tree(Expand<'a, conifer_compress::Expand<'a>>),
+}
+
+impl ThreadTerminals<'_> {
+    /// The structure-tree call site of the call returned last, when the tree held it.
+    pub fn site(&self) -> Option<u32> {
+        match self {
+            ThreadTerminals::Grammar(_) => None,
+            ThreadTerminals::Tree(t) => t.site(),
+        }
+    }
+}
+
+impl Iterator for ThreadTerminals<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            ThreadTerminals::Grammar(g) => g.next(),
+            ThreadTerminals::Tree(t) => t.next(),
+        }
+    }
+}
+
+impl TraceRecord {
+    /// The tree of thread `thread` of `entry`, if it has one.
+    fn tree_of(&self, entry: &RankEntry, thread: usize) -> Option<(&Forest, u32)> {
+        let tree = *entry.trees.get(thread)?;
+        Some((self.forest.as_ref()?, tree)).filter(|_| tree != NO_TREE)
+    }
+
+    /// The terminals thread `thread` of `entry` recorded, in call order.
+    pub fn thread_terminals<'a>(&'a self, entry: &RankEntry, thread: usize) -> ThreadTerminals<'a> {
+        let grammar = &self.grammars[entry.threads[thread] as usize];
+        match self.tree_of(entry, thread) {
+            Some((forest, tree)) => ThreadTerminals::Tree(forest.expand(tree, grammar)),
+            None => ThreadTerminals::Grammar(grammar.expand()),
+        }
+    }
+
+    /// How many calls thread `thread` of `entry` recorded.
+    pub fn thread_calls(&self, entry: &RankEntry, thread: usize) -> u64 {
+        let grammar = self.grammars[entry.threads[thread] as usize].len();
+        let tree = self
+            .tree_of(entry, thread)
+            .map_or(0, |(forest, tree)| forest.calls(tree));
+        grammar + tree
+    }
+
+    /// How often each terminal occurs in thread `thread` of `entry`.
+    pub fn thread_terminal_counts(&self, entry: &RankEntry, thread: usize) -> FastMap<u32, u64> {
+        let mut counts = self.grammars[entry.threads[thread] as usize].terminal_counts();
+        if let Some((forest, tree)) = self.tree_of(entry, thread) {
+            for (t, n) in forest.terminal_counts(tree) {
+                *counts.entry(t).or_insert(0) += n;
+            }
+        }
+        counts
     }
 }

@@ -1,0 +1,269 @@
+//! Stream extraction, at the recording rank: the signature families of a rank's record that
+//! differ only in integers or buffer offsets become one skeleton signature each, their varying
+//! values series in the thread's [`ThreadStreams`] (see [`crate::streams`]).
+
+use crate::fast_hash::FastMap;
+use crate::rank_record::{CallTiming, RankRecord};
+use crate::signature::{encode_signature, Signature};
+use crate::streams::ThreadStreams;
+use crate::value::{Buffer, Value};
+use conifer_compress::tree::{Expand, Series, SeriesBuilder, VertexRecord};
+use std::sync::Arc;
+
+/// A family is streamed when it has at least this many distinct signatures.
+const MIN_DISTINCT: usize = 8;
+/// Runs a stream compares a new run with.
+const WINDOW: usize = 16;
+/// Runs a renamed trace-tree terminal series compares a new run with (the recorder's default).
+const TREE_WINDOW: usize = 64;
+
+/// Calls `f` on every streamable leaf of `values` (integers, segment buffers and statuses, at
+/// the top level and in arrays), in order.
+fn for_each_leaf(values: &mut [Value], f: &mut impl FnMut(&mut Value)) {
+    for v in values {
+        match v {
+            Value::Int(_) | Value::Buffer(Buffer::Segment { .. }) | Value::Status(_) => f(v),
+            Value::Array(items) => for_each_leaf(items, f),
+            _ => {}
+        }
+    }
+}
+
+/// A leaf's streamed values (integers and offsets as two's-complement u64; a status's tag
+/// and received bytes).
+fn leaf_values(v: &Value) -> Vec<u64> {
+    match v {
+        Value::Int(i) => vec![*i as u64],
+        Value::Buffer(Buffer::Segment { offset, .. }) => vec![*offset as u64],
+        Value::Status(s) => vec![s.tag as u64, s.bytes as u64],
+        _ => Vec::new(),
+    }
+}
+
+/// A leaf turned into its placeholder.
+fn placeholder(v: &Value) -> Value {
+    match v {
+        Value::Buffer(Buffer::Segment { id, .. }) => Value::StreamedOffset(*id),
+        Value::Status(s) => Value::StreamedStatus(s.source, s.error),
+        _ => Value::StreamedInt,
+    }
+}
+
+/// Moves the varying fields of `record`'s large signature families into value streams,
+/// renaming the family members to their skeleton in the threads' grammars and trace trees;
+/// leaves the record unchanged when no family is large enough.
+pub fn extract(record: &mut RankRecord) {
+    let parsed: Vec<Option<Signature>> = record
+        .signatures
+        .iter()
+        .map(|s| Signature::parse(s))
+        .collect();
+    // Families: signatures equal once every leaf is a placeholder.
+    let mut families: FastMap<Vec<u8>, Vec<u32>> = FastMap::default();
+    for (t, sig) in parsed.iter().enumerate() {
+        let Some(sig) = sig else { continue };
+        let mut blank = sig.clone();
+        let mut leaves = 0;
+        for_each_leaf(&mut blank.values, &mut |v| {
+            *v = placeholder(v);
+            leaves += 1;
+        });
+        if leaves > 0 {
+            families
+                .entry(encode_signature(&blank))
+                .or_default()
+                .push(t as u32);
+        }
+    }
+    let mut families: Vec<Vec<u32>> = families
+        .into_values()
+        .filter(|members| members.len() >= MIN_DISTINCT)
+        .collect();
+    if families.is_empty() {
+        return;
+    }
+    families.sort();
+    // Per family: which leaves vary, the skeleton, and each member's values of those leaves.
+    let mut new_signatures: Vec<Vec<u8>> = Vec::new();
+    let mut new_of: Vec<Option<u32>> = vec![None; record.signatures.len()];
+    let mut streamed: Vec<Option<Vec<u64>>> = vec![None; record.signatures.len()];
+    for members in &families {
+        let leaves_of = |t: u32| {
+            let mut sig = parsed[t as usize].clone().expect("parsed");
+            let mut leaves = Vec::new();
+            for_each_leaf(&mut sig.values, &mut |v| leaves.push(v.clone()));
+            leaves
+        };
+        let first = leaves_of(members[0]);
+        let mut varies = vec![false; first.len()];
+        for &t in &members[1..] {
+            for (j, leaf) in leaves_of(t).iter().enumerate() {
+                varies[j] |= *leaf != first[j];
+            }
+        }
+        let mut skeleton = parsed[members[0] as usize].clone().expect("parsed");
+        let mut j = 0;
+        for_each_leaf(&mut skeleton.values, &mut |v| {
+            if varies[j] {
+                *v = placeholder(v);
+            }
+            j += 1;
+        });
+        let id = new_signatures.len() as u32;
+        new_signatures.push(encode_signature(&skeleton));
+        for &t in members {
+            new_of[t as usize] = Some(id);
+            let values = leaves_of(t)
+                .iter()
+                .zip(&varies)
+                .filter(|(_, &v)| v)
+                .flat_map(|(leaf, _)| leaf_values(leaf))
+                .collect();
+            streamed[t as usize] = Some(values);
+        }
+    }
+    let skeletons = new_signatures.len() as u32;
+    for (t, sig) in record.signatures.iter().enumerate() {
+        if new_of[t].is_none() {
+            new_of[t] = Some(new_signatures.len() as u32);
+            new_signatures.push(sig.clone());
+        }
+    }
+    let new_of: Vec<u32> = new_of
+        .into_iter()
+        .map(|n| n.expect("every terminal"))
+        .collect();
+    let mut timing = vec![CallTiming::default(); new_signatures.len()];
+    for (t, stats) in record.timing.iter().enumerate() {
+        let n = new_of[t] as usize;
+        timing[n] = timing[n].combined(stats);
+    }
+    let shape = record.structure.as_ref().map(|s| Arc::clone(&s.shape));
+    let mut streams = Vec::new();
+    for (thread, foreign) in record.grammars.iter_mut().enumerate() {
+        let tree = record.trees.get_mut(thread).and_then(Option::as_mut);
+        // The thread's calls in order: its tree's, with the grammar's in their places.
+        let calls: Vec<u32> = match (&tree, &shape) {
+            (Some(tree), Some(shape)) => {
+                let records: Vec<&VertexRecord> = tree.vertices.iter().collect();
+                Expand::new(shape, &records, tree.leading_foreign, foreign.expand()).collect()
+            }
+            _ => foreign.expand().collect(),
+        };
+        let mut builders: FastMap<u32, Vec<SeriesBuilder>> = FastMap::default();
+        for t in calls {
+            if let Some(values) = &streamed[t as usize] {
+                let series = builders.entry(new_of[t as usize]).or_insert_with(|| {
+                    values
+                        .iter()
+                        .map(|_| SeriesBuilder::new(true, WINDOW))
+                        .collect()
+                });
+                series.iter_mut().zip(values).for_each(|(b, &v)| b.push(v));
+            }
+        }
+        let mut entries: Vec<(u32, Vec<Series>)> = builders
+            .into_iter()
+            .map(|(t, b)| (t, b.iter().map(SeriesBuilder::snapshot).collect()))
+            .collect();
+        entries.sort_by_key(|(t, _)| *t);
+        debug_assert!(entries.iter().all(|(t, _)| *t < skeletons));
+        streams.push(ThreadStreams { entries });
+        // Renamed in place: the final pass over all grammars compresses what merged.
+        *foreign = foreign.map_terminals(|t| new_of[t as usize]);
+        if let Some(tree) = tree {
+            for vertex in &mut tree.vertices {
+                let mut terminals = SeriesBuilder::new(false, TREE_WINDOW);
+                vertex
+                    .terminals
+                    .iter()
+                    .for_each(|t| terminals.push(new_of[t as usize].into()));
+                vertex.terminals = terminals.snapshot();
+            }
+        }
+    }
+    record.signatures = new_signatures;
+    record.timing = timing;
+    record.streams = streams;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streams::Filler;
+    use crate::value::{HandleKind, HandleRef};
+    use conifer_compress::Grammar;
+
+    fn signature(count: i64, offset: i64) -> Vec<u8> {
+        encode_signature(&Signature {
+            function: 3,
+            thread: 0,
+            caller: None,
+            values: vec![
+                Value::Buffer(Buffer::Segment { id: 2, offset }),
+                Value::Int(count),
+                Value::Handle(HandleKind::Datatype, HandleRef::Named(4)),
+                Value::Array(vec![Value::Int(7), Value::Int(count * 2)]),
+            ],
+            ret: 0,
+        })
+    }
+
+    #[test]
+    fn varying_fields_move_to_streams_and_fill_back_exactly() {
+        // A panel moving through a matrix: offsets stride by 800, counts shrink by 1.
+        let calls: Vec<Vec<u8>> = (0..100).map(|i| signature(100 - i, 800 * i)).collect();
+        let mut record = RankRecord {
+            signatures: calls.clone(),
+            timing: vec![CallTiming::default(); 100],
+            grammars: vec![{
+                let mut g = Grammar::new();
+                (0..100).for_each(|t| g.push(t));
+                g.freeze()
+            }],
+            ..Default::default()
+        };
+        extract(&mut record);
+        assert_eq!(record.signatures.len(), 1, "one skeleton");
+        let skeleton = Signature::parse(&record.signatures[0]).unwrap();
+        assert_eq!(skeleton.values[0], Value::StreamedOffset(2));
+        assert_eq!(skeleton.values[1], Value::StreamedInt);
+        // The array's constant 7 stays; the doubled count streams.
+        assert_eq!(
+            skeleton.values[3],
+            Value::Array(vec![Value::Int(7), Value::StreamedInt])
+        );
+        let streams = &record.streams[0];
+        // Three arithmetic runs: one piece each.
+        assert!(streams.entries[0].1.iter().all(|s| s.size() <= 2));
+        let mut filler = Filler::new(Some(streams));
+        let back: Vec<Vec<u8>> = record.grammars[0]
+            .expand()
+            .map(|t| {
+                filler
+                    .fill(t, &record.signatures[t as usize])
+                    .unwrap()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(back, calls);
+        assert!(
+            filler.fill(0, &record.signatures[0]).is_none(),
+            "streams end"
+        );
+    }
+
+    #[test]
+    fn small_families_are_left_alone() {
+        let calls: Vec<Vec<u8>> = (0..4).map(|i| signature(i, 0)).collect();
+        let mut record = RankRecord {
+            signatures: calls.clone(),
+            timing: vec![CallTiming::default(); 4],
+            grammars: vec![Grammar::new().freeze()],
+            ..Default::default()
+        };
+        extract(&mut record);
+        assert_eq!(record.signatures, calls);
+        assert!(record.streams.is_empty());
+    }
+}
