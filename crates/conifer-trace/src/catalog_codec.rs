@@ -5,7 +5,7 @@
 //! event, parameters the generator named after `mpi.h`) are written out.
 
 use crate::container::FormatError;
-use crate::model::{FunctionInfo, Language};
+use crate::metadata::{FunctionInfo, Language};
 use crate::varint::{put_str, put_u64, Reader};
 use conifer_spec::{find_function, FUNCTION_NAMES, PARAMETER_NAMES, TABLE_HASH};
 

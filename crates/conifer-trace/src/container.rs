@@ -158,6 +158,17 @@ pub fn section_sizes(file: &[u8]) -> Result<Vec<(String, usize)>, FormatError> {
         .collect())
 }
 
+/// The payload of the section tagged `tag`.
+pub(crate) fn find_section(sections: &[Section], tag: [u8; 4]) -> Result<&[u8], FormatError> {
+    sections
+        .iter()
+        .find(|s| s.tag == tag)
+        .map(|s| s.payload.as_slice())
+        .ok_or_else(|| {
+            FormatError::Malformed(format!("no {} section", String::from_utf8_lossy(&tag)))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,10 +5,9 @@
 //! carries a structure tree.
 
 use crate::columns::{put_column, read_column};
-use crate::container::{FormatError, Section};
+use crate::container::{find_section, FormatError, Section};
 use crate::forest::{Forest, Structure, TreeRef, NO_TREE};
-use crate::model::find_section;
-use crate::record_codec::{pack_if_smaller, unpack};
+use crate::packing::{pack_if_smaller, unpack};
 use crate::stored::TraceRecord;
 use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;

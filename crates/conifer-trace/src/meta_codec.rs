@@ -3,8 +3,8 @@
 //! command line.
 
 use crate::container::FormatError;
-use crate::model::Metadata;
-use crate::record_codec::unpack;
+use crate::metadata::Metadata;
+use crate::packing::unpack;
 use crate::varint::{put_str, put_u64, Reader};
 
 /// The `META` payload of `meta`.

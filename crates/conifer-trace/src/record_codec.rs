@@ -11,10 +11,10 @@
 
 use crate::clock::RankClock;
 use crate::columns::{put_column, read_column};
-use crate::container::{read_sections, write_sections, FormatError, Section};
+use crate::container::{find_section, read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
 use crate::membership::{put_grid, read_grid, Membership};
-use crate::model::find_section;
+use crate::packing::{pack_above, pack_if_smaller, unpack};
 use crate::rank_totals::RankTotals;
 use crate::stored::{RankEntry, TraceRecord};
 use crate::timing::RankTime;
@@ -75,70 +75,6 @@ fn relative_comms(world_rank: i64, comms: &[Membership]) -> RelativeComms {
 /// of their bytes (the same request arrays, communicators, datatypes), and tables grow large
 /// exactly when completion orders vary (`MPI_Testsome` over many requests).
 const COMPRESS_SIGNATURES_ABOVE: usize = 4096;
-/// The most a compressed signature table may inflate, relative to its compressed size: a
-/// bound on what a corrupt frame header can make the reader allocate.
-const MAX_INFLATION: u64 = 4096;
-
-/// A section payload that may be large (`SIGS`, `TREE`): a mode byte (0 stored, 1
-/// zstd) and the contents, compressed when longer than `above` bytes (never without it).
-pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
-    if above.is_some_and(|limit| table.len() > limit) {
-        if let Ok(packed) = zstd::bulk::compress(&table, 3) {
-            let mut out = vec![1];
-            out.extend_from_slice(&packed);
-            return out;
-        }
-    }
-    let mut out = vec![0];
-    out.extend_from_slice(&table);
-    out
-}
-
-/// Sections up to this size are compressed at zstd's strongest level (a few milliseconds);
-/// larger ones at a level that keeps writing a large trace quick.
-const STRONGEST_BELOW: usize = 1 << 16;
-
-/// A record section's payload: a mode byte as in [`pack_above`], compressed when `compact`
-/// and that makes it smaller.
-pub(crate) fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
-    if compact && payload.len() > 16 {
-        let level = if payload.len() <= STRONGEST_BELOW {
-            19
-        } else {
-            6
-        };
-        if let Ok(packed) = zstd::bulk::compress(&payload, level) {
-            if packed.len() + 1 < payload.len() {
-                let mut out = vec![1];
-                out.extend_from_slice(&packed);
-                return out;
-            }
-        }
-    }
-    pack_above(payload, None)
-}
-
-/// The contents of a [`pack_above`]d payload of section `what`.
-pub(crate) fn unpack<'a>(
-    payload: &'a [u8],
-    what: &str,
-) -> Result<std::borrow::Cow<'a, [u8]>, FormatError> {
-    match payload.split_first() {
-        Some((0, table)) => Ok(std::borrow::Cow::Borrowed(table)),
-        Some((1, packed)) => {
-            let size = zstd::zstd_safe::get_frame_content_size(packed)
-                .ok()
-                .flatten()
-                .filter(|&n| n <= (packed.len() as u64).saturating_mul(MAX_INFLATION))
-                .ok_or_else(|| malformed(what))?;
-            let table =
-                zstd::bulk::decompress(packed, size as usize).map_err(|_| malformed(what))?;
-            Ok(std::borrow::Cow::Owned(table))
-        }
-        _ => Err(malformed(what)),
-    }
-}
-
 /// The sections of `m`, in file order; `compact` compresses sections (files) rather than
 /// keeping them quick to write and read (merge messages), and quantises timing.
 pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
