@@ -6,47 +6,26 @@
 //! one line.
 
 pub mod as_run;
-mod call_time;
-pub mod caller;
-mod catalog_codec;
-pub mod clock;
-pub mod columns;
-mod container;
 pub mod decode;
 pub use conifer_compress::fast_hash;
+pub use conifer_format::{
+    caller, clock, columns, container, grid, histogram, log_quantiser, lossy_timeline, predefined,
+    rank, rank_totals, recorded, streams, timeline, timing, timing_mode, value, varint,
+};
+use conifer_format::{catalog_codec, membership, meta_codec, metadata, packing, signature};
 pub mod forest;
 mod forest_codec;
-pub mod grid;
-mod handle;
-pub mod histogram;
 pub mod int_codes;
 mod intern;
-pub mod log_quantiser;
-pub mod lossy_timeline;
-mod membership;
 pub mod merge;
-mod meta_codec;
-mod metadata;
 mod model;
-mod packing;
 pub mod partial;
-pub mod predefined;
-mod rank;
 pub mod rank_codes;
 pub mod rank_record;
-pub mod rank_totals;
 mod record_codec;
-pub mod recorded;
-mod signature;
 pub mod stored;
 pub mod stream_extract;
-pub mod streams;
 pub mod structure_codec;
-pub mod timeline;
-pub mod timing;
-pub mod timing_mode;
-pub mod value;
-pub mod varint;
 
 pub use container::{
     read_sections, section_sizes, write_sections, FormatError, Section, FORMAT_VERSION, MAGIC,

@@ -44,13 +44,13 @@ impl Signature {
         })
     }
 
-    pub(crate) fn comm(&self) -> Option<&Value> {
+    pub fn comm(&self) -> Option<&Value> {
         self.values.iter().find(|v| is_context(v))
     }
 
     /// For each value, the communicator or group its ranks are relative to, as the recorder
     /// chose it: the nearest one before the value, else the first one of the call.
-    pub(crate) fn contexts(&self) -> Vec<Option<&Value>> {
+    pub fn contexts(&self) -> Vec<Option<&Value>> {
         let first = self.comm();
         let mut nearest = None;
         self.values
@@ -65,7 +65,7 @@ impl Signature {
             .collect()
     }
 
-    pub(crate) fn requests(&self) -> impl Iterator<Item = HandleRef> + '_ {
+    pub fn requests(&self) -> impl Iterator<Item = HandleRef> + '_ {
         self.values.iter().flat_map(|v| match v {
             Value::Handle(HandleKind::Request, h) => vec![*h],
             Value::Array(items) => items
@@ -82,7 +82,7 @@ impl Signature {
 
 /// True for the values ranks can be relative to: communicators, groups and windows (the
 /// target ranks of one-sided calls are ranks in the window's group).
-pub(crate) fn is_context(v: &Value) -> bool {
+pub fn is_context(v: &Value) -> bool {
     matches!(
         v,
         Value::Handle(HandleKind::Comm | HandleKind::Group | HandleKind::Win, _)
@@ -90,7 +90,7 @@ pub(crate) fn is_context(v: &Value) -> bool {
 }
 
 /// The bytes of `signature`.
-pub(crate) fn encode_signature(signature: &Signature) -> Vec<u8> {
+pub fn encode_signature(signature: &Signature) -> Vec<u8> {
     let mut out = Vec::new();
     put_u64(&mut out, signature.function.into());
     put_u64(&mut out, signature.thread.into());

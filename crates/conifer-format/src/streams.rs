@@ -115,7 +115,7 @@ fn fill_leaves(values: &mut [Value], f: &mut impl FnMut(&mut Value)) {
 
 /// `STRM`: the distinct thread streams (per entry: skeleton terminal, series count, series);
 /// `SMAP`: a rank column of each thread's streams (0 none, else 1 + index).
-pub(crate) fn encode_streams(sets: &[ThreadStreams], per_rank: &[&Vec<u32>]) -> (Vec<u8>, Vec<u8>) {
+pub fn encode_streams(sets: &[ThreadStreams], per_rank: &[&Vec<u32>]) -> (Vec<u8>, Vec<u8>) {
     let mut streams = Vec::new();
     put_u64(&mut streams, sets.len() as u64);
     for set in sets {
@@ -137,7 +137,7 @@ pub(crate) fn encode_streams(sets: &[ThreadStreams], per_rank: &[&Vec<u32>]) -> 
 }
 
 /// Reads what [`encode_streams`] wrote.
-pub(crate) fn decode_streams(
+pub fn decode_streams(
     streams: &[u8],
     map: &[u8],
     ranks: usize,

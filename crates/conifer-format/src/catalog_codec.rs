@@ -19,7 +19,7 @@ const PARAMETER_SLOTS: u64 = 2;
 
 /// The `FUNC` payload of `catalog`, in id order, the first entry of each id (the catalogs
 /// Conifer makes are sorted and have one entry per id).
-pub(crate) fn encode(catalog: &[FunctionInfo]) -> Vec<u8> {
+pub fn encode(catalog: &[FunctionInfo]) -> Vec<u8> {
     let mut sorted: Vec<&FunctionInfo> = catalog.iter().collect();
     sorted.sort_by_key(|f| f.id);
     sorted.dedup_by_key(|f| f.id);
@@ -80,7 +80,7 @@ fn put_slots(out: &mut Vec<u8>, slots: &[String], params: &[&str]) {
 
 /// Parses a `FUNC` payload; a catalog written with another version of the function table is
 /// refused, since its references would name the wrong functions.
-pub(crate) fn decode(payload: &[u8]) -> Result<Vec<FunctionInfo>, FormatError> {
+pub fn decode(payload: &[u8]) -> Result<Vec<FunctionInfo>, FormatError> {
     let malformed = || FormatError::Malformed("FUNC section is inconsistent".into());
     let mut r = Reader::new(payload);
     let hash = u64::from_le_bytes(

@@ -169,7 +169,7 @@ impl CallTiming {
 
     /// Appends the calls' count (durations and intervals come in pairs, so one count), then
     /// the duration and the interval statistics.
-    pub(crate) fn encode(&self, out: &mut Vec<u8>, compact: bool) {
+    pub fn encode(&self, out: &mut Vec<u8>, compact: bool) {
         debug_assert_eq!(self.duration.count, self.interval.count);
         put_u64(out, self.duration.count);
         if self.duration.count > 0 {
@@ -179,7 +179,7 @@ impl CallTiming {
     }
 
     /// Reads what [`CallTiming::encode`] wrote.
-    pub(crate) fn decode(r: &mut Reader, compact: bool) -> Option<CallTiming> {
+    pub fn decode(r: &mut Reader, compact: bool) -> Option<CallTiming> {
         let count = r.u64()?;
         if count == 0 {
             return Some(CallTiming::default());
@@ -321,7 +321,7 @@ pub fn blank_rank(r: Rank) -> Rank {
 /// `TIME`: a flag (1 when values are quantised, in files; 0 exact, in merge messages), the
 /// family statistics (a terminal of the family, then its [`CallTiming`]), and a rank column of
 /// each rank's totals (quantised codes, or exact f64 values).
-pub(crate) fn encode_timing<'a>(
+pub fn encode_timing<'a>(
     timing: &[FamilyTiming],
     rank_times: impl Iterator<Item = &'a RankTime>,
     compact: bool,
@@ -350,10 +350,7 @@ pub(crate) fn encode_timing<'a>(
 }
 
 /// Reads what [`encode_timing`] wrote for `ranks` ranks.
-pub(crate) fn decode_timing(
-    bytes: &[u8],
-    ranks: usize,
-) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
+pub fn decode_timing(bytes: &[u8], ranks: usize) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
     let mut r = Reader::new(bytes);
     let compact = match r.byte()? {
         0 => false,

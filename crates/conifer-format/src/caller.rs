@@ -7,7 +7,7 @@
 use crate::varint::{put_u64, Reader};
 
 /// The byte that introduces a caller in a signature (distinct from every value tag).
-pub(crate) const TAG: u8 = 0xCA;
+pub const TAG: u8 = 0xCA;
 
 /// Where a call was made: the return address into the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,7 +27,7 @@ impl Caller {
     }
 
     /// Reads a caller if one comes next.
-    pub(crate) fn decode_if_present(r: &mut Reader) -> Option<Option<Caller>> {
+    pub fn decode_if_present(r: &mut Reader) -> Option<Option<Caller>> {
         if r.peek() != Some(TAG) {
             return Some(None);
         }

@@ -61,11 +61,11 @@ impl HandleKind {
         }
     }
 
-    pub(crate) fn code(self) -> u8 {
+    pub fn code(self) -> u8 {
         self as u8
     }
 
-    pub(crate) fn from_code(code: u8) -> Option<HandleKind> {
+    pub fn from_code(code: u8) -> Option<HandleKind> {
         HandleKind::ALL.get(code as usize).copied()
     }
 }

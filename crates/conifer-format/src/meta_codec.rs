@@ -8,7 +8,7 @@ use crate::packing::unpack;
 use crate::varint::{put_str, put_u64, Reader};
 
 /// The `META` payload of `meta`.
-pub(crate) fn encode(meta: &Metadata) -> Vec<u8> {
+pub fn encode(meta: &Metadata) -> Vec<u8> {
     let mut plain = Vec::new();
     put_str(&mut plain, &meta.conifer_version);
     put_str(&mut plain, &meta.mpi);
@@ -34,7 +34,7 @@ pub(crate) fn encode(meta: &Metadata) -> Vec<u8> {
 }
 
 /// Parses a `META` payload.
-pub(crate) fn decode(payload: &[u8]) -> Result<Metadata, FormatError> {
+pub fn decode(payload: &[u8]) -> Result<Metadata, FormatError> {
     let plain = unpack(payload, "META")?;
     read(&mut Reader::new(&plain))
         .ok_or_else(|| FormatError::Malformed("META section is inconsistent".into()))

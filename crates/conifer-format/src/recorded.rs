@@ -10,7 +10,7 @@ use std::borrow::Cow;
 /// Calls `f` on every rank value of `signature` (top level, in arrays and in statuses) that
 /// `pick` selects and that is relative to a communicator or group named in the call, with
 /// that context.
-pub(crate) fn for_each_rank(
+pub fn for_each_rank(
     signature: &mut Signature,
     pick: fn(&Rank) -> bool,
     mut f: impl FnMut(&Value, &mut Rank),

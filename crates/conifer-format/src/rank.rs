@@ -105,7 +105,7 @@ impl Rank {
 }
 
 impl Rank {
-    pub(crate) fn encode(self, out: &mut Vec<u8>) {
+    pub fn encode(self, out: &mut Vec<u8>) {
         match self {
             Rank::Relative(d) => {
                 out.push(0);
@@ -149,7 +149,7 @@ impl Rank {
         }
     }
 
-    pub(crate) fn decode(r: &mut Reader) -> Option<Rank> {
+    pub fn decode(r: &mut Reader) -> Option<Rank> {
         Some(match r.byte()? {
             0 => Rank::Relative(r.i64()?),
             1 => Rank::Absolute(r.i64()?),
@@ -176,11 +176,7 @@ impl Rank {
     }
 }
 
-pub(crate) fn fmt_rank(
-    f: &mut fmt::Formatter<'_>,
-    rank: Rank,
-    at: Option<Position>,
-) -> fmt::Result {
+pub fn fmt_rank(f: &mut fmt::Formatter<'_>, rank: Rank, at: Option<Position>) -> fmt::Result {
     if let Some(peer) = at.and_then(|me| rank.peer_of(me.rank)) {
         return write!(f, "{peer}");
     }

@@ -8,7 +8,7 @@ const MAX_INFLATION: u64 = 4096;
 
 /// A section payload that may be large (`SIGS`, `TREE`): a mode byte (0 stored, 1
 /// zstd) and the contents, compressed when longer than `above` bytes (never without it).
-pub(crate) fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
+pub fn pack_above(table: Vec<u8>, above: Option<usize>) -> Vec<u8> {
     if above.is_some_and(|limit| table.len() > limit) {
         if let Ok(packed) = zstd::bulk::compress(&table, 3) {
             let mut out = vec![1];
@@ -27,7 +27,7 @@ const STRONGEST_BELOW: usize = 1 << 16;
 
 /// A record section's payload: a mode byte as in [`pack_above`], compressed when `compact`
 /// and that makes it smaller.
-pub(crate) fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
+pub fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
     if compact && payload.len() > 16 {
         let level = if payload.len() <= STRONGEST_BELOW {
             19
@@ -46,7 +46,7 @@ pub(crate) fn pack_if_smaller(payload: Vec<u8>, compact: bool) -> Vec<u8> {
 }
 
 /// The contents of a [`pack_above`]d payload of section `what`.
-pub(crate) fn unpack<'a>(
+pub fn unpack<'a>(
     payload: &'a [u8],
     what: &str,
 ) -> Result<std::borrow::Cow<'a, [u8]>, FormatError> {

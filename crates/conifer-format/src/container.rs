@@ -159,7 +159,7 @@ pub fn section_sizes(file: &[u8]) -> Result<Vec<(String, usize)>, FormatError> {
 }
 
 /// The payload of the section tagged `tag`.
-pub(crate) fn find_section(sections: &[Section], tag: [u8; 4]) -> Result<&[u8], FormatError> {
+pub fn find_section(sections: &[Section], tag: [u8; 4]) -> Result<&[u8], FormatError> {
     sections
         .iter()
         .find(|s| s.tag == tag)

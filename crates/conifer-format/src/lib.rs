@@ -1,0 +1,36 @@
+//! The `.cft` format, which neither the write side (`conifer-write`, the merge) nor the read
+//! side (`conifer-trace`) owns: the section container, varints and columns, recorded values
+//! and signatures, the codecs of sections and timelines, clocks and timing statistics.
+
+pub use conifer_compress::fast_hash;
+pub mod call_time;
+pub mod caller;
+pub mod catalog_codec;
+pub mod clock;
+pub mod columns;
+pub mod container;
+pub mod grid;
+pub mod handle;
+pub mod histogram;
+pub mod log_quantiser;
+pub mod lossy_timeline;
+pub mod membership;
+pub mod meta_codec;
+pub mod metadata;
+pub mod packing;
+pub mod predefined;
+pub mod rank;
+pub mod rank_totals;
+pub mod recorded;
+pub mod signature;
+pub mod streams;
+pub mod timeline;
+pub mod timing;
+pub mod timing_mode;
+pub mod value;
+pub mod varint;
+
+pub use container::{
+    read_sections, section_sizes, write_sections, FormatError, Section, FORMAT_VERSION, MAGIC,
+};
+pub use metadata::{FunctionCounts, FunctionInfo, Language, Metadata};
