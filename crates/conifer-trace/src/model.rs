@@ -189,4 +189,44 @@ mod tests {
         let err = Trace::from_bytes(&t.to_bytes()).unwrap_err();
         assert!(matches!(err, FormatError::Malformed(_)), "{err}");
     }
+
+    #[test]
+    fn ranks_histograms_pool_per_family_and_survive_files_and_messages() {
+        use crate::histogram::{bin_of, TimingHistogram};
+        use crate::merge::merge;
+        use crate::rank_record::{CallTiming, RankRecord};
+        let rank = |durations: &[f64]| {
+            let mut g = conifer_compress::Grammar::new();
+            let mut timing = CallTiming::default();
+            let mut h = TimingHistogram::default();
+            for &d in durations {
+                g.push(0);
+                timing.add(10.0, d);
+                h.duration.add(bin_of(d), 1);
+                h.interval.add(bin_of(10.0), 1);
+            }
+            let record = RankRecord {
+                signatures: vec![b"x".to_vec()],
+                timing: vec![timing],
+                grammars: vec![g.freeze()],
+                histograms: vec![h],
+                ..Default::default()
+            };
+            (record, Vec::new(), String::new())
+        };
+        let m = merge(vec![rank(&[100.0, 100.0, 5e6]), rank(&[100.0, 0.5])]);
+        let h = m.timing[0].histogram.as_ref().unwrap();
+        assert_eq!(
+            h.duration.nonempty().collect::<Vec<_>>(),
+            [(0, 1), (bin_of(100.0), 3), (bin_of(5e6), 1)]
+        );
+        assert_eq!(h.interval.total(), 5);
+        assert_eq!(
+            crate::stored::TraceRecord::from_bytes(&m.to_bytes()).unwrap(),
+            m
+        );
+        let file = crate::record_codec::encode_record(&m, true);
+        let back = crate::record_codec::decode_record(&file, 0).unwrap();
+        assert_eq!(back.timing[0].histogram, m.timing[0].histogram);
+    }
 }
