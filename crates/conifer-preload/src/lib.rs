@@ -28,6 +28,7 @@ mod runtime;
 mod slice;
 mod stack;
 pub mod structure;
+mod thread;
 
 /// The generated wrappers (`OUT_DIR/wrappers.rs`).
 #[allow(

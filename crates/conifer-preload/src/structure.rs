@@ -201,9 +201,10 @@ pub fn recursion_depth() -> usize {
     })
 }
 
-/// Runs `f` on this thread's structure events not yet applied to its trace tree.
-pub fn with_tree_events(f: impl FnOnce(&trees::Events)) {
-    STATE.with(|s| f(&s.tree_events));
+/// Applies this thread's buffered structure events to its `builder` (called on this thread,
+/// under the recorder's lock, before it places a call).
+pub fn catch_up(builder: &mut conifer_compress::tree::TreeBuilder) {
+    STATE.with(|s| s.tree_events.apply(builder));
 }
 
 /// Hook calls this thread has made.

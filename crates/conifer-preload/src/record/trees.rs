@@ -132,8 +132,8 @@ impl Events {
     /// builder places every later call where decoding finds it either way.
     #[cold]
     fn hand_over(&self) {
-        if let Some(thread) = crate::runtime::ordinal() {
-            super::with_tree(thread, |builder| self.apply(builder));
+        if let Some(thread) = crate::thread::ordinal() {
+            super::global::with_tree(thread, |builder| self.apply(builder));
         }
         self.len.set(0);
     }
@@ -150,12 +150,6 @@ impl Events {
         }
         self.len.set(0);
     }
-}
-
-/// Applies this thread's buffered structure events to its `builder` (called on this thread,
-/// under the recorder's lock, before it places a call).
-pub fn catch_up(builder: &mut TreeBuilder) {
-    crate::structure::with_tree_events(|e| e.apply(builder));
 }
 
 /// The contents of ELF section [`SECTION`] of the file at `path`, up to its first NUL: read
