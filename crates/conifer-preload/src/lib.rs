@@ -15,6 +15,7 @@ macro_rules! say {
     }};
 }
 
+mod clock;
 mod clock_sync;
 mod finalize;
 mod fortran;

@@ -98,7 +98,7 @@ impl CallGuard {
     /// Enters an MPI call; the wrapper records it if it is the thread's outermost one.
     #[inline(always)]
     pub fn enter() -> CallGuard {
-        let entered = crate::record::clock::ticks();
+        let entered = crate::clock::ticks();
         let thread = THREAD.with(|t| t as *const ThreadState);
         let (outermost, skip) = DEPTH.with(|d| {
             let raw = d.get();
@@ -156,7 +156,7 @@ impl Drop for CallGuard {
             let thread = self.thread();
             if thread.awaiting_exit.get() {
                 thread.awaiting_exit.set(false);
-                thread.exited.set(crate::record::clock::ticks());
+                thread.exited.set(crate::clock::ticks());
             }
         }
         DEPTH.with(|d| d.set(d.get() - 1));

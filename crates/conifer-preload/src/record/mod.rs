@@ -8,12 +8,11 @@
 
 mod addresses;
 mod arguments;
-pub mod callers;
-pub mod clock;
+mod callers;
 mod comms;
 pub mod control;
 mod global;
-pub mod handles;
+mod handles;
 mod input_memo;
 mod live_table;
 mod objects;
@@ -23,13 +22,14 @@ mod ranks;
 mod recorder_lock;
 mod requests;
 mod snapshot;
-pub mod state;
+mod state;
 mod tick_histograms;
 mod tick_timing;
-pub mod timing_env;
+mod timing_env;
 pub mod trees;
 mod word_hash;
 
+use crate::clock;
 use crate::mpi::*;
 use crate::stack::Anchor;
 use crate::thread::{CallBuffers, CallGuard, ThreadState};
@@ -66,6 +66,21 @@ pub fn rank_record(offsets: ClockOffsets) -> RankRecord {
 /// Nanoseconds per clock tick, fixed from the first time it is asked on.
 pub fn ns_per_tick() -> f64 {
     lock().ns_per_tick()
+}
+
+/// The timing the run asked for (`CONIFER_TIMING`; the default when unset or not understood).
+pub fn timing_mode() -> conifer_trace::timing_mode::TimingMode {
+    timing_env::requested()
+}
+
+/// The paths of the modules recorded call sites are named in (`CONIFER_CALLSITES`); empty
+/// when call sites are not recorded.
+pub fn caller_modules() -> Vec<String> {
+    if callers::requested() {
+        callers::module_paths()
+    } else {
+        Vec::new()
+    }
 }
 
 /// Polls appended as repeats of the previous call (see [`poll_repeat`]).

@@ -100,7 +100,7 @@ fn ns_of(ticks: u128, ns_per_tick: f64) -> u64 {
 
 /// Real tick `tick` on the rank's clock: nanoseconds from the recorder's origin.
 fn local_ns(tick: u64, ns_per_tick: f64) -> i64 {
-    ((tick as i128 - super::clock::origin_ticks() as i128) as f64 * ns_per_tick).round() as i64
+    ((tick as i128 - crate::clock::origin_ticks() as i128) as f64 * ns_per_tick).round() as i64
 }
 
 /// The rank's clock: what a clock read costs, the offsets to rank 0, and where each thread
@@ -109,7 +109,7 @@ fn local_ns(tick: u64, ns_per_tick: f64) -> i64 {
 fn rank_clock(state: &State, (init, finalize): ClockOffsets) -> RankClock {
     let npt = state.ns_per_tick();
     RankClock {
-        read_ps: (super::clock::read_cost() as f64 * npt * 1e3).round() as u64,
+        read_ps: (crate::clock::read_cost() as f64 * npt * 1e3).round() as u64,
         init,
         finalize,
         threads: (0..state.grammars.len())

@@ -44,7 +44,7 @@ pub struct State {
     pub last_end: Vec<u64>,
     /// Symbolic thread → ticks the recorder itself has spent in the thread's wrappers so
     /// far (encoding, compressing, locking: everything but the PMPI call; and one clock read
-    /// per interval and per duration, [`super::clock::read_cost`]). Recorded times
+    /// per interval and per duration, [`crate::clock::read_cost`]). Recorded times
     /// are taken on a clock that stops while the recorder works (`real − hidden`), so
     /// intervals are the program's own computation and durations the MPI library's time,
     /// as in a run without Conifer.
@@ -162,7 +162,7 @@ impl State {
 
     /// Nanoseconds per clock tick (see [`State::ns_per_tick`]).
     pub fn ns_per_tick(&self) -> f64 {
-        *self.ns_per_tick.get_or_init(super::clock::ns_per_tick)
+        *self.ns_per_tick.get_or_init(crate::clock::ns_per_tick)
     }
 
     /// An empty record.
