@@ -28,7 +28,6 @@ mod run_info;
 mod runtime;
 mod slice;
 mod stack;
-pub mod structure;
 mod thread;
 
 /// The generated wrappers (`OUT_DIR/wrappers.rs`).

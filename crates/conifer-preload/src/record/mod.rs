@@ -23,6 +23,7 @@ mod recorder_lock;
 mod requests;
 mod snapshot;
 mod state;
+pub mod structure;
 mod tick_histograms;
 mod tick_timing;
 mod timing_env;
@@ -107,7 +108,7 @@ fn place_in_tree(
         *tree = trees::new_builder();
     }
     tree.as_mut().is_some_and(|builder| {
-        crate::structure::catch_up(builder);
+        structure::catch_up(builder);
         builder.call(site, terminal)
     })
 }
@@ -263,7 +264,7 @@ impl<'t> Call<'t> {
             start: entered,
             thread,
             site: trees::binary_has_tree()
-                .then(crate::structure::take_site)
+                .then(structure::take_site)
                 .flatten()
                 .unwrap_or(NO_SITE),
             request_comm: None,

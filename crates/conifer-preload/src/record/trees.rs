@@ -85,7 +85,7 @@ const LEAVE: u32 = 1 << 31;
 /// A thread's structure events not yet applied to its builder: hooks only append here (no
 /// lock, no allocation); the thread's next MPI call, or a full buffer, applies them in order.
 /// Events still buffered when the record is taken only lack calls, so they change nothing a
-/// decode shows. Kept in the hooks' own thread state ([`crate::structure`]), so a hook
+/// decode shows. Kept in the hooks' own thread state ([`super::structure`]), so a hook
 /// looks up one thread-local.
 pub struct Events {
     ids: [Cell<u32>; BUFFERED_EVENTS],
