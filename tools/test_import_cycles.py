@@ -88,6 +88,9 @@ class ImportCycles(unittest.TestCase):
         failing, out = run(files, allowed)
         self.assertEqual(failing, 0)
         self.assertIn("known circle", out)
+        failing, out = run(files, allowed | {"crates/fake/src/x.rs crates/fake/src/y.rs"})
+        self.assertEqual(failing, 0)
+        self.assertIn("no longer found", out)
 
     def test_quoted_code_of_a_build_script_is_not_an_edge(self):
         failing, out = run({
