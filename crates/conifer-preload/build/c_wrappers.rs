@@ -230,7 +230,7 @@ pub fn wrapper(
         #[no_mangle]
         pub #sig {
             static ANCHOR: crate::stack::Anchor = crate::stack::Anchor::new();
-            let call = crate::runtime::CallGuard::enter();
+            let call = crate::thread::CallGuard::enter();
             #[allow(unused_mut)]
             let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id, &ANCHOR) } else { None };
             #body

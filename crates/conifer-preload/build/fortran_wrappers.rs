@@ -361,7 +361,7 @@ fn binding_code(
         #[allow(unused_variables, unused_mut)]
         unsafe fn #inner(#(#params: #types,)* anchor: &crate::stack::Anchor) #ret {
             #locals
-            let call = crate::runtime::CallGuard::enter();
+            let call = crate::thread::CallGuard::enter();
             let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id, anchor) } else { None };
             #early
             #before

@@ -11,9 +11,9 @@
 //! appears in the trace; its time is the recorder's own. A failure leaves the rank without
 //! offsets (readers then take 0) and never reaches the application.
 
+use crate::clock;
 use crate::mpi::*;
 use crate::pairwise::check;
-use crate::record::clock;
 use conifer_trace::clock::ClockSample;
 use std::ffi::c_int;
 use std::sync::Mutex;

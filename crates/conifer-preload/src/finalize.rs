@@ -17,7 +17,7 @@ use std::ffi::c_int;
 pub unsafe fn own_record(rank: u32, counts: &[u64]) -> TraceRecord {
     TraceRecord::of_rank(
         rank,
-        crate::record::rank_record(),
+        crate::record::rank_record(crate::clock_sync::offsets()),
         run_info::sparse_counts(counts),
         run_info::host_name(),
     )

@@ -15,6 +15,7 @@ macro_rules! say {
     }};
 }
 
+mod clock;
 mod clock_sync;
 mod finalize;
 mod fortran;
@@ -27,7 +28,7 @@ mod run_info;
 mod runtime;
 mod slice;
 mod stack;
-pub mod structure;
+mod thread;
 
 /// The generated wrappers (`OUT_DIR/wrappers.rs`).
 #[allow(

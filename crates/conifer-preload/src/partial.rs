@@ -108,7 +108,8 @@ pub fn write(reason: &str) {
     let salvaged = unsafe {
         record::salvage(|state| {
             let raw = record::write_raw_of(state, &facts.raw_dir, facts.rank as c_int);
-            (record::record_of(state), state.calls.clone(), raw)
+            let offsets = crate::clock_sync::offsets();
+            (record::record_of(state, offsets), state.calls.clone(), raw)
         })
     };
     let (record, counts, note) = match salvaged {

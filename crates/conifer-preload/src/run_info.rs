@@ -92,7 +92,7 @@ fn options() -> Vec<String> {
     let mut options = Vec::new();
     if std::env::var_os("CONIFER_TIMING").is_some_and(|t| !t.is_empty()) {
         // The timing in effect (the default when the value was not understood).
-        options.push(format!("timing={}", crate::record::timing_env::requested()));
+        options.push(format!("timing={}", crate::record::timing_mode()));
     }
     if set("CONIFER_RELATIVE_TAGS") {
         options.push("relative-tags".into());
@@ -130,11 +130,7 @@ pub unsafe fn metadata(ranks: u32, partial: bool) -> Metadata {
         missing_ranks: Vec::new(),
         options: options(),
         partial_reasons: Vec::new(),
-        modules: if crate::record::callers::requested() {
-            crate::record::callers::module_paths()
-        } else {
-            Vec::new()
-        },
+        modules: crate::record::caller_modules(),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Inserts the runtime hooks (defined in libconifer, `conifer-preload/src/structure.rs`).
+//! Inserts the runtime hooks (defined in libconifer, `conifer-preload/src/record/structure.rs`).
 //!
 //! Every hook takes a vertex id local to the function it is in: the function's pruned tree
 //! numbered in pre-order from 0. A call whose callee's tree was spliced in is bracketed by

@@ -1,5 +1,5 @@
 //! The per-rank timeline (lossless or lossy timing only): each rank a row, each MPI call a box
-//! coloured by function.
+//! coloured by function, as run (the recorder's own time included) on rank 0's clock.
 
 use super::chart::{axes, labelled, legend, titled};
 use super::style::{palette, time_unit};
@@ -22,24 +22,27 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
     // (rank, start, end, function index)
     let mut boxes: Vec<(u32, u64, u64, usize)> = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    let mut end_max = 1u64;
     let width = f64::from(area.dim_in_pixel().0.max(200));
-    let mut per_rank: Vec<Vec<(u64, u64, usize)>> = Vec::new();
+    // Every call as run, on rank 0's clock: (start, end, function index) per rank.
+    let mut runs: Vec<Vec<(i64, i64, usize)>> = Vec::new();
+    // Time runs from the moment every rank had returned from MPI_Init, which would dwarf
+    // everything else.
+    let mut origin = i64::MIN;
     let reader = trace.reader();
     for rank in 0..trace.meta.ranks {
         let mut calls = Vec::new();
-        // Time runs from the end of MPI_Init, which would dwarf everything else.
-        let mut origin = 0u64;
         for call in reader.calls(rank) {
             let call = call.map_err(|e| e.0)?;
-            let (Some(start), Some(t)) = (call.start_ns, call.time) else {
+            let Some(run) = call.run else {
                 continue;
             };
             if matches!(call.name, "MPI_Init" | "MPI_Init_thread") {
-                origin = start + t.duration_ns;
+                origin = origin.max(run.exit_ns);
                 continue;
             }
-            let start = start.saturating_sub(origin);
+            if call.name == "free" {
+                continue;
+            }
             let f = match names.iter().position(|n| n == call.name) {
                 Some(f) => f,
                 None => {
@@ -47,12 +50,29 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
                     names.len() - 1
                 }
             };
-            let end = start + t.duration_ns;
-            end_max = end_max.max(end);
-            calls.push((start, end, f));
+            calls.push((run.enter_ns, run.exit_ns, f));
         }
-        per_rank.push(calls);
+        runs.push(calls);
     }
+    let origin = if origin == i64::MIN { 0 } else { origin };
+    let at = |t: i64| u64::try_from(t - origin).unwrap_or(0);
+    let per_rank: Vec<Vec<(u64, u64, usize)>> = runs
+        .into_iter()
+        .map(|calls| {
+            calls
+                .into_iter()
+                .filter(|&(_, e, _)| e > origin)
+                .map(|(s, e, f)| (at(s), at(e), f))
+                .collect()
+        })
+        .collect();
+    let end_max = per_rank
+        .iter()
+        .flatten()
+        .map(|c| c.1)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let pixel = (end_max as f64 / width).max(1.0) as u64;
     for (rank, calls) in per_rank.into_iter().enumerate() {
         let mut cur: Option<(u64, u64, usize)> = None;
@@ -72,7 +92,10 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
     }
     let (div, unit) = time_unit(end_max as f64);
     let n = trace.meta.ranks.max(1);
-    let title = format!("Timeline of MPI calls per rank — {}", inp.name);
+    let title = format!(
+        "Timeline of MPI calls per rank, as run on rank 0's clock — {}",
+        inp.name
+    );
     let mut chart = titled(area, title, 20, (45, 60))
         .build_cartesian_2d(
             0f64..end_max as f64 / div * 1.25,
@@ -84,7 +107,7 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
             .configure_mesh()
             .disable_y_mesh()
             .x_desc(format!(
-                "time since the rank's MPI_Init returned ({unit}); MPI_Init not shown"
+                "time since every rank had returned from MPI_Init ({unit}); MPI_Init not shown"
             ))
             .y_desc("rank")
             .y_labels(n.min(16) as usize)

@@ -165,7 +165,7 @@ fn with_heap<R>(f: impl FnOnce(&mut Heap) -> R) -> Option<R> {
 /// skipping them keeps the tracker's lock off the MPI call path.
 fn track_change(f: impl FnOnce(&mut Heap)) {
     // The global mode first: after the trace is written no thread-local lookup is paid.
-    if tracking() && !crate::runtime::inside_wrapper() {
+    if tracking() && !crate::thread::inside_wrapper() {
         with_heap(f);
     }
 }

@@ -2,7 +2,7 @@
 //! communicator is created (through PMPI, on the new communicator itself, or on a temporary
 //! merge of an inter-communicator), plus each rank's position in it for relative ranks.
 
-use super::state::FastMap;
+use super::word_hash::FastMap;
 use crate::mpi::*;
 use conifer_trace::grid::Grid;
 use conifer_trace::value::{derived_comm_id as derived_id, HandleKind, HandleRef};
@@ -49,7 +49,7 @@ pub struct Comms {
 
 /// Bits of a communicator handle.
 pub fn comm_bits(comm: MPI_Comm) -> u64 {
-    super::bits(comm)
+    super::arguments::bits(comm)
 }
 
 unsafe fn describe(comm: MPI_Comm, handle: HandleRef) -> CommInfo {

@@ -2,7 +2,7 @@
 //! kind, lowest free id first, ids returned when the object is freed, so ranks that create
 //! objects in the same order get the same ids. Predefined objects are named, not numbered.
 
-use super::state::FastMap;
+use super::word_hash::FastMap;
 use conifer_trace::predefined;
 use conifer_trace::value::{HandleKind, HandleRef};
 use std::cmp::Reverse;

@@ -8,28 +8,32 @@
 
 mod addresses;
 mod arguments;
-pub mod callers;
-pub mod clock;
+mod callers;
 mod comms;
 pub mod control;
-pub mod handles;
+mod global;
+mod handles;
 mod input_memo;
 mod live_table;
 mod objects;
+mod poll_memo;
 mod poll_repeat;
 mod ranks;
 mod recorder_lock;
 mod requests;
 mod snapshot;
-pub mod state;
+mod state;
+pub mod structure;
 mod tick_histograms;
 mod tick_timing;
-pub mod timing_env;
+mod timing_env;
 pub mod trees;
+mod word_hash;
 
+use crate::clock;
 use crate::mpi::*;
-use crate::runtime::{CallBuffers, CallGuard, ThreadState};
 use crate::stack::Anchor;
+use crate::thread::{CallBuffers, CallGuard, ThreadState};
 pub use arguments::*;
 use conifer_trace::rank_record::RankRecord;
 use conifer_trace::value::{
@@ -38,22 +42,16 @@ use conifer_trace::value::{
 };
 use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_trace::varint::put_u64;
-use recorder_lock::{Locked, RecorderLock};
-pub use snapshot::{record_of, write_raw, write_raw_of};
+use global::{lock, MULTITHREADED};
+pub use global::{multithreaded, salvage};
+use recorder_lock::Locked;
+pub use snapshot::{record_of, write_raw, write_raw_of, ClockOffsets};
 use state::State;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::LazyLock;
 
-static STATE: LazyLock<RecorderLock<State>> = LazyLock::new(|| {
-    control::read_environment();
-    RecorderLock::new(State::new())
-});
 static RECORDING: AtomicBool = AtomicBool::new(true);
-/// True when MPI was initialised with `MPI_THREAD_MULTIPLE`: only then can two threads be in
-/// MPI at once, so only then is the state lock released during the PMPI call.
-static MULTITHREADED: AtomicBool = AtomicBool::new(false);
-
 /// `MPI_ERR_IN_STATUS`, read once.
 // SAFETY: the shim returns a compile-time constant.
 static ERR_IN_STATUS: LazyLock<i64> =
@@ -61,13 +59,9 @@ static ERR_IN_STATUS: LazyLock<i64> =
 
 static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
 
-fn lock() -> Locked<'static, State> {
-    STATE.lock()
-}
-
-/// The rank's record in the form sent to the merge.
-pub fn rank_record() -> RankRecord {
-    record_of(&lock())
+/// The rank's record in the form sent to the merge, with its clock `offsets`.
+pub fn rank_record(offsets: ClockOffsets) -> RankRecord {
+    record_of(&lock(), offsets)
 }
 
 /// Nanoseconds per clock tick, fixed from the first time it is asked on.
@@ -75,9 +69,19 @@ pub fn ns_per_tick() -> f64 {
     lock().ns_per_tick()
 }
 
-/// True when MPI runs with `MPI_THREAD_MULTIPLE` (several threads may be inside MPI).
-pub fn multithreaded() -> bool {
-    MULTITHREADED.load(Ordering::Relaxed)
+/// The timing the run asked for (`CONIFER_TIMING`; the default when unset or not understood).
+pub fn timing_mode() -> conifer_trace::timing_mode::TimingMode {
+    timing_env::requested()
+}
+
+/// The paths of the modules recorded call sites are named in (`CONIFER_CALLSITES`); empty
+/// when call sites are not recorded.
+pub fn caller_modules() -> Vec<String> {
+    if callers::requested() {
+        callers::module_paths()
+    } else {
+        Vec::new()
+    }
 }
 
 /// Polls appended as repeats of the previous call (see [`poll_repeat`]).
@@ -90,39 +94,23 @@ pub fn call_counts() -> Vec<u64> {
     lock().calls.clone()
 }
 
-/// Applies `f` to thread `thread`'s trace tree builder, if it has one and the recorder is free
-/// (a hook may run inside an MPI call's callback, with the recorder held by its own thread).
-pub fn with_tree(thread: u32, f: impl FnOnce(&mut conifer_compress::tree::TreeBuilder)) {
-    if let Some(mut state) = STATE.try_lock() {
-        if let Some(Some(builder)) = state.trees.get_mut(thread as usize) {
-            f(builder);
-        }
+/// Places a call (terminal `terminal`, made at structure-tree site `site`) in its thread's
+/// trace tree `tree`, made on the thread's first call when the binary embeds a structure tree,
+/// after applying the thread's structure events not yet applied; false when the thread has no
+/// tree or the tree leaves the call to the grammar.
+#[inline(always)]
+fn place_in_tree(
+    tree: &mut Option<conifer_compress::tree::TreeBuilder>,
+    site: Option<u32>,
+    terminal: u32,
+) -> bool {
+    if tree.is_none() && trees::binary_has_tree() {
+        *tree = trees::new_builder();
     }
-}
-
-/// Runs `f` on the recorder's state at a fatal moment (a signal handler, `exit`, `MPI_Abort`):
-/// with the lock when it is free; without it when this very thread holds it — in a
-/// single-threaded program the lock is held across the PMPI call, where a `SIGTERM` from the
-/// launcher usually finds the rank, and that thread is stopped here, so nothing else touches
-/// the state. With other threads in MPI it waits up to two seconds for the lock, else gives up.
-///
-/// # Safety
-/// Only for code that ends the process afterwards: the state may be read while a wrapper of
-/// this thread, interrupted, holds it.
-pub unsafe fn salvage<R>(f: impl Fn(&State) -> R) -> Option<R> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        if let Some(state) = STATE.try_lock() {
-            return Some(f(&state));
-        }
-        if crate::runtime::inside_wrapper() && !MULTITHREADED.load(Ordering::Relaxed) {
-            return Some(f(STATE.get_unlocked()));
-        }
-        if std::time::Instant::now() > deadline {
-            return None;
-        }
-        std::thread::yield_now();
-    }
+    tree.as_mut().is_some_and(|builder| {
+        structure::catch_up(builder);
+        builder.call(site, terminal)
+    })
 }
 
 /// Function id of the `free` events: one past the wrapped functions.
@@ -144,7 +132,7 @@ fn record_frees(state: &mut State, scratch: &mut Vec<u8>, thread: u32, now: u64)
         put_u64(scratch, thread.into());
         encode_buffer(scratch, Buffer::Segment { id, offset: 0 });
         encode_int(scratch, 0);
-        state.append(thread, scratch, now, now, None);
+        state.append(thread, scratch, now, now, None, place_in_tree);
     }
 }
 
@@ -276,7 +264,7 @@ impl<'t> Call<'t> {
             start: entered,
             thread,
             site: trees::binary_has_tree()
-                .then(crate::structure::take_site)
+                .then(structure::take_site)
                 .flatten()
                 .unwrap_or(NO_SITE),
             request_comm: None,
@@ -339,8 +327,10 @@ impl Call<'_> {
             st.hide(thread, read);
             let end = st.recorder_free(thread, end);
             match terminal {
-                Some(terminal) => st.append_terminal(thread, terminal, start, end, site),
-                None => st.append(thread, self.sig, start, end, site),
+                Some(terminal) => {
+                    st.append_terminal(thread, terminal, start, end, site, place_in_tree)
+                }
+                None => st.append(thread, self.sig, start, end, site, place_in_tree),
             }
             st.note_pre(thread, pre);
         } else {

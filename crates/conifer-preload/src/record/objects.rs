@@ -265,7 +265,7 @@ impl Call<'_> {
         if let Some(code) = self.st().handles.named(HandleKind::Request, bits) {
             return encode_handle(self.sig, HandleKind::Request, HandleRef::Named(code));
         }
-        let signature = state::hash_bytes(self.sig);
+        let signature = word_hash::hash_bytes(self.sig);
         let creator = match Some(self.site).filter(|&s| s != NO_SITE) {
             Some(site) => signature ^ (u64::from(site) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             None => signature,

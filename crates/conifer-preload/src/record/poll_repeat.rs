@@ -10,74 +10,8 @@
 //! in `MPI_THREAD_MULTIPLE` programs (another thread may change a request between the check
 //! and the call).
 
-use super::input_memo::TablesStamp;
+use super::poll_memo::PollKey;
 use super::*;
-
-/// Most raw integer and handle arguments a poll's key holds (`MPI_Iprobe` has 3).
-const SCALAR_WORDS: usize = 4;
-
-/// The raw inputs of a poll: its function, integer and handle arguments, and its in-out
-/// handle array (its values are taken from [`Call::saved`] when the poll is remembered).
-#[derive(Default, Clone, Copy)]
-struct PollKey {
-    function: u16,
-    thread: u32,
-    scalars: [u64; SCALAR_WORDS],
-    scalar_len: u8,
-    /// True when the handle array's pointer is null (recorded as ignored, not as an array).
-    null_handles: bool,
-    /// Bytes of the signature before the inputs (function, thread, call site).
-    prefix_len: u32,
-}
-
-/// A poll that found nothing, as the next identical one would record it.
-#[derive(Default)]
-struct RememberedPoll {
-    key: PollKey,
-    /// The in-out handles' values before the call.
-    handles: Vec<u64>,
-    /// The recorder's tables when it was recorded ([`State::tables_stamp`]).
-    stamp: TablesStamp,
-    /// [`PollMemo::started`] when it was recorded: a repeat must be the very next call.
-    started: u64,
-    /// Its terminal.
-    terminal: u32,
-    /// End of its inputs in its signature.
-    inputs_end: u32,
-    /// The communicator of the requests it named (for statuses, should a repeat complete one).
-    request_comm: Option<u64>,
-    /// What it returned.
-    returned: i64,
-}
-
-/// The last poll that found nothing, and the key of the poll in progress.
-#[derive(Default)]
-pub struct PollMemo {
-    enabled: bool,
-    /// Calls begun on the rank so far ([`PollMemo::call_started`]).
-    started: u64,
-    pending: PollKey,
-    last: Option<RememberedPoll>,
-    /// Polls appended by repeating the previous one (`CONIFER_MERGE_REPORT`'s
-    /// `repeated_polls`).
-    pub repeats: u64,
-}
-
-impl PollMemo {
-    /// A memo, on when the input memo is ([`super::input_memo::InputMemo::enabled`]).
-    pub fn new(enabled: bool) -> PollMemo {
-        PollMemo {
-            enabled,
-            ..PollMemo::default()
-        }
-    }
-
-    /// Counts a call beginning (every recorded call's [`Call::begin`]).
-    #[inline(always)]
-    pub fn call_started(&mut self) {
-        self.started += 1;
-    }
-}
 
 /// True when `handles` holds the `len` handles at `ptr`.
 ///

@@ -7,7 +7,7 @@
 
 use super::handles::IdPool;
 use super::live_table::LiveTable;
-use super::state::FastMap;
+use super::word_hash::FastMap;
 
 use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
 

@@ -1,10 +1,11 @@
 //! The rank's record as the merge and `--raw` take it: grammars, tables, timing and trees
 //! from the recorder's state, and the uncompressed raw record.
 
+use super::global::lock;
 use super::state::{State, TimedCall};
-use super::{lock, trees};
+use super::trees;
 use conifer_trace::as_run::RecorderTime;
-use conifer_trace::clock::{RankClock, ThreadSpan};
+use conifer_trace::clock::{ClockSample, RankClock, ThreadSpan};
 use conifer_trace::rank_record::{Membership, RankRecord};
 use conifer_trace::rank_totals::{FunctionTotals, RankTotals};
 use conifer_trace::timeline::CallTime;
@@ -13,8 +14,12 @@ use conifer_trace::value::{encode_handle, HandleKind};
 use conifer_trace::varint::put_u64;
 use std::ffi::c_int;
 
-/// The rank's record, built from `state`.
-pub fn record_of(state: &State) -> RankRecord {
+/// The clock offsets of the rank to rank 0 measured at `MPI_Init` and at `MPI_Finalize`, when
+/// measured (by the end-of-run code, `crate::clock_sync`, which hands them in).
+pub type ClockOffsets = (Option<ClockSample>, Option<ClockSample>);
+
+/// The rank's record, built from `state` and the rank's clock offsets.
+pub fn record_of(state: &State, offsets: ClockOffsets) -> RankRecord {
     let trees: Vec<_> = state
         .trees
         .iter()
@@ -64,7 +69,7 @@ pub fn record_of(state: &State) -> RankRecord {
             .iter()
             .map(|times| encode_times(times, state.timing_mode))
             .collect(),
-        clock: rank_clock(state),
+        clock: rank_clock(state, offsets),
         totals: rank_totals(state),
         histograms: state.histograms.as_ref().map_or_else(Vec::new, |h| {
             h.in_ns(state.signatures.len(), state.ns_per_tick())
@@ -95,17 +100,16 @@ fn ns_of(ticks: u128, ns_per_tick: f64) -> u64 {
 
 /// Real tick `tick` on the rank's clock: nanoseconds from the recorder's origin.
 fn local_ns(tick: u64, ns_per_tick: f64) -> i64 {
-    ((tick as i128 - super::clock::origin_ticks() as i128) as f64 * ns_per_tick).round() as i64
+    ((tick as i128 - crate::clock::origin_ticks() as i128) as f64 * ns_per_tick).round() as i64
 }
 
 /// The rank's clock: what a clock read costs, the offsets to rank 0, and where each thread
 /// lies (its first call's start, which hid nothing yet, and its last call's end on the real
 /// clock: the recorder-free end plus everything hidden since).
-fn rank_clock(state: &State) -> RankClock {
+fn rank_clock(state: &State, (init, finalize): ClockOffsets) -> RankClock {
     let npt = state.ns_per_tick();
-    let (init, finalize) = crate::clock_sync::offsets();
     RankClock {
-        read_ps: (super::clock::read_cost() as f64 * npt * 1e3).round() as u64,
+        read_ps: (crate::clock::read_cost() as f64 * npt * 1e3).round() as u64,
         init,
         finalize,
         threads: (0..state.grammars.len())

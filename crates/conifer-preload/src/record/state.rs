@@ -4,85 +4,14 @@
 use super::comms::Comms;
 use super::handles::Handles;
 use super::input_memo::{InputMemo, TablesStamp};
-use super::poll_repeat::PollMemo;
+use super::poll_memo::PollMemo;
 use super::requests::Requests;
 use super::tick_histograms::TickHistograms;
 use super::tick_timing::CallTicks;
+use super::word_hash::FastMap;
 use conifer_compress::tree::TreeBuilder;
 use conifer_compress::Grammar;
 use conifer_trace::timing_mode::TimingMode;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-/// A multiply-rotate hash that takes byte strings (signatures) eight bytes at a time: hashing
-/// the signature is on every MPI call's path.
-#[derive(Default)]
-pub struct WordHash(u64);
-
-/// One mixing step.
-#[inline(always)]
-fn mix(h: u64, v: u64) -> u64 {
-    (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
-}
-
-impl std::hash::Hasher for WordHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write_u64(&mut self, v: u64) {
-        // Handle values and hashes: one multiply-rotate mix instead of eight byte steps.
-        self.0 = mix(self.0, v);
-    }
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_isize(&mut self, v: isize) {
-        self.write_u64(v as u64);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            h = mix(h, u64::from_le_bytes(word.try_into().expect("8 bytes")));
-        }
-        let tail = words.remainder();
-        if !tail.is_empty() {
-            // The tail zero-padded to a word, read without storing it first: a word load of
-            // bytes just stored one by one stalls the pipeline (store forwarding fails).
-            let last = match bytes.len().checked_sub(8) {
-                Some(start) => {
-                    let word = u64::from_le_bytes(bytes[start..].try_into().expect("8 bytes"));
-                    word >> (8 * (8 - tail.len()))
-                }
-                None => tail
-                    .iter()
-                    .rev()
-                    .fold(0, |word, &b| (word << 8) | u64::from(b)),
-            };
-            // The tail's length is mixed in so "ab" and "ab\0" differ.
-            h = mix(h, last ^ (tail.len() as u64) << 56);
-        }
-        self.0 = h;
-    }
-}
-
-/// A hash map keyed by signatures.
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<WordHash>>;
-
-/// Hash of a byte string (request pools are keyed by the hash of the creating signature).
-pub fn hash_bytes(bytes: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = WordHash::default();
-    h.write(bytes);
-    h.finish()
-}
 
 /// Everything a rank records, behind one lock.
 pub struct State {
@@ -115,7 +44,7 @@ pub struct State {
     pub last_end: Vec<u64>,
     /// Symbolic thread → ticks the recorder itself has spent in the thread's wrappers so
     /// far (encoding, compressing, locking: everything but the PMPI call; and one clock read
-    /// per interval and per duration, [`super::clock::read_cost`]). Recorded times
+    /// per interval and per duration, [`crate::clock::read_cost`]). Recorded times
     /// are taken on a clock that stops while the recorder works (`real − hidden`), so
     /// intervals are the program's own computation and durations the MPI library's time,
     /// as in a run without Conifer.
@@ -233,7 +162,7 @@ impl State {
 
     /// Nanoseconds per clock tick (see [`State::ns_per_tick`]).
     pub fn ns_per_tick(&self) -> f64 {
-        *self.ns_per_tick.get_or_init(super::clock::ns_per_tick)
+        *self.ns_per_tick.get_or_init(crate::clock::ns_per_tick)
     }
 
     /// An empty record.
@@ -337,10 +266,21 @@ impl State {
     /// Appends one finished call of `thread` with signature `sig`, from tick `start` to `end`,
     /// made at structure-tree call site `site` when known. Runs on the calling thread.
     /// `start` and `end` are ticks on the thread's recorder-free clock ([`State::hidden`]).
-    pub fn append(&mut self, thread: u32, sig: &[u8], start: u64, end: u64, site: Option<u32>) {
+    /// `place` puts the call in the thread's trace tree, given its builder, and says whether it
+    /// did (the call then stays out of the thread's grammar); the recorder passes the placement
+    /// that also applies the thread's pending structure events.
+    pub fn append(
+        &mut self,
+        thread: u32,
+        sig: &[u8],
+        start: u64,
+        end: u64,
+        site: Option<u32>,
+        place: impl FnOnce(&mut Option<TreeBuilder>, Option<u32>, u32) -> bool,
+    ) {
         self.add_thread(thread);
         let terminal = self.terminal(thread, sig);
-        self.append_terminal(thread, terminal, start, end, site);
+        self.append_terminal(thread, terminal, start, end, site, place);
     }
 
     /// The terminal of `thread`'s last call (`None` before its first).
@@ -361,6 +301,7 @@ impl State {
         start: u64,
         end: u64,
         site: Option<u32>,
+        place: impl FnOnce(&mut Option<TreeBuilder>, Option<u32>, u32) -> bool,
     ) {
         let previous = std::mem::replace(&mut self.last_end[thread as usize], end);
         let interval = if previous == 0 {
@@ -384,52 +325,12 @@ impl State {
                 post: 0,
             });
         }
-        let tree = &mut self.trees[thread as usize];
-        if tree.is_none() && super::trees::binary_has_tree() {
-            *tree = super::trees::new_builder();
-        }
-        let in_tree = tree.as_mut().is_some_and(|builder| {
-            super::trees::catch_up(builder);
-            builder.call(site, terminal)
-        });
+        let in_tree = place(&mut self.trees[thread as usize], site, terminal);
         if !in_tree {
             self.grammars[thread as usize].push(terminal);
         }
         if let Some(raw) = &mut self.raw {
             raw.push((thread, self.signatures[terminal as usize].clone()));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The word hash of `bytes` computed the plain way: every word, the tail zero-padded.
-    fn padded_hash(bytes: &[u8]) -> u64 {
-        let mut h = 0xcbf2_9ce4_8422_2325;
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            let mut v = u64::from_le_bytes(word);
-            if chunk.len() < 8 {
-                v ^= (chunk.len() as u64) << 56;
-            }
-            h = mix(h, v);
-        }
-        h
-    }
-
-    #[test]
-    fn tails_hash_as_if_zero_padded() {
-        let bytes: Vec<u8> = (1..=21).map(|b| b * 13).collect();
-        for len in 0..=bytes.len() {
-            assert_eq!(
-                hash_bytes(&bytes[..len]),
-                padded_hash(&bytes[..len]),
-                "{len}"
-            );
-        }
-        assert_ne!(hash_bytes(b"ab"), hash_bytes(b"ab\0"));
     }
 }

@@ -85,7 +85,7 @@ const LEAVE: u32 = 1 << 31;
 /// A thread's structure events not yet applied to its builder: hooks only append here (no
 /// lock, no allocation); the thread's next MPI call, or a full buffer, applies them in order.
 /// Events still buffered when the record is taken only lack calls, so they change nothing a
-/// decode shows. Kept in the hooks' own thread state ([`crate::structure`]), so a hook
+/// decode shows. Kept in the hooks' own thread state ([`super::structure`]), so a hook
 /// looks up one thread-local.
 pub struct Events {
     ids: [Cell<u32>; BUFFERED_EVENTS],
@@ -132,8 +132,8 @@ impl Events {
     /// builder places every later call where decoding finds it either way.
     #[cold]
     fn hand_over(&self) {
-        if let Some(thread) = crate::runtime::ordinal() {
-            super::with_tree(thread, |builder| self.apply(builder));
+        if let Some(thread) = crate::thread::ordinal() {
+            super::global::with_tree(thread, |builder| self.apply(builder));
         }
         self.len.set(0);
     }
@@ -150,12 +150,6 @@ impl Events {
         }
         self.len.set(0);
     }
-}
-
-/// Applies this thread's buffered structure events to its `builder` (called on this thread,
-/// under the recorder's lock, before it places a call).
-pub fn catch_up(builder: &mut TreeBuilder) {
-    crate::structure::with_tree_events(|e| e.apply(builder));
 }
 
 /// The contents of ELF section [`SECTION`] of the file at `path`, up to its first NUL: read

@@ -1,6 +1,6 @@
 //! The runtime side of FACT slicing (`conifer cc --slice`). The static pass puts a call to
 //! [`conifer_slice_skip`] before every unmarked MPI call the runtime may leave out; the flag
-//! it sets is consumed by the thread's next wrapped MPI call ([`crate::runtime::CallGuard`]).
+//! it sets is consumed by the thread's next wrapped MPI call ([`crate::thread::CallGuard`]).
 //! A skippable wrapper entered with the flag set records the call exactly as usual but makes
 //! no PMPI call: sends and collectives just return `MPI_SUCCESS`, receives fill their status
 //! from their own arguments, nonblocking calls get a *fake request* — a handle no MPI hands
@@ -41,7 +41,7 @@ const MPICH_FAKE_BASE: u32 = 0x2c00_0000;
 #[no_mangle]
 pub extern "C" fn conifer_slice_skip() {
     ACTIVE.store(true, Ordering::Relaxed);
-    crate::runtime::skip_next_call();
+    crate::thread::skip_next_call();
 }
 
 /// True once the program has asked for a skip (fake requests may exist).

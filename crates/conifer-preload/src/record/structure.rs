@@ -8,9 +8,9 @@
 //! is 0). A base of [`UNKNOWN`] (pushed around indirect calls) makes every id under it
 //! unknown. The state is per thread, in fixed-size cells: no locks, no allocation. Loop
 //! iterations, arms and recursion also feed the thread's trace tree (see
-//! [`crate::record::trees`]).
+//! [`super::trees`]).
 
-use crate::record::trees;
+use super::trees;
 use std::cell::Cell;
 
 /// An id the tree does not know.
@@ -80,6 +80,7 @@ impl State {
         self.depth.set(self.depth.get().saturating_sub(1));
     }
 
+    #[cfg(test)]
     fn top_recursion(&self) -> u32 {
         match self.depth.get() {
             d if d > 0 && d <= MAX_DEPTH => self.recursion[d - 1].get(),
@@ -182,11 +183,13 @@ pub fn take_site() -> Option<u32> {
 }
 
 /// The vertex the thread last entered, if known.
+#[cfg(test)]
 pub fn current_vertex() -> Option<u32> {
     STATE.with(|s| Some(s.vertex.get()).filter(|&v| v != UNKNOWN))
 }
 
 /// How many activations deep the innermost recursion pseudo-loop is (0 outside one).
+#[cfg(test)]
 pub fn recursion_depth() -> usize {
     STATE.with(|s| {
         let id = s.top_recursion();
@@ -201,12 +204,14 @@ pub fn recursion_depth() -> usize {
     })
 }
 
-/// Runs `f` on this thread's structure events not yet applied to its trace tree.
-pub fn with_tree_events(f: impl FnOnce(&trees::Events)) {
-    STATE.with(|s| f(&s.tree_events));
+/// Applies this thread's buffered structure events to its `builder` (called on this thread,
+/// under the recorder's lock, before it places a call).
+pub fn catch_up(builder: &mut conifer_compress::tree::TreeBuilder) {
+    STATE.with(|s| s.tree_events.apply(builder));
 }
 
 /// Hook calls this thread has made.
+#[cfg(test)]
 pub fn events() -> u64 {
     STATE.with(|s| s.events.get())
 }
