@@ -17,11 +17,11 @@
 //! ```
 //!
 //! exact with lossless timing. With lossy timing each value is within its bound, and the
-//! thread's exactly recorded end ([`crate::clock::ThreadSpan::end_ns`]) scales the sum back
+//! thread's exactly recorded end ([`conifer_format::clock::ThreadSpan::end_ns`]) scales the sum back
 //! onto the true end, so the error does not accumulate over the run.
 
-use crate::clock::{RankClock, ThreadSpan};
-use crate::timeline::CallTime;
+use conifer_format::clock::{RankClock, ThreadSpan};
+use conifer_format::timeline::CallTime;
 
 /// The recorder's own time around one call, ns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -149,7 +149,7 @@ impl<'c> AsRunClock<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ClockSample;
+    use conifer_format::clock::ClockSample;
 
     fn t(interval_ns: u64, duration_ns: u64) -> CallTime {
         CallTime {

@@ -2,16 +2,16 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::as_run::{AsRunClock, RecorderTime, RunSpan};
-use crate::fast_hash::FastMap;
-use crate::signature::is_context;
-pub use crate::signature::Signature;
 use crate::stored::RankEntry;
-use crate::streams::Filler;
-use crate::timeline::CallTime;
-use crate::timing::CallTiming;
-use crate::value::{HandleRef, Position, Value};
-use crate::varint::Reader;
 use crate::{FunctionInfo, Trace};
+use conifer_compress::fast_hash::FastMap;
+use conifer_format::signature::is_context;
+pub use conifer_format::signature::Signature;
+use conifer_format::streams::Filler;
+use conifer_format::timeline::CallTime;
+use conifer_format::timing::CallTiming;
+use conifer_format::value::{HandleRef, Position, Value};
+use conifer_format::varint::Reader;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -143,7 +143,7 @@ impl Trace {
         let Some(entry) = self.record.ranks.get(rank as usize) else {
             return Vec::new();
         };
-        let positions: crate::fast_hash::FastMap<&[u8], i64> = entry
+        let positions: conifer_compress::fast_hash::FastMap<&[u8], i64> = entry
             .comms
             .iter()
             .map(|m| (m.comm.as_slice(), m.my_rank))
@@ -152,7 +152,7 @@ impl Trace {
             .map(move |thread| {
                 let positions = positions.clone();
                 self.signature_bytes(entry, thread).map(move |bytes| {
-                    match crate::recorded::as_recorded(&bytes, rank, &positions) {
+                    match conifer_format::recorded::as_recorded(&bytes, rank, &positions) {
                         Cow::Borrowed(_) => bytes,
                         Cow::Owned(recorded) => Cow::Owned(recorded),
                     }
@@ -204,7 +204,7 @@ impl Trace {
             .meta
             .modules
             .iter()
-            .map(|m| (crate::caller::module_key(m), m.as_str()))
+            .map(|m| (conifer_format::caller::module_key(m), m.as_str()))
             .collect();
         CallReader {
             trace: self,
@@ -293,12 +293,12 @@ impl<'t> CallReader<'t> {
             let all_times = entry
                 .timelines
                 .get(thread)
-                .and_then(|t| crate::timeline::decode(t, calls))
+                .and_then(|t| conifer_format::timeline::decode(t, calls))
                 .unwrap_or_default();
             let recorder: Vec<RecorderTime> = entry
                 .recorder_times
                 .get(thread)
-                .and_then(|t| crate::timeline::decode(t, calls))
+                .and_then(|t| conifer_format::timeline::decode(t, calls))
                 .unwrap_or_default()
                 .into_iter()
                 .map(RecorderTime::from_call_time)
@@ -412,7 +412,7 @@ impl<'t> Template<'t> {
                 "rank {rank}: call {index} has a malformed signature"
             ))
         })?;
-        crate::recorded::resolve(&mut signature, rank);
+        conifer_format::recorded::resolve(&mut signature, rank);
         let info = trace
             .catalog
             .iter()

@@ -4,8 +4,8 @@
 //! vertex-by-vertex walk that stores equal vertex records once (CYPRESS §IV-B), and the
 //! calls its tree did not hold stay in the thread's grammar, decoded in their place.
 
-use crate::fast_hash::FastMap;
 use crate::intern::intern;
+use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::{
     validate, Expand, RecordSummary, Shape, TreeRecord, VertexKind, VertexRecord, MAX_VERTICES,
 };
@@ -427,11 +427,11 @@ mod tests {
         // outside the tree after the sixth, Finalize.
         let s = Structure::from_json(JSON.as_bytes()).unwrap();
         let send = |count: i64| {
-            crate::signature::encode_signature(&crate::signature::Signature {
+            conifer_format::signature::encode_signature(&conifer_format::signature::Signature {
                 function: 1,
                 thread: 0,
                 caller: None,
-                values: vec![crate::value::Value::Int(count)],
+                values: vec![conifer_format::value::Value::Int(count)],
                 ret: 0,
             })
         };

@@ -7,12 +7,12 @@
 //! field is coded so only when every rank using the family has one value there and all fit
 //! exactly, so decoding (`a · r + b`) gives back every value.
 
-use crate::fast_hash::FastMap;
 use crate::rank_codes::{reform, terminals_by_rank};
-use crate::signature::encode_signature;
-use crate::signature::Signature;
 use crate::stored::TraceRecord;
-use crate::value::Value;
+use conifer_compress::fast_hash::FastMap;
+use conifer_format::signature::encode_signature;
+use conifer_format::signature::Signature;
+use conifer_format::value::Value;
 use std::collections::BTreeMap;
 
 /// A signature's top-level integers (field index, value), and its family. Only these are

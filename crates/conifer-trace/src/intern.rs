@@ -1,7 +1,7 @@
 //! Interning: appending items to a table unless an equal one is there, as the merge does for
 //! signatures, grammars, trace-tree vertices and value streams.
 
-use crate::fast_hash::{FastHasher, FastMap};
+use conifer_compress::fast_hash::{FastHasher, FastMap};
 use std::hash::{Hash, Hasher};
 
 /// At most this many known and incoming items together are compared directly in [`intern`].

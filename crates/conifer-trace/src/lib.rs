@@ -12,7 +12,7 @@ pub use conifer_format::{
     caller, clock, columns, container, grid, histogram, log_quantiser, lossy_timeline, predefined,
     rank, rank_totals, recorded, streams, timeline, timing, timing_mode, value, varint,
 };
-use conifer_format::{catalog_codec, membership, meta_codec, metadata, packing, signature};
+
 pub mod forest;
 mod forest_codec;
 pub mod int_codes;

@@ -4,13 +4,13 @@
 //! ranges; the tracer calls it in log2 P pairwise rounds over MPI, `conifer merge` folds
 //! partial files with [`merge`].
 
-use crate::fast_hash::FastMap;
 use crate::forest::{Forest, NO_TREE};
 use crate::intern::intern;
 use crate::rank_record::RankRecord;
 use crate::stored::{FamilyTiming, RankEntry, TraceRecord, NO_STREAMS};
-use crate::timing::{timing_family, RankTime};
+use conifer_compress::fast_hash::FastMap;
 use conifer_compress::{FrozenGrammar, Grammar};
+use conifer_format::timing::{timing_family, RankTime};
 
 impl TraceRecord {
     /// The record of rank `rank` alone.
@@ -235,10 +235,10 @@ pub fn merge(records: Vec<RankInput>) -> TraceRecord {
 pub fn keep_named_modules(modules: &mut Vec<String>, signatures: &[Vec<u8>]) {
     let named: std::collections::BTreeSet<u32> = signatures
         .iter()
-        .filter_map(|s| crate::signature::Signature::parse(s)?.caller)
+        .filter_map(|s| conifer_format::signature::Signature::parse(s)?.caller)
         .map(|c| c.module)
         .collect();
-    modules.retain(|m| named.contains(&crate::caller::module_key(m)));
+    modules.retain(|m| named.contains(&conifer_format::caller::module_key(m)));
 }
 
 #[cfg(test)]
@@ -263,8 +263,8 @@ pub(crate) fn merge_seven_in_tree_order(input: impl Fn(u32) -> RankInput) -> Tra
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::timing::CallTiming;
     use conifer_compress::Grammar;
+    use conifer_format::timing::CallTiming;
 
     fn frozen(seq: &[u32]) -> FrozenGrammar {
         let mut g = Grammar::new();

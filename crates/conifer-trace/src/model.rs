@@ -1,9 +1,11 @@
 //! What a trace holds, and its mapping onto sections.
 
-use crate::container::{find_section, read_sections, write_sections, FormatError, Section};
-pub use crate::metadata::{FunctionCounts, FunctionInfo, Language, Metadata};
 use crate::record_codec::{decode_record, encode_record};
 use crate::stored::TraceRecord;
+use conifer_format::container::{
+    find_section, read_sections, write_sections, FormatError, Section,
+};
+pub use conifer_format::metadata::{FunctionCounts, FunctionInfo, Language, Metadata};
 
 /// A whole trace in memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,11 +29,11 @@ pub(crate) fn run_sections(meta: &Metadata, catalog: &[FunctionInfo]) -> Vec<Sec
     vec![
         Section {
             tag: META,
-            payload: crate::meta_codec::encode(meta),
+            payload: conifer_format::meta_codec::encode(meta),
         },
         Section {
             tag: CATALOG,
-            payload: crate::catalog_codec::encode(catalog),
+            payload: conifer_format::catalog_codec::encode(catalog),
         },
     ]
 }
@@ -40,8 +42,8 @@ pub(crate) fn run_sections(meta: &Metadata, catalog: &[FunctionInfo]) -> Vec<Sec
 pub(crate) fn read_run_sections(
     sections: &[Section],
 ) -> Result<(Metadata, Vec<FunctionInfo>), FormatError> {
-    let meta = crate::meta_codec::decode(find_section(sections, META)?)?;
-    let catalog = crate::catalog_codec::decode(find_section(sections, CATALOG)?)?;
+    let meta = conifer_format::meta_codec::decode(find_section(sections, META)?)?;
+    let catalog = conifer_format::catalog_codec::decode(find_section(sections, CATALOG)?)?;
     Ok((meta, catalog))
 }
 
@@ -192,9 +194,9 @@ mod tests {
 
     #[test]
     fn ranks_histograms_pool_per_family_and_survive_files_and_messages() {
-        use crate::histogram::{bin_of, TimingHistogram};
         use crate::merge::merge;
         use crate::rank_record::{CallTiming, RankRecord};
+        use conifer_format::histogram::{bin_of, TimingHistogram};
         let rank = |durations: &[f64]| {
             let mut g = conifer_compress::Grammar::new();
             let mut timing = CallTiming::default();

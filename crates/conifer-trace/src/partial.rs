@@ -3,12 +3,12 @@
 //! [`merge_partials`], which turns a run's partial files into a trace marked partial
 //! (`conifer merge DIR -o FILE.cft`).
 
-use crate::container::find_section;
-use crate::container::{read_sections, write_sections, FormatError, Section};
 use crate::model::{read_run_sections, run_sections};
 use crate::rank_record::RankRecord;
 use crate::stored::TraceRecord;
 use crate::{FunctionInfo, Metadata, Trace};
+use conifer_format::container::find_section;
+use conifer_format::container::{read_sections, write_sections, FormatError, Section};
 
 const REASON: [u8; 4] = *b"WHY\0";
 

@@ -9,13 +9,13 @@
 //! exact. Signatures, grammars and trace trees are then renamed rank by rank, and ranks whose
 //! calls now agree share them.
 
-use crate::fast_hash::{FastMap, FastSet};
 use crate::forest::{Forest, TreeRef, NO_TREE};
 use crate::intern::intern;
-use crate::recorded::for_each_rank;
-use crate::signature::{encode_signature, Signature};
 use crate::stored::{TraceRecord, NO_STREAMS};
-use crate::value::{Rank, Value};
+use conifer_compress::fast_hash::{FastMap, FastSet};
+use conifer_format::recorded::for_each_rank;
+use conifer_format::signature::{encode_signature, Signature};
+use conifer_format::value::{Rank, Value};
 use std::collections::BTreeMap;
 
 /// The codes tried, in order of preference on ties.
@@ -470,8 +470,8 @@ mod tests {
     use super::*;
     use crate::merge::merge;
     use crate::rank_record::{CallTiming, Membership, RankRecord};
-    use crate::value::{HandleKind, HandleRef};
     use conifer_compress::Grammar;
+    use conifer_format::value::{HandleKind, HandleRef};
 
     const WORLD: Value = Value::Handle(HandleKind::Comm, HandleRef::Named(1));
 
@@ -539,8 +539,12 @@ mod tests {
             let got: Vec<Vec<u8>> = m
                 .thread_terminals(entry, 0)
                 .map(|t| {
-                    crate::recorded::as_recorded(&m.signatures[t as usize], rank as u32, &positions)
-                        .into_owned()
+                    conifer_format::recorded::as_recorded(
+                        &m.signatures[t as usize],
+                        rank as u32,
+                        &positions,
+                    )
+                    .into_owned()
                 })
                 .collect();
             assert_eq!(&got, expected, "rank {rank}");

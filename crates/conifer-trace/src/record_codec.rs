@@ -9,17 +9,19 @@
 //! section is zstd-compressed when that makes it smaller. Per-rank sections are columns
 //! (see [`crate::columns`]), so they grow with distinct behaviours, not ranks.
 
-use crate::clock::RankClock;
-use crate::columns::{put_column, read_column};
-use crate::container::{find_section, read_sections, write_sections, FormatError, Section};
-use crate::grid::Grid;
-use crate::membership::{put_grid, read_grid, Membership};
-use crate::packing::{pack_above, pack_if_smaller, unpack};
-use crate::rank_totals::RankTotals;
 use crate::stored::{RankEntry, TraceRecord};
-use crate::timing::RankTime;
-use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::Symbol;
+use conifer_format::clock::RankClock;
+use conifer_format::columns::{put_column, read_column};
+use conifer_format::container::{
+    find_section, read_sections, write_sections, FormatError, Section,
+};
+use conifer_format::grid::Grid;
+use conifer_format::membership::{put_grid, read_grid, Membership};
+use conifer_format::packing::{pack_above, pack_if_smaller, unpack};
+use conifer_format::rank_totals::RankTotals;
+use conifer_format::timing::RankTime;
+use conifer_format::varint::{put_i64, put_u64, Reader};
 
 const SIGNATURES: [u8; 4] = *b"SIGS";
 const GRAMMARS: [u8; 4] = *b"GRAM";
@@ -119,7 +121,8 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
     let mut hosts = Vec::new();
     let names: Vec<&str> = m.ranks.iter().map(|r| r.host.as_str()).collect();
     put_column(&mut hosts, &names, |o, h| o.extend_from_slice(h.as_bytes()));
-    let timing = crate::timing::encode_timing(&m.timing, m.ranks.iter().map(|r| &r.time), compact);
+    let timing =
+        conifer_format::timing::encode_timing(&m.timing, m.ranks.iter().map(|r| &r.time), compact);
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let sigs = if compact {
         pack_if_smaller(sigs, true)
@@ -145,7 +148,9 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
     if m.timing.iter().any(|f| f.histogram.is_some()) {
         sections.push(packed(
             HISTOGRAMS,
-            crate::histogram::encode_histograms(m.timing.iter().map(|f| f.histogram.as_ref())),
+            conifer_format::histogram::encode_histograms(
+                m.timing.iter().map(|f| f.histogram.as_ref()),
+            ),
         ));
     }
     if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
@@ -177,7 +182,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         sections.push(packed(TOTALS, totals));
     }
     if !m.streams.is_empty() {
-        let (streams, map) = crate::streams::encode_streams(
+        let (streams, map) = conifer_format::streams::encode_streams(
             &m.streams,
             &m.ranks.iter().map(|r| &r.streams).collect::<Vec<_>>(),
         );
@@ -324,10 +329,10 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         let rest = r.take(r.remaining())?;
         Some(String::from_utf8_lossy(rest).into_owned())
     })?;
-    let (mut timing, times) =
-        crate::timing::decode_timing(&find(TIMING)?, ranks).ok_or_else(|| malformed("TIME"))?;
+    let (mut timing, times) = conifer_format::timing::decode_timing(&find(TIMING)?, ranks)
+        .ok_or_else(|| malformed("TIME"))?;
     if let Ok(bytes) = find(HISTOGRAMS) {
-        let histograms = crate::histogram::decode_histograms(&bytes, timing.len())
+        let histograms = conifer_format::histogram::decode_histograms(&bytes, timing.len())
             .ok_or_else(|| malformed("THST"))?;
         for (family, histogram) in timing.iter_mut().zip(histograms) {
             family.histogram = histogram;
@@ -350,7 +355,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         Err(_) => vec![RankTotals::default(); ranks],
     };
     let (streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
-        (Ok(streams), Ok(map)) => crate::streams::decode_streams(&streams, &map, ranks)
+        (Ok(streams), Ok(map)) => conifer_format::streams::decode_streams(&streams, &map, ranks)
             .ok_or_else(|| malformed("STRM"))?,
         _ => (Vec::new(), vec![Vec::new(); ranks]),
     };

@@ -2,12 +2,12 @@
 //! differ only in integers or buffer offsets become one skeleton signature each, their varying
 //! values series in the thread's [`ThreadStreams`] (see [`crate::streams`]).
 
-use crate::fast_hash::FastMap;
 use crate::rank_record::{CallTiming, RankRecord};
-use crate::signature::{encode_signature, Signature};
-use crate::streams::ThreadStreams;
-use crate::value::{Buffer, Value};
+use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::{Expand, Series, SeriesBuilder, VertexRecord};
+use conifer_format::signature::{encode_signature, Signature};
+use conifer_format::streams::ThreadStreams;
+use conifer_format::value::{Buffer, Value};
 use std::sync::Arc;
 
 /// A family is streamed when it has at least this many distinct signatures.
@@ -190,9 +190,9 @@ pub fn extract(record: &mut RankRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::streams::Filler;
-    use crate::value::{HandleKind, HandleRef};
     use conifer_compress::Grammar;
+    use conifer_format::streams::Filler;
+    use conifer_format::value::{HandleKind, HandleRef};
 
     fn signature(count: i64, offset: i64) -> Vec<u8> {
         encode_signature(&Signature {
