@@ -157,50 +157,80 @@ fn rank_totals(state: &State) -> RankTotals {
 /// Per thread, the recorder's time around each call in ns (none unless every call's times
 /// are kept), stored as call times (see [`RecorderTime::as_call_time`]).
 fn recorder_times(state: &State) -> Vec<Vec<CallTime>> {
-    let npt = state.ns_per_tick();
-    state.timelines.as_ref().map_or_else(Vec::new, |threads| {
-        threads
-            .iter()
-            .map(|calls| {
-                calls
-                    .iter()
-                    .map(|c| {
-                        RecorderTime {
-                            pre_ns: ns_of(c.pre.into(), npt),
-                            post_ns: ns_of(c.post.into(), npt),
-                        }
-                        .as_call_time()
-                    })
-                    .collect()
-            })
-            .collect()
-    })
+    per_thread_timelines(state)
+        .into_iter()
+        .map(|calls| calls.into_iter().map(|(_, r)| r.as_call_time()).collect())
+        .collect()
 }
 
 /// Per thread, its calls' intervals and durations in ns (none unless every call's times are
 /// kept).
 fn call_times(state: &State) -> Vec<Vec<CallTime>> {
+    per_thread_timelines(state)
+        .into_iter()
+        .map(|calls| calls.into_iter().map(|(t, _)| t).collect())
+        .collect()
+}
+
+/// Per thread, each call's times and the recorder's around it, in ns (none unless every
+/// call's times are kept).
+fn per_thread_timelines(state: &State) -> Vec<Vec<(CallTime, RecorderTime)>> {
+    let npt = state.ns_per_tick();
+    let read_ticks = crate::clock::read_cost();
+    let read_ns = (read_ticks as f64 * npt * 1e3).round() / 1e3;
     state.timelines.as_ref().map_or_else(Vec::new, |threads| {
         threads
             .iter()
-            .map(|calls| thread_times(calls, state.ns_per_tick()))
+            .enumerate()
+            .map(|(t, calls)| {
+                let base = local_ns(state.first_start[t], npt) as f64;
+                thread_timeline(calls, |tick| local(tick, npt) - base, read_ticks, read_ns)
+            })
             .collect()
     })
 }
 
-/// A thread's calls as intervals and durations in ns.
-fn thread_times(calls: &[TimedCall], ns_per_tick: f64) -> Vec<CallTime> {
-    let ns = |ticks: u64| (ticks as f64 * ns_per_tick).round() as u64;
-    let mut previous_end = calls.first().map_or(0, |c| c.start);
+/// Real tick `tick` on the rank's clock, unrounded ns.
+fn local(tick: u64, ns_per_tick: f64) -> f64 {
+    (tick as i128 - crate::clock::origin_ticks() as i128) as f64 * ns_per_tick
+}
+
+/// A thread's calls as the trace stores them: intervals and durations (recorder-free) and
+/// the recorder's time before and after each MPI part, in whole ns, chosen so that a reader
+/// summing them as `as_run` does (with `read_ns` per clock read) lands within half a
+/// nanosecond of every call's true entry, MPI start, MPI end and return (`at` maps a real
+/// tick to ns from the thread's base): each value makes up for the rounding of the ones
+/// before it, so rounding never accumulates over a long run.
+fn thread_timeline(
+    calls: &[TimedCall],
+    at: impl Fn(u64) -> f64,
+    read_ticks: u64,
+    read_ns: f64,
+) -> Vec<(CallTime, RecorderTime)> {
+    let mut position = 0.0f64;
+    let mut step = |target: f64, extra: f64| -> u64 {
+        let v = (target - position - extra).round().max(0.0);
+        position += v + extra;
+        v as u64
+    };
     calls
         .iter()
-        .map(|&TimedCall { start, end, .. }| {
-            let t = CallTime {
-                interval_ns: ns(start.saturating_sub(previous_end)),
-                duration_ns: ns(end.saturating_sub(start)),
-            };
-            previous_end = end;
-            t
+        .map(|c| {
+            let end = c.end + c.hidden;
+            let start = (c.start + c.hidden).saturating_sub(read_ticks);
+            let enter = start.saturating_sub(c.pre);
+            let exit = end + c.post;
+            let interval_ns = step(at(enter), read_ns);
+            let pre_ns = step(at(start), 0.0);
+            let duration_ns = step(at(end), read_ns);
+            let post_ns = step(at(exit), 0.0);
+            (
+                CallTime {
+                    interval_ns,
+                    duration_ns,
+                },
+                RecorderTime { pre_ns, post_ns },
+            )
         })
         .collect()
 }

@@ -93,6 +93,9 @@ pub struct TimedCall {
     /// The recorder's time from the MPI part's end to the wrapper's return (real ticks;
     /// known once the thread's next call begins).
     pub post: u64,
+    /// The thread's hidden ticks when the call was appended: its MPI part ended at real tick
+    /// `end + hidden` and started one clock read of hiding earlier on the recorder-free clock.
+    pub hidden: u64,
 }
 
 /// Slots of [`State::recent`].
@@ -323,6 +326,7 @@ impl State {
                 end,
                 pre: 0,
                 post: 0,
+                hidden: self.hidden[thread as usize],
             });
         }
         let in_tree = place(&mut self.trees[thread as usize], site, terminal);
