@@ -156,13 +156,7 @@ fn otf2_archives_never_receive_a_message_before_it_was_sent() {
     for (app, ranks, args) in message_apps() {
         let trace = lossless("otf2", app, ranks, &args);
         let archive = trace.with_extension("otf2");
-        run_ok(
-            Command::new(conifer())
-                .args(["export", "otf2"])
-                .arg(&trace)
-                .arg("-o")
-                .arg(&archive),
-        );
+        export("otf2", &trace, &archive);
         let (matched, back) = backwards(&otf2_message_times(&archive.join("traces.otf2")));
         assert!(matched > 0, "{app}: no messages matched");
         assert_eq!(
@@ -177,13 +171,7 @@ fn chrome_flows_never_run_backwards() {
     for (app, ranks, args) in message_apps() {
         let trace = lossless("chrome", app, ranks, &args);
         let json = trace.with_extension("json");
-        run_ok(
-            Command::new(conifer())
-                .args(["export", "chrome"])
-                .arg(&trace)
-                .arg("-o")
-                .arg(&json),
-        );
+        export("chrome", &trace, &json);
         let doc: Json = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         let mut ends: HashMap<u64, (Option<f64>, Option<f64>)> = HashMap::new();
         for e in doc["traceEvents"].as_array().unwrap() {

@@ -200,13 +200,7 @@ fn otf2_archives_read_back_by_otf2_print_and_python_match_the_decoded_calls() {
         let t = trace("otf2", app, ranks, &args);
         let archive = t.with_extension("otf2");
         let _ = std::fs::remove_dir_all(&archive);
-        run_ok(
-            Command::new(conifer())
-                .args(["export", "otf2"])
-                .arg(&t)
-                .arg("-o")
-                .arg(&archive),
-        );
+        export("otf2", &t, &archive);
         let want = expected(&t);
         let events = otf2_print(&archive);
         let mut counts: BTreeMap<(u64, &str), u64> = BTreeMap::new();
@@ -313,13 +307,7 @@ print(json.dumps(counts))
 /// The Chrome JSON of `trace`.
 fn chrome(trace: &Path) -> Json {
     let json = trace.with_extension("json");
-    run_ok(
-        Command::new(conifer())
-            .args(["export", "chrome"])
-            .arg(trace)
-            .arg("-o")
-            .arg(&json),
-    );
+    export("chrome", trace, &json);
     serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("valid JSON")
 }
 
@@ -444,13 +432,7 @@ fn otf2_regions_carry_the_call_sites_source_lines() {
     let dir = scratch("exports-otf2-sites");
     let trace = traced(&dir, "ring", 2, &[], &tree_apps_dir().join("ring"), &["5"]);
     let archive = trace.with_extension("otf2");
-    run_ok(
-        Command::new(conifer())
-            .args(["export", "otf2"])
-            .arg(&trace)
-            .arg("-o")
-            .arg(&archive),
-    );
+    export("otf2", &trace, &archive);
     let script = r#"
 import json, sys, otf2
 with otf2.reader.open(sys.argv[1]) as trace:

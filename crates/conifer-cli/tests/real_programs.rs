@@ -128,13 +128,7 @@ fn lammps_exports_never_receive_a_message_before_it_was_sent() {
                 .current_dir(&dir),
         );
         let archive = dir.join("otf2");
-        run_ok(
-            Command::new(conifer())
-                .args(["export", "otf2"])
-                .arg(&trace)
-                .arg("-o")
-                .arg(&archive),
-        );
+        export("otf2", &trace, &archive);
         let pairs = otf2_message_times(&archive.join("traces.otf2"));
         let backwards = pairs
             .iter()

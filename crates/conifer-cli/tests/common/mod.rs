@@ -316,6 +316,17 @@ pub fn flat_bytes(trace: &Path) -> u64 {
     std::fs::metadata(trace).unwrap().len() - timing
 }
 
+/// Runs `conifer export FORMAT TRACE -o OUTPUT`; fails the test if it fails.
+pub fn export(format: &str, trace: &Path, output: &Path) {
+    run_ok(
+        Command::new(conifer())
+            .args(["export", format])
+            .arg(trace)
+            .arg("-o")
+            .arg(output),
+    );
+}
+
 /// The messages of an OTF2 archive (`traces.otf2`), read with Debian's OTF2 Python bindings:
 /// per message, (its send event's time, its receive event's time). Send events sit at their
 /// call's entry, receive-completion events at their call's return; messages are matched in
