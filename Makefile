@@ -35,10 +35,13 @@ test-one:
 	$(call CARGO_FOR,$(MPI)) nextest run --release --workspace --no-fail-fast $(STATIC_EXCLUDE)
 
 # import-cycles.py fails on a circle of `use`s between the files of a crate, except the known
-# ones listed in tools/import-cycles.allow (crates not yet split into layers).
+# ones listed in tools/import-cycles.allow (crates not yet split into layers); crate-layers.py
+# on a crate dependency the architecture forbids (a reader on the write side, say).
 lint:
 	python3 tools/test_import_cycles.py
 	python3 tools/import-cycles.py --allow tools/import-cycles.allow
+	python3 tools/test_crate_layers.py
+	python3 tools/crate-layers.py
 	cargo fmt --all -- --check
 	$(call CARGO_FOR,openmpi) clippy --release --workspace --all-targets -- -D warnings
 

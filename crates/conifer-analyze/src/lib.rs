@@ -19,6 +19,7 @@ pub mod waits;
 
 use call::Args;
 use conifer_trace::decode::Signature;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use context::RankContext;
 use effect::{Effect, Kind};

@@ -1,6 +1,7 @@
 //! `conifer decode`: every call with every argument, rank by rank.
 
-use crate::stats::load;
+use conifer_trace::open as load;
+use conifer_trace::ReadCalls;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;

@@ -8,6 +8,7 @@ use crate::profile::{self, Times};
 use conifer_analyze::{human_bytes, Analysis, Site, Totals};
 use conifer_trace::decode::{human_time, Call, CallReader};
 use conifer_trace::timing::timing_family;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -109,8 +110,8 @@ struct Side {
 }
 
 fn side(path: &Path) -> Result<Side, String> {
-    let trace = crate::stats::load(path)?;
-    let analysis = crate::output::analyze(&trace, &Default::default())?;
+    let trace = conifer_trace::open(path)?;
+    let analysis = crate::analysis::analyze(&trace, &Default::default())?;
     let times = profile::times(&trace, &analysis);
     Ok(Side {
         trace,

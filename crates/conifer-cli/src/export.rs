@@ -31,7 +31,7 @@ pub fn run(
     output: &Path,
     options: Options,
 ) -> Result<ExitCode, String> {
-    let trace = crate::stats::load(file)?;
+    let trace = conifer_trace::open(file)?;
     let started = std::time::Instant::now();
     let summary = match format {
         Format::Chrome => {

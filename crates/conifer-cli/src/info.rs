@@ -2,7 +2,7 @@
 //! read from the library itself.
 
 use crate::installed;
-use crate::outln;
+use crate::output::outln;
 use std::ffi::{c_char, CStr};
 use std::process::ExitCode;
 

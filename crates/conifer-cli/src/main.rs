@@ -1,5 +1,6 @@
 //! `conifer`: launch traced MPI runs and read the traces they leave.
 
+mod analysis;
 mod calibrate;
 mod callsites;
 mod decode;

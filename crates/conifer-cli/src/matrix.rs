@@ -94,7 +94,7 @@ pub fn run(
     json: bool,
     expand: bool,
 ) -> Result<ExitCode, String> {
-    let trace = crate::stats::load(path)?;
+    let trace = conifer_trace::open(path)?;
     if let Some(c) = comm {
         check_comm(&trace, c)?;
     }
@@ -102,9 +102,9 @@ pub fn run(
         matrix_comm: comm.map(str::to_string),
     };
     let a = if expand {
-        crate::output::analyze_expanded(&trace, &options)?
+        crate::analysis::analyze_expanded(&trace, &options)?
     } else {
-        crate::output::analyze(&trace, &options)?
+        crate::analysis::analyze(&trace, &options)?
     };
     let rows = select.rows(&a);
     if json {

@@ -1,7 +1,8 @@
 //! `conifer merge DIR -o FILE.cft`: the partial files a run left when it ended early (one per
 //! rank, `rank<R>.cfp`) combined into one trace marked partial.
 
-use conifer_trace::partial::{merge_partials, PartialRecord};
+use conifer_trace::partial::PartialRecord;
+use conifer_write::partial::merge_partials;
 use std::path::Path;
 use std::process::ExitCode;
 

@@ -1,9 +1,6 @@
 //! Output helpers of the read commands: printing that exits quietly (status 0) when the
-//! reader of a pipe went away, progress bars on a terminal only, and the analysis of a trace
-//! with progress.
+//! reader of a pipe went away, and progress bars on a terminal only.
 
-use conifer_analyze::{Analysis, Options};
-use conifer_trace::Trace;
 use std::io::{IsTerminal, Write};
 
 /// Writes `text` to stdout; a closed pipe (`conifer profile x.cft | head`) ends the process
@@ -19,7 +16,6 @@ pub fn emit(text: &str) -> Result<(), String> {
 
 /// `writeln!` into a `String` (which cannot fail): the commands build their text output and
 /// print it with [`emit`], which ends quietly when the reader has gone.
-#[macro_export]
 macro_rules! outln {
     ($out:expr) => {
         $out.push('\n')
@@ -29,6 +25,7 @@ macro_rules! outln {
         let _ = writeln!($out, $($arg)*);
     }};
 }
+pub(crate) use outln;
 
 /// Prints a JSON value.
 pub fn emit_json(v: &serde_json::Value) -> Result<(), String> {
@@ -50,32 +47,4 @@ pub fn progress(what: &str, total: u64) -> indicatif::ProgressBar {
     );
     bar.set_message(what.to_string());
     bar
-}
-
-/// The trace's statistics (compressed form), with a progress bar over ranks on a terminal.
-pub fn analyze(trace: &Trace, options: &Options) -> Result<Analysis, String> {
-    let bar = progress("analysing", u64::from(trace.meta.ranks));
-    let result = conifer_analyze::analyze_with(trace, options, &mut |done, _| {
-        if done % 64 == 0 || done == u64::from(trace.meta.ranks) {
-            bar.set_position(done)
-        }
-    });
-    bar.finish_and_clear();
-    named(trace, result.map_err(|e| e.to_string()))
-}
-
-/// `analysis` with its recorded callers named from debug information.
-fn named(trace: &Trace, analysis: Result<Analysis, String>) -> Result<Analysis, String> {
-    let mut analysis = analysis?;
-    crate::callsites::name_sites(&trace.meta, &mut analysis);
-    Ok(analysis)
-}
-
-/// The trace's statistics by full expansion (`--expand`, for checking and measuring).
-pub fn analyze_expanded(trace: &Trace, options: &Options) -> Result<Analysis, String> {
-    let bar = progress("expanding", u64::from(trace.meta.ranks));
-    let result =
-        conifer_analyze::analyze_expanded(trace, options, &mut |done, _| bar.set_position(done));
-    bar.finish_and_clear();
-    named(trace, result.map_err(|e| e.to_string()))
 }

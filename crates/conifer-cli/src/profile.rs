@@ -9,6 +9,7 @@ use crate::output::{emit, emit_json};
 use conifer_analyze::{human_bytes, Analysis, Site};
 use conifer_trace::decode::human_time;
 use conifer_trace::timing_mode::TimingMode;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -426,11 +427,11 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
 
 /// Runs `conifer profile`.
 pub fn run(path: &Path, json_out: bool, top: usize, expand: bool) -> Result<ExitCode, String> {
-    let trace = crate::stats::load(path)?;
+    let trace = conifer_trace::open(path)?;
     let a = if expand {
-        crate::output::analyze_expanded(&trace, &Default::default())?
+        crate::analysis::analyze_expanded(&trace, &Default::default())?
     } else {
-        crate::output::analyze(&trace, &Default::default())?
+        crate::analysis::analyze(&trace, &Default::default())?
     };
     let t = times(&trace, &a);
     if json_out {

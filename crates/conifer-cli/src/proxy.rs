@@ -2,8 +2,8 @@
 //! and its Makefile; `conifer proxy --check FILE.cft`: builds it in a temporary directory,
 //! traces it on the same ranks with this conifer, and compares the two traces call by call.
 
-use crate::stats::load;
 use conifer_proxy::{Compute, Options, Proxy};
+use conifer_trace::open as load;
 use conifer_trace::Trace;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

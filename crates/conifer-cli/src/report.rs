@@ -9,6 +9,7 @@ use crate::profile::{self, site_label, sorted_sites};
 use base64::Engine;
 use conifer_analyze::human_bytes;
 use conifer_trace::decode::human_time;
+use conifer_trace::TraceFile;
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -34,18 +35,17 @@ img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
 ";
 
 /// The report's HTML.
-pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
-    let trace = conifer_trace::Trace::from_bytes(file_bytes)
+pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
+    let (trace, file_bytes) = (&file.trace, &file.bytes);
+    let sections = conifer_trace::section_sizes(&file.bytes)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let sections =
-        conifer_trace::section_sizes(file_bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let a = crate::output::analyze(&trace, &Default::default())?;
-    let t = profile::times(&trace, &a);
+    let a = crate::analysis::analyze(trace, &Default::default())?;
+    let t = profile::times(trace, &a);
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let inp = Inputs {
-        trace: &trace,
+        trace,
         analysis: &a,
         times: &t,
         name: name.clone(),
@@ -66,7 +66,7 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
          matrix are computed on the compressed trace; times from its {} timing.</p>",
         m.ranks,
         human_bytes(file_bytes.len() as u64),
-        profile::timing_name(&trace, &t)
+        profile::timing_name(trace, &t)
     );
     // Run.
     h.push_str("<h2>Run</h2><table class=\"facts\">");
@@ -160,7 +160,7 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
     // Ranks.
     h.push_str("<h2>Time per rank</h2>");
     h.push_str(&img(&plot::svg("ranks", &inp, sel_all())?));
-    let figures = conifer_analyze::rank_figures::rank_figures(&trace);
+    let figures = conifer_analyze::rank_figures::rank_figures(trace);
     let app_mpi: Vec<(f64, f64)> = figures.iter().map(|f| (f.busy_ns(), f.mpi_ns)).collect();
     let pct = |(app, mpi): (f64, f64)| if app > 0.0 { 100.0 * mpi / app } else { 0.0 };
     let _ = write!(
@@ -222,11 +222,11 @@ pub fn html(path: &Path, file_bytes: &[u8]) -> Result<String, String> {
     // Sizes.
     h.push_str("<h2>Message sizes</h2>");
     h.push_str(&img(&plot::svg("sizes", &inp, sel_all())?));
-    if profile::per_call(&trace) {
+    if profile::per_call(trace) {
         h.push_str("<h2>Timeline</h2>");
         h.push_str(&img(&plot::svg("timeline", &inp, sel_all())?));
-        match crate::waits::compute(&trace) {
-            Ok(w) => h.push_str(&crate::waits::html(&trace, &w)),
+        match crate::waits::compute(trace) {
+            Ok(w) => h.push_str(&crate::waits::html(trace, &w)),
             Err(e) => {
                 let _ = write!(
                     h,
@@ -356,8 +356,7 @@ fn img(svg: &str) -> String {
 
 /// Runs `conifer report`.
 pub fn run(file: &Path, output: &Path) -> Result<ExitCode, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let page = html(file, &bytes)?;
+    let page = html(file, &TraceFile::open(file)?)?;
     std::fs::write(output, page).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -65,7 +65,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             ));
         }
     }
-    let trace = crate::stats::load(args.file)?;
+    let trace = conifer_trace::open(args.file)?;
     let mut options = Options {
         params: p,
         rule,

@@ -1,19 +1,13 @@
 //! `conifer stats`: what a trace says about a run.
 
-use crate::outln;
+use crate::output::outln;
 use conifer_trace::decode::{human_time, Signature};
 use conifer_trace::fast_hash::FastMap;
 use conifer_trace::forest::Forest;
-use conifer_trace::{Language, Trace};
+use conifer_trace::{Language, Trace, TraceFile};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::ExitCode;
-
-/// Reads and validates a trace file, with a one-line error that names the file.
-pub fn load(path: &Path) -> Result<Trace, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Trace::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
-}
 
 /// One line on a partial trace: why its ranks stopped and which left no record.
 pub fn partial_summary(meta: &conifer_trace::Metadata) -> String {
@@ -177,8 +171,7 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
 
 /// Writes what [`print`] prints into `out`.
 fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, String> {
-    let trace = load(path)?;
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let TraceFile { bytes, trace } = TraceFile::open(path)?;
     let sections =
         conifer_trace::section_sizes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut per_rank = grammar_counts(&trace)?;

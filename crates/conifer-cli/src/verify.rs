@@ -1,9 +1,10 @@
 //! `conifer verify`: the trace against the raw record written with `--raw`, call by call.
 
-use crate::outln;
-use crate::stats::load;
+use crate::output::outln;
 use conifer_trace::decode::Signature;
+use conifer_trace::open as load;
 use conifer_trace::varint::Reader;
+use conifer_trace::ReadCalls;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

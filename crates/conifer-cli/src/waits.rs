@@ -3,7 +3,7 @@
 //! synchronised timeline; text, JSON, and the HTML report's section. Needs per-call timing.
 
 use crate::callsites::Resolver;
-use crate::outln;
+use crate::output::outln;
 use crate::output::{emit, emit_json};
 use crate::profile::site_label;
 use conifer_analyze::waits::{self, CriticalPath, Pattern, WaitEntry, Waits};
@@ -381,7 +381,7 @@ pub fn html(trace: &Trace, w: &Waits) -> String {
 
 /// Runs `conifer waits`.
 pub fn run(path: &Path, json_out: bool, top: usize) -> Result<ExitCode, String> {
-    let trace = crate::stats::load(path)?;
+    let trace = conifer_trace::open(path)?;
     let w = compute(&trace)?;
     if json_out {
         emit_json(&json(path, &trace, &w))?;

@@ -14,6 +14,7 @@ use crate::messages::{Comm, Op};
 use crate::timeline::{timestamps, Span};
 use crate::{rank_events, Event};
 use conifer_analyze::context::CommTable;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use serde_json::{json, Map, Value as Json};
 use std::collections::{BTreeMap, HashSet};

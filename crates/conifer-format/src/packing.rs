@@ -69,3 +69,15 @@ pub fn unpack<'a>(
 fn malformed(what: &str) -> FormatError {
     FormatError::Malformed(format!("{what} section is inconsistent"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_claiming_more_than_it_could_inflate_to_is_refused() {
+        let mut bomb = vec![1u8];
+        bomb.extend_from_slice(&zstd::bulk::compress(&vec![0u8; 1 << 20], 19).unwrap());
+        assert!(unpack(&bomb, "SIGS").is_err());
+    }
+}

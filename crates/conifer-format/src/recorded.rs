@@ -2,9 +2,9 @@
 //! (see `rank_codes`) become ranks relative to the caller again, rank-affine integers (see
 //! `int_codes`) the integers the program passed.
 
-use crate::fast_hash::FastMap;
 use crate::signature::{encode_signature, Signature};
 use crate::value::{Rank, Value};
+use conifer_compress::fast_hash::FastMap;
 use std::borrow::Cow;
 
 /// Calls `f` on every rank value of `signature` (top level, in arrays and in statuses) that

@@ -8,11 +8,11 @@
 //! streams, so it stays exact.
 
 use crate::columns::{put_column, read_column};
-use crate::fast_hash::FastMap;
 use crate::signature::encode_signature;
 use crate::signature::Signature;
 use crate::value::{Buffer, Status, Value};
 use crate::varint::{put_u64, Reader};
+use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::{Series, SeriesIter};
 use std::borrow::Cow;
 

@@ -190,7 +190,7 @@ fn args(sig: &Signature, spec: Option<&Function>) -> Vec<Arg> {
 
 fn kind_ident(kind: &str) -> TokenStream {
     let k = Ident::new(kind, Span::call_site());
-    quote! { conifer_trace::value::HandleKind::#k }
+    quote! { conifer_format::value::HandleKind::#k }
 }
 
 fn is_rank(p: &Param) -> bool {

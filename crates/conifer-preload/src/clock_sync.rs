@@ -14,7 +14,7 @@
 use crate::clock;
 use crate::mpi::*;
 use crate::pairwise::check;
-use conifer_trace::clock::ClockSample;
+use conifer_format::clock::ClockSample;
 use std::ffi::c_int;
 use std::sync::Mutex;
 
@@ -211,7 +211,7 @@ impl Local {
 
 /// Rank 0's reading at `local`, by a rank with offsets `(a, b)` to rank 0.
 fn to_rank0(offsets: (ClockSample, ClockSample), local: f64) -> f64 {
-    let clock = conifer_trace::clock::RankClock {
+    let clock = conifer_format::clock::RankClock {
         init: Some(offsets.0),
         finalize: Some(offsets.1),
         ..Default::default()

@@ -6,8 +6,8 @@
 use crate::mpi::*;
 use crate::pairwise::check;
 use crate::run_info;
-use conifer_trace::stored::TraceRecord;
-use conifer_trace::Trace;
+use conifer_format::stored::TraceRecord;
+use conifer_format::Trace;
 use std::ffi::c_int;
 
 /// This rank's record with its call counters and host name.
@@ -15,7 +15,7 @@ use std::ffi::c_int;
 /// # Safety
 /// MPI must be initialised.
 pub unsafe fn own_record(rank: u32, counts: &[u64]) -> TraceRecord {
-    TraceRecord::of_rank(
+    conifer_write::merge::of_rank(
         rank,
         crate::record::rank_record(crate::clock_sync::offsets()),
         run_info::sparse_counts(counts),
@@ -104,10 +104,10 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
     let written = match merged? {
         None => None,
         Some(mut record) => {
-            conifer_trace::rank_codes::choose_rank_codes(&mut record);
-            conifer_trace::int_codes::choose_int_codes(&mut record);
+            conifer_write::rank_codes::choose_rank_codes(&mut record);
+            conifer_write::int_codes::choose_int_codes(&mut record);
             let mut meta = run_info::metadata(size as u32, false);
-            conifer_trace::merge::keep_named_modules(&mut meta.modules, &record.signatures);
+            conifer_write::merge::keep_named_modules(&mut meta.modules, &record.signatures);
             let trace = Trace {
                 meta,
                 catalog: run_info::catalog(&record),

@@ -5,7 +5,7 @@
 //! the network once per round it survives, so the work is O(n log P) for records of size n.
 
 use crate::mpi::*;
-use conifer_trace::stored::TraceRecord;
+use conifer_format::stored::TraceRecord;
 use std::ffi::c_int;
 use std::time::{Duration, Instant};
 
@@ -119,7 +119,7 @@ pub unsafe fn merge(
             acc = match (acc, received) {
                 (Ok(mut left), Some(bytes)) => match TraceRecord::from_bytes(&bytes) {
                     Ok(right) => {
-                        left.absorb(right);
+                        conifer_write::merge::absorb(&mut left, right);
                         Ok(left)
                     }
                     Err(e) => Err(format!(

@@ -14,9 +14,8 @@
 
 use crate::record;
 use crate::run_info;
-use conifer_trace::partial::PartialRecord;
-use conifer_trace::stored::TraceRecord;
-use conifer_trace::Metadata;
+use conifer_format::partial::PartialRecord;
+use conifer_format::Metadata;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -122,7 +121,7 @@ pub fn write(reason: &str) {
         ),
     };
     let counts = run_info::sparse_counts(&counts);
-    let merged = TraceRecord::of_rank(facts.rank, record, counts, facts.host.clone());
+    let merged = conifer_write::merge::of_rank(facts.rank, record, counts, facts.host.clone());
     let part = PartialRecord {
         meta: facts.meta.clone(),
         catalog: run_info::catalog(&merged),

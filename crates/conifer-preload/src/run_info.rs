@@ -3,8 +3,8 @@
 
 use crate::mpi::*;
 use crate::wrappers::{FIRST_FORTRAN_ID, FUNCTION_NAMES, FUNCTION_SLOTS};
-use conifer_trace::stored::TraceRecord;
-use conifer_trace::{FunctionInfo, Language, Metadata};
+use conifer_format::stored::TraceRecord;
+use conifer_format::{FunctionInfo, Language, Metadata};
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -144,7 +144,7 @@ pub fn catalog(record: &TraceRecord) -> Vec<FunctionInfo> {
     let mut ids: Vec<u16> = record
         .signatures
         .iter()
-        .filter_map(|s| conifer_trace::varint::Reader::new(s).u64())
+        .filter_map(|s| conifer_format::varint::Reader::new(s).u64())
         .filter_map(|id| u16::try_from(id).ok())
         .chain(counted)
         .collect();

@@ -17,6 +17,7 @@
 use crate::args::NONDETERMINISTIC;
 use conifer_trace::decode::Call;
 use conifer_trace::value::Value;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 
 /// One difference between the traces.

@@ -17,6 +17,7 @@ use conifer_spec::Function;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::forest::NO_TREE;
 use conifer_trace::value::{Buffer, Value};
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -6,12 +6,12 @@
 //! table does not have (twice), `MPI_Finalize`.
 
 use conifer_compress::Grammar;
+use conifer_format::rank_record::{CallTiming, RankRecord};
 use conifer_proxy::{generate, Compute, Options};
-use conifer_trace::merge::merge;
-use conifer_trace::rank_record::{CallTiming, RankRecord};
 use conifer_trace::value::{HandleKind, HandleRef, Value};
 use conifer_trace::varint::put_u64;
 use conifer_trace::{FunctionInfo, Language, Metadata, Trace};
+use conifer_write::merge::merge;
 
 /// The bytes of a call of function `function` by the first thread, returning `MPI_SUCCESS`.
 fn signature(function: u16, values: &[Value]) -> Vec<u8> {

@@ -26,6 +26,7 @@ mod tests;
 
 use collectives::Rule;
 use conifer_analyze::context::CommTable;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use engine::Engine;
 use params::Params;

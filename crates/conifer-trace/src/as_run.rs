@@ -20,36 +20,9 @@
 //! thread's exactly recorded end ([`conifer_format::clock::ThreadSpan::end_ns`]) scales the sum back
 //! onto the true end, so the error does not accumulate over the run.
 
+pub use conifer_format::call_time::RecorderTime;
 use conifer_format::clock::{RankClock, ThreadSpan};
 use conifer_format::timeline::CallTime;
-
-/// The recorder's own time around one call, ns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RecorderTime {
-    /// From the wrapper's entry to the start of the MPI part.
-    pub pre_ns: u64,
-    /// From the end of the MPI part to the wrapper's return (0 for a thread's last call).
-    pub post_ns: u64,
-}
-
-impl RecorderTime {
-    /// As stored: a timeline whose "interval" is `pre` and "duration" `post`
-    /// ([`crate::timeline`] and [`crate::lossy_timeline`] encode it).
-    pub fn as_call_time(self) -> CallTime {
-        CallTime {
-            interval_ns: self.pre_ns,
-            duration_ns: self.post_ns,
-        }
-    }
-
-    /// What [`RecorderTime::as_call_time`] stored.
-    pub fn from_call_time(t: CallTime) -> RecorderTime {
-        RecorderTime {
-            pre_ns: t.interval_ns,
-            post_ns: t.duration_ns,
-        }
-    }
-}
 
 /// One call as it ran, ns on the synchronised clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,16 +2,16 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::as_run::{AsRunClock, RecorderTime, RunSpan};
-use crate::stored::RankEntry;
-use crate::{FunctionInfo, Trace};
 use conifer_compress::fast_hash::FastMap;
 use conifer_format::signature::is_context;
 pub use conifer_format::signature::Signature;
+use conifer_format::stored::RankEntry;
 use conifer_format::streams::Filler;
 use conifer_format::timeline::CallTime;
 use conifer_format::timing::CallTiming;
 use conifer_format::value::{HandleRef, Position, Value};
 use conifer_format::varint::Reader;
+use conifer_format::{FunctionInfo, Trace};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -132,14 +132,39 @@ impl fmt::Display for DecodeError {
     }
 }
 
-impl Trace {
+/// Reading a trace's calls: what the read side adds to the format's [`Trace`].
+///
+/// ```no_run
+/// use conifer_trace::ReadCalls;
+///
+/// let trace = conifer_trace::open("run.cft".as_ref())?;
+/// let reader = trace.reader();
+/// for rank in 0..trace.meta.ranks {
+///     for call in reader.calls(rank) {
+///         let call = call?;
+///         println!("rank {rank}, call {}: {call}", call.index);
+///     }
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait ReadCalls {
     /// The signature bytes each thread of `rank` recorded, thread by thread, in call order:
     /// exactly what the recorder wrote (rank fields the merge stored under another code are
     /// turned back into the recorder's relative form).
-    pub fn thread_sequences(
-        &self,
-        rank: u32,
-    ) -> Vec<impl Iterator<Item = std::borrow::Cow<'_, [u8]>> + '_> {
+    fn thread_sequences(&self, rank: u32) -> Vec<impl Iterator<Item = Cow<'_, [u8]>> + '_>;
+
+    /// Every call of `rank`, thread by thread, each thread in call order. Streams: memory does
+    /// not grow with the number of calls. (To read many ranks, make one [`ReadCalls::reader`]:
+    /// this computes the trace-wide tables again on every call.)
+    fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'_>, DecodeError>> + '_;
+
+    /// A reader of every rank's calls, with the trace-wide tables decoding needs (each
+    /// signature's timing, the callers' modules) computed once.
+    fn reader(&self) -> CallReader<'_>;
+}
+
+impl ReadCalls for Trace {
+    fn thread_sequences(&self, rank: u32) -> Vec<impl Iterator<Item = Cow<'_, [u8]>> + '_> {
         let Some(entry) = self.record.ranks.get(rank as usize) else {
             return Vec::new();
         };
@@ -151,7 +176,7 @@ impl Trace {
         (0..entry.threads.len())
             .map(move |thread| {
                 let positions = positions.clone();
-                self.signature_bytes(entry, thread).map(move |bytes| {
+                signature_bytes(self, entry, thread).map(move |bytes| {
                     match conifer_format::recorded::as_recorded(&bytes, rank, &positions) {
                         Cow::Borrowed(_) => bytes,
                         Cow::Owned(recorded) => Cow::Owned(recorded),
@@ -161,39 +186,11 @@ impl Trace {
             .collect()
     }
 
-    /// The signature bytes of the calls of thread `thread` of `entry` in order (skeletons
-    /// filled from the thread's value streams; empty when a stream ran out, which only a
-    /// malformed trace does).
-    fn signature_bytes<'t>(
-        &'t self,
-        entry: &'t RankEntry,
-        thread: usize,
-    ) -> impl Iterator<Item = Cow<'t, [u8]>> + 't {
-        let mut terminals = self.record.thread_terminals(entry, thread);
-        let streams = entry
-            .streams
-            .get(thread)
-            .and_then(|&s| self.record.streams.get(s as usize));
-        let mut filler = Filler::new(streams);
-        std::iter::from_fn(move || {
-            let t = terminals.next()?;
-            let bytes = filler
-                .fill(t, &self.record.signatures[t as usize])
-                .unwrap_or(Cow::Borrowed(&[]));
-            Some(bytes)
-        })
-    }
-
-    /// Every call of `rank`, thread by thread, each thread in call order. Streams: memory does
-    /// not grow with the number of calls. (To read many ranks, make one [`Trace::reader`]:
-    /// this computes the trace-wide tables again on every call.)
-    pub fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'_>, DecodeError>> + '_ {
+    fn calls(&self, rank: u32) -> impl Iterator<Item = Result<Call<'_>, DecodeError>> + '_ {
         self.reader().calls(rank)
     }
 
-    /// A reader of every rank's calls, with the trace-wide tables decoding needs (each
-    /// signature's timing, the callers' modules) computed once.
-    pub fn reader(&self) -> CallReader<'_> {
+    fn reader(&self) -> CallReader<'_> {
         let timing = self
             .record
             .timing_index()
@@ -213,6 +210,29 @@ impl Trace {
     }
 }
 
+/// The signature bytes of the calls of thread `thread` of `entry` in order (skeletons
+/// filled from the thread's value streams; empty when a stream ran out, which only a
+/// malformed trace does).
+fn signature_bytes<'t>(
+    trace: &'t Trace,
+    entry: &'t RankEntry,
+    thread: usize,
+) -> impl Iterator<Item = Cow<'t, [u8]>> + 't {
+    let mut terminals = trace.record.thread_terminals(entry, thread);
+    let streams = entry
+        .streams
+        .get(thread)
+        .and_then(|&s| trace.record.streams.get(s as usize));
+    let mut filler = Filler::new(streams);
+    std::iter::from_fn(move || {
+        let t = terminals.next()?;
+        let bytes = filler
+            .fill(t, &trace.record.signatures[t as usize])
+            .unwrap_or(Cow::Borrowed(&[]));
+        Some(bytes)
+    })
+}
+
 /// What decoding needs from the whole trace, computed once per [`CallReader`].
 struct Shared<'t> {
     /// Each terminal's timing family statistics.
@@ -221,7 +241,7 @@ struct Shared<'t> {
     modules: HashMap<u32, &'t str>,
 }
 
-/// Reads the calls of any rank of a trace (see [`Trace::reader`]).
+/// Reads the calls of any rank of a trace (see [`ReadCalls::reader`]).
 pub struct CallReader<'t> {
     trace: &'t Trace,
     shared: Rc<Shared<'t>>,

@@ -8,11 +8,12 @@
 //! bytes left, rank counts and letter counts capped).
 
 use conifer_compress::Grammar;
-use conifer_trace::merge::merge;
-use conifer_trace::partial::PartialRecord;
-use conifer_trace::rank_record::{CallTiming, Membership, RankRecord};
+use conifer_format::partial::PartialRecord;
+use conifer_format::rank_record::{CallTiming, Membership, RankRecord};
+use conifer_format::{read_sections, write_sections};
 use conifer_trace::value::{HandleKind, HandleRef, Rank, Value};
-use conifer_trace::{read_sections, write_sections, FunctionInfo, Language, Metadata, Trace};
+use conifer_trace::{FunctionInfo, Language, Metadata, ReadCalls, Trace};
+use conifer_write::merge::merge;
 use proptest::prelude::*;
 
 fn signature(function: u64, values: &[Value]) -> Vec<u8> {

@@ -6,6 +6,7 @@ use crate::context::{CommGroup, CommTable};
 use crate::messages::{Comm, Messages, Op};
 use crate::Site;
 use conifer_trace::fast_hash::FastMap;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::HashMap;
 

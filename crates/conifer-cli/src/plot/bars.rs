@@ -1,9 +1,9 @@
 //! Bar charts: the message-size histogram per function, time per function and time per
 //! rank (in MPI and between calls).
 
-use super::chart::{axes, labelled, legend, titled};
+use super::chart::{axes, err, labelled, legend, titled, Res};
+use super::inputs::Inputs;
 use super::style::{palette, time_unit};
-use super::{err, Inputs, Res};
 use conifer_analyze::bucket_label;
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -1,8 +1,7 @@
 //! Chart pieces several pictures share: the titled chart frame, the axes' fonts, labelled
-//! series of boxes and the legend.
+//! series of boxes, the legend, and what drawing returns.
 
 use super::style::FONT;
-use super::{err, Res};
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
@@ -71,4 +70,17 @@ where
         .position(SeriesLabelPosition::UpperRight)
         .draw()
         .map_err(err)
+}
+
+/// What drawing a picture returns.
+pub type Res = Result<(), String>;
+
+/// A plotters error as a message.
+pub fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("drawing failed: {e:?}")
+}
+
+/// `rgb` (row-major, 3 bytes a pixel) as a `w` × `h` image.
+pub fn image_rgb(w: u32, h: u32, rgb: Vec<u8>) -> Result<image::RgbImage, String> {
+    image::RgbImage::from_raw(w, h, rgb).ok_or_else(|| "bad image buffer".to_string())
 }

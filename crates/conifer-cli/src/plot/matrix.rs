@@ -1,9 +1,9 @@
 //! The rank × rank matrix heatmap, with its colour bar; beyond 256 ranks, blocks of ranks
 //! are summed.
 
-use super::chart::titled;
+use super::chart::{err, titled, Res};
+use super::inputs::Inputs;
 use super::style::{viridis, FONT};
-use super::{err, Inputs, Res};
 use crate::matrix::Select;
 use conifer_analyze::human_bytes;
 use plotters::coord::Shift;

@@ -6,6 +6,7 @@
 
 mod bars;
 mod chart;
+mod inputs;
 mod matrix;
 mod style;
 pub mod sweep;
@@ -14,40 +15,20 @@ mod tests;
 mod timeline;
 
 use crate::matrix::Select;
-use crate::profile::{self, Times};
-use conifer_analyze::Analysis;
-use conifer_trace::Trace;
+use crate::profile;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 use std::process::ExitCode;
 
 pub use bars::{functions, ranks, sizes};
+use chart::{err, image_rgb, Res};
+pub use inputs::Inputs;
 pub use matrix::matrix;
 pub use timeline::timeline;
 
 /// The pictures `conifer plot` draws.
 pub const KINDS: [&str; 5] = ["matrix", "sizes", "functions", "ranks", "timeline"];
-
-/// What the pictures are drawn from.
-pub struct Inputs<'a> {
-    /// The trace.
-    pub trace: &'a Trace,
-    /// Its analysis.
-    pub analysis: &'a Analysis,
-    /// Its times.
-    pub times: &'a Times,
-    /// The trace's file name (for titles).
-    pub name: String,
-}
-
-/// What drawing a picture returns.
-type Res = Result<(), String>;
-
-/// A plotters error as a message.
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("drawing failed: {e:?}")
-}
 
 /// Draws `kind` on `area`.
 pub fn draw<DB: DrawingBackend>(
@@ -109,11 +90,6 @@ pub fn png(kind: &str, inp: &Inputs, sel: Select) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// `rgb` (row-major, 3 bytes a pixel) as a `w` × `h` image.
-fn image_rgb(w: u32, h: u32, rgb: Vec<u8>) -> Result<image::RgbImage, String> {
-    image::RgbImage::from_raw(w, h, rgb).ok_or_else(|| "bad image buffer".to_string())
-}
-
 /// Runs `conifer plot`.
 pub fn run(kind: &str, file: &Path, output: &Path, sel: Select) -> Result<ExitCode, String> {
     if !KINDS.contains(&kind) {
@@ -129,8 +105,8 @@ pub fn run(kind: &str, file: &Path, output: &Path, sel: Select) -> Result<ExitCo
             output.display()
         ));
     }
-    let trace = crate::stats::load(file)?;
-    let analysis = crate::output::analyze(&trace, &Default::default())?;
+    let trace = conifer_trace::open(file)?;
+    let analysis = crate::analysis::analyze(&trace, &Default::default())?;
     let times = profile::times(&trace, &analysis);
     let inp = Inputs {
         trace: &trace,

@@ -1,8 +1,7 @@
 //! `conifer sim --sweep … --plot FILE`: predicted run time against the swept parameter.
 
-use super::chart::{axes, titled};
+use super::chart::{axes, err, image_rgb, titled, Res};
 use super::style::{fonts, palette, time_unit, FONT};
-use super::{err, Res};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -92,7 +91,7 @@ pub fn write(s: &Sweep, output: &Path) -> Res {
                 area.present().map_err(err)?;
             }
             let mut out = Vec::new();
-            super::image_rgb(w, h, rgb)?
+            image_rgb(w, h, rgb)?
                 .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
                 .map_err(|e| format!("cannot encode PNG: {e}"))?;
             out

@@ -1,7 +1,9 @@
 //! Unit tests of the pictures: a large matrix is drawn in blocks of ranks.
 
 use super::*;
-use conifer_analyze::Matrix;
+use crate::profile::Times;
+use conifer_analyze::{Analysis, Matrix};
+use conifer_trace::Trace;
 
 /// A 1,024-rank analysis whose matrix is a ring (rank r sends 1 MiB to r + 1) plus a
 /// nearest-neighbour band of 1 KiB messages: drawn as 256 × 256 blocks of 4 ranks.

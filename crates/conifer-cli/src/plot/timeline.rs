@@ -1,10 +1,11 @@
 //! The per-rank timeline (lossless or lossy timing only): each rank a row, each MPI call a box
 //! coloured by function, as run (the recorder's own time included) on rank 0's clock.
 
-use super::chart::{axes, labelled, legend, titled};
+use super::chart::{axes, err, labelled, legend, titled, Res};
+use super::inputs::Inputs;
 use super::style::{palette, time_unit};
-use super::{err, Inputs, Res};
 use crate::profile;
+use conifer_trace::ReadCalls;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

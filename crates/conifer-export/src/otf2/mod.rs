@@ -20,6 +20,7 @@ use conifer_analyze::context::{CommGroup, CommTable};
 use conifer_trace::caller::Caller;
 use conifer_trace::value::Value;
 use conifer_trace::varint::Reader;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

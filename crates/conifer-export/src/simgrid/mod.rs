@@ -39,6 +39,7 @@ use crate::{rank_events, Event, Left};
 use conifer_analyze::call::Args;
 use conifer_analyze::context::CommTable;
 use conifer_analyze::types::TypeSizes;
+use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::HashMap;
 use std::fs::File;

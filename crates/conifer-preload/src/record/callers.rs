@@ -1,10 +1,10 @@
 //! `--callsites` (`CONIFER_CALLSITES=1`): each call's return address into the program, kept
 //! as the module that holds it and the offset in that module's file (see
-//! [`conifer_trace::caller`]). The executable ranges of the loaded modules are read once with
+//! [`conifer_format::caller`]). The executable ranges of the loaded modules are read once with
 //! `dl_iterate_phdr` and again only when an address falls outside all of them (a library
 //! loaded later).
 
-use conifer_trace::caller::{module_key, Caller};
+use conifer_format::caller::{module_key, Caller};
 use std::ffi::{c_int, c_void, CStr};
 
 /// True when the run records call sites.

@@ -4,8 +4,8 @@
 
 use super::word_hash::FastMap;
 use crate::mpi::*;
-use conifer_trace::grid::Grid;
-use conifer_trace::value::{derived_comm_id as derived_id, HandleKind, HandleRef};
+use conifer_format::grid::Grid;
+use conifer_format::value::{derived_comm_id as derived_id, HandleKind, HandleRef};
 
 /// Words of the free-id bitmap exchanged at agreement (ids 0..256 are recycled).
 const WORDS: usize = 4;
@@ -242,7 +242,7 @@ impl Comms {
     }
 
     /// Records the `k`-th `MPI_Comm_idup` of the communicator `parent` (handle bits) as
-    /// `comm`, with an id made of the parent's and `k` (see [`derived_id`](conifer_trace::value::derived_comm_id)) and the parent's
+    /// `comm`, with an id made of the parent's and `k` (see [`derived_id`](conifer_format::value::derived_comm_id)) and the parent's
     /// rank, size and grid.
     ///
     /// # Safety

@@ -3,8 +3,8 @@
 //! objects in the same order get the same ids. Predefined objects are named, not numbered.
 
 use super::word_hash::FastMap;
-use conifer_trace::predefined;
-use conifer_trace::value::{HandleKind, HandleRef};
+use conifer_format::predefined;
+use conifer_format::value::{HandleKind, HandleRef};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

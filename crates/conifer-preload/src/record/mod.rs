@@ -35,13 +35,13 @@ use crate::mpi::*;
 use crate::stack::Anchor;
 use crate::thread::{CallBuffers, CallGuard, ThreadState};
 pub use arguments::*;
-use conifer_trace::rank_record::RankRecord;
-use conifer_trace::value::{
+use conifer_format::rank_record::RankRecord;
+use conifer_format::value::{
     encode_array_header, encode_buffer, encode_handle, encode_ignored, encode_int, encode_opaque,
     encode_status,
 };
-use conifer_trace::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
-use conifer_trace::varint::put_u64;
+use conifer_format::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
+use conifer_format::varint::put_u64;
 use global::{lock, MULTITHREADED};
 pub use global::{multithreaded, salvage};
 use recorder_lock::Locked;
@@ -70,7 +70,7 @@ pub fn ns_per_tick() -> f64 {
 }
 
 /// The timing the run asked for (`CONIFER_TIMING`; the default when unset or not understood).
-pub fn timing_mode() -> conifer_trace::timing_mode::TimingMode {
+pub fn timing_mode() -> conifer_format::timing_mode::TimingMode {
     timing_env::requested()
 }
 

@@ -1,11 +1,11 @@
 //! Rank and coordinate arguments: recorded relative to the caller, so every rank of a regular
 //! pattern records the same value. Ranks of a Cartesian communicator become displacements in
-//! its grid (see [`conifer_trace::grid`]), which also makes the wrap-around neighbours of a
+//! its grid (see [`conifer_format::grid`]), which also makes the wrap-around neighbours of a
 //! periodic grid look like every other neighbour; coordinates become offsets from the caller's.
 
 use super::{AsI64, Call};
 use crate::mpi::*;
-use conifer_trace::value::{encode_coords, encode_rank, Rank};
+use conifer_format::value::{encode_coords, encode_rank, Rank};
 use std::sync::LazyLock;
 
 /// `CONIFER_RELATIVE_TAGS=1`: tags recorded relative to the caller's rank.

@@ -9,7 +9,7 @@ use super::handles::IdPool;
 use super::live_table::LiveTable;
 use super::word_hash::FastMap;
 
-use conifer_trace::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
+use conifer_format::value::REQUEST_LOCAL_BITS as LOCAL_BITS;
 
 /// A live request: its symbolic id and its communicator (for the sources of its statuses).
 #[derive(Clone, Copy)]

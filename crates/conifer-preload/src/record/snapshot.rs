@@ -4,14 +4,14 @@
 use super::global::lock;
 use super::state::{State, TimedCall};
 use super::trees;
-use conifer_trace::as_run::RecorderTime;
-use conifer_trace::clock::{ClockSample, RankClock, ThreadSpan};
-use conifer_trace::rank_record::{Membership, RankRecord};
-use conifer_trace::rank_totals::{FunctionTotals, RankTotals};
-use conifer_trace::timeline::CallTime;
-use conifer_trace::timing_mode::TimingMode;
-use conifer_trace::value::{encode_handle, HandleKind};
-use conifer_trace::varint::put_u64;
+use conifer_format::call_time::RecorderTime;
+use conifer_format::clock::{ClockSample, RankClock, ThreadSpan};
+use conifer_format::rank_record::{Membership, RankRecord};
+use conifer_format::rank_totals::{FunctionTotals, RankTotals};
+use conifer_format::timeline::CallTime;
+use conifer_format::timing_mode::TimingMode;
+use conifer_format::value::{encode_handle, HandleKind};
+use conifer_format::varint::put_u64;
 use std::ffi::c_int;
 
 /// The clock offsets of the rank to rank 0 measured at `MPI_Init` and at `MPI_Finalize`, when
@@ -88,8 +88,8 @@ pub fn record_of(state: &State, offsets: ClockOffsets) -> RankRecord {
 /// A thread's per-call times in the trace's form for `mode` (lossless or lossy).
 fn encode_times(times: &[CallTime], mode: TimingMode) -> Vec<u8> {
     match mode {
-        TimingMode::Lossy(rel) => conifer_trace::lossy_timeline::encode(times, rel),
-        _ => conifer_trace::timeline::encode(times),
+        TimingMode::Lossy(rel) => conifer_format::lossy_timeline::encode(times, rel),
+        _ => conifer_format::timeline::encode(times),
     }
 }
 
@@ -133,7 +133,7 @@ fn rank_totals(state: &State) -> RankTotals {
             continue;
         }
         compute += interval;
-        let Some(function) = conifer_trace::varint::Reader::new(sig)
+        let Some(function) = conifer_format::varint::Reader::new(sig)
             .u64()
             .and_then(|f| u16::try_from(f).ok())
         else {

@@ -11,7 +11,7 @@ use super::tick_timing::CallTicks;
 use super::word_hash::FastMap;
 use conifer_compress::tree::TreeBuilder;
 use conifer_compress::Grammar;
-use conifer_trace::timing_mode::TimingMode;
+use conifer_format::timing_mode::TimingMode;
 
 /// Everything a rank records, behind one lock.
 pub struct State {

@@ -1,10 +1,10 @@
 //! Histogram timing while recording (`--timing histogram`): per terminal, durations and
 //! intervals counted in tick bins cheap enough for every call (eight linear sub-bins per
 //! octave of the tick count), turned into the nanosecond bins of
-//! [`conifer_trace::histogram`] when the record is taken, each tick bin's count going to the
+//! [`conifer_format::histogram`] when the record is taken, each tick bin's count going to the
 //! nanosecond bin of its centre (within 6.25% of every value in it).
 
-use conifer_trace::histogram::{bin_of, TimingHistogram};
+use conifer_format::histogram::{bin_of, TimingHistogram};
 
 /// Per terminal, duration and interval counts per tick bin.
 #[derive(Default)]

@@ -3,8 +3,8 @@
 //! exact however many calls there are); the record converts them to the trace's nanosecond
 //! statistics once.
 
-use conifer_trace::rank_record::CallTiming;
-use conifer_trace::timing::Timing;
+use conifer_format::rank_record::CallTiming;
+use conifer_format::timing::Timing;
 
 /// Count, sum, sum of squares, smallest and largest of a set of tick counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

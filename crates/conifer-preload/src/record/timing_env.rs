@@ -1,6 +1,6 @@
 //! The timing `CONIFER_TIMING` asks the recorder for.
 
-use conifer_trace::timing_mode::TimingMode;
+use conifer_format::timing_mode::TimingMode;
 
 /// The timing requested by `CONIFER_TIMING` (the default when unset). A value that is not a
 /// timing mode must not stop the program being traced: it is named once on stderr and the

@@ -9,7 +9,7 @@
 //! next call applies them.
 
 use conifer_compress::tree::TreeBuilder;
-use conifer_trace::forest::Structure;
+use conifer_format::forest::Structure;
 use std::cell::Cell;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -4,14 +4,14 @@
 //! sections encode it; readers decode calls from it.
 
 use crate::forest::{Forest, NO_TREE};
+use crate::membership::Membership;
+use crate::streams::ThreadStreams;
+pub use crate::streams::NO_STREAMS;
+pub use crate::timing::FamilyTiming;
+use crate::timing::{timing_family, RankTime};
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::Expand;
 use conifer_compress::FrozenGrammar;
-use conifer_format::membership::Membership;
-use conifer_format::streams::ThreadStreams;
-pub use conifer_format::streams::NO_STREAMS;
-pub use conifer_format::timing::FamilyTiming;
-use conifer_format::timing::{timing_family, RankTime};
 
 /// What one rank contributes besides its grammars and timing.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -36,9 +36,9 @@ pub struct RankEntry {
     /// [`NO_STREAMS`]; empty when no thread has any.
     pub streams: Vec<u32>,
     /// Its clock: offsets to rank 0 and where its threads lie.
-    pub clock: conifer_format::clock::RankClock,
+    pub clock: crate::clock::RankClock,
     /// Its exact per-function totals and the recorder's own time.
-    pub totals: conifer_format::rank_totals::RankTotals,
+    pub totals: crate::rank_totals::RankTotals,
     /// Per thread, the recorder's own time around every call (lossless and lossy timing).
     pub recorder_times: Vec<Vec<u8>>,
 }

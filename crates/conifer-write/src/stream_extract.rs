@@ -1,10 +1,10 @@
 //! Stream extraction, at the recording rank: the signature families of a rank's record that
 //! differ only in integers or buffer offsets become one skeleton signature each, their varying
-//! values series in the thread's [`ThreadStreams`] (see [`crate::streams`]).
+//! values series in the thread's [`ThreadStreams`] (see [`conifer_format::streams`]).
 
-use crate::rank_record::{CallTiming, RankRecord};
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::{Expand, Series, SeriesBuilder, VertexRecord};
+use conifer_format::rank_record::{CallTiming, RankRecord};
 use conifer_format::signature::{encode_signature, Signature};
 use conifer_format::streams::ThreadStreams;
 use conifer_format::value::{Buffer, Value};

@@ -4,8 +4,8 @@
 //! leaving them (and their all-zero records) out changes nothing a reader decodes.
 
 use crate::forest::{Forest, Structure};
+use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::tree::{Shape, VertexKind};
-use conifer_format::varint::{put_i64, put_u64, Reader};
 use std::collections::HashMap;
 use std::sync::Arc;
 

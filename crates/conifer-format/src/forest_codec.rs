@@ -4,13 +4,13 @@
 //! thread (a column, like `RMAP`); zstd-compressed when smaller. Present only when the program
 //! carries a structure tree.
 
+use crate::columns::{put_column, read_column};
+use crate::container::{find_section, FormatError, Section};
 use crate::forest::{Forest, Structure, TreeRef, NO_TREE};
+use crate::packing::{pack_if_smaller, unpack};
 use crate::stored::TraceRecord;
+use crate::varint::{put_u64, Reader};
 use conifer_compress::tree::VertexRecord;
-use conifer_format::columns::{put_column, read_column};
-use conifer_format::container::{find_section, FormatError, Section};
-use conifer_format::packing::{pack_if_smaller, unpack};
-use conifer_format::varint::{put_u64, Reader};
 
 /// Tag of the trace-tree section.
 pub(crate) const TREES: [u8; 4] = *b"TREE";

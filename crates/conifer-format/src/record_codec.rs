@@ -9,21 +9,20 @@
 //! section is zstd-compressed when that makes it smaller. Per-rank sections are columns
 //! (see [`crate::columns`]), so they grow with distinct behaviours, not ranks.
 
+use crate::clock::RankClock;
+use crate::columns::{put_column, read_column};
+use crate::container::{find_section, read_sections, write_sections, FormatError, Section};
+use crate::grid::Grid;
+use crate::membership::{put_grid, read_grid, Membership};
+use crate::packing::{pack_above, pack_if_smaller, unpack};
+use crate::rank_totals::RankTotals;
 use crate::stored::{RankEntry, TraceRecord};
+use crate::timing::RankTime;
+use crate::varint::{put_i64, put_u64, Reader};
 use conifer_compress::Symbol;
-use conifer_format::clock::RankClock;
-use conifer_format::columns::{put_column, read_column};
-use conifer_format::container::{
-    find_section, read_sections, write_sections, FormatError, Section,
-};
-use conifer_format::grid::Grid;
-use conifer_format::membership::{put_grid, read_grid, Membership};
-use conifer_format::packing::{pack_above, pack_if_smaller, unpack};
-use conifer_format::rank_totals::RankTotals;
-use conifer_format::timing::RankTime;
-use conifer_format::varint::{put_i64, put_u64, Reader};
 
-const SIGNATURES: [u8; 4] = *b"SIGS";
+/// Tag of the section holding the global signature table.
+pub const SIGNATURES: [u8; 4] = *b"SIGS";
 const GRAMMARS: [u8; 4] = *b"GRAM";
 const RANK_MAP: [u8; 4] = *b"RMAP";
 const COMMS: [u8; 4] = *b"COMM";
@@ -121,8 +120,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
     let mut hosts = Vec::new();
     let names: Vec<&str> = m.ranks.iter().map(|r| r.host.as_str()).collect();
     put_column(&mut hosts, &names, |o, h| o.extend_from_slice(h.as_bytes()));
-    let timing =
-        conifer_format::timing::encode_timing(&m.timing, m.ranks.iter().map(|r| &r.time), compact);
+    let timing = crate::timing::encode_timing(&m.timing, m.ranks.iter().map(|r| &r.time), compact);
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let sigs = if compact {
         pack_if_smaller(sigs, true)
@@ -148,9 +146,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
     if m.timing.iter().any(|f| f.histogram.is_some()) {
         sections.push(packed(
             HISTOGRAMS,
-            conifer_format::histogram::encode_histograms(
-                m.timing.iter().map(|f| f.histogram.as_ref()),
-            ),
+            crate::histogram::encode_histograms(m.timing.iter().map(|f| f.histogram.as_ref())),
         ));
     }
     if m.ranks.iter().any(|r| !r.timelines.is_empty()) {
@@ -182,7 +178,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         sections.push(packed(TOTALS, totals));
     }
     if !m.streams.is_empty() {
-        let (streams, map) = conifer_format::streams::encode_streams(
+        let (streams, map) = crate::streams::encode_streams(
             &m.streams,
             &m.ranks.iter().map(|r| &r.streams).collect::<Vec<_>>(),
         );
@@ -329,10 +325,10 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         let rest = r.take(r.remaining())?;
         Some(String::from_utf8_lossy(rest).into_owned())
     })?;
-    let (mut timing, times) = conifer_format::timing::decode_timing(&find(TIMING)?, ranks)
-        .ok_or_else(|| malformed("TIME"))?;
+    let (mut timing, times) =
+        crate::timing::decode_timing(&find(TIMING)?, ranks).ok_or_else(|| malformed("TIME"))?;
     if let Ok(bytes) = find(HISTOGRAMS) {
-        let histograms = conifer_format::histogram::decode_histograms(&bytes, timing.len())
+        let histograms = crate::histogram::decode_histograms(&bytes, timing.len())
             .ok_or_else(|| malformed("THST"))?;
         for (family, histogram) in timing.iter_mut().zip(histograms) {
             family.histogram = histogram;
@@ -355,7 +351,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         Err(_) => vec![RankTotals::default(); ranks],
     };
     let (streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
-        (Ok(streams), Ok(map)) => conifer_format::streams::decode_streams(&streams, &map, ranks)
+        (Ok(streams), Ok(map)) => crate::streams::decode_streams(&streams, &map, ranks)
             .ok_or_else(|| malformed("STRM"))?,
         _ => (Vec::new(), vec![Vec::new(); ranks]),
     };
@@ -479,112 +475,5 @@ impl TraceRecord {
     /// Parses [`TraceRecord::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<TraceRecord, FormatError> {
         TraceRecord::from_sections(&read_sections(bytes)?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::merge::merge;
-    use crate::rank_record::{CallTiming, RankRecord};
-    use conifer_compress::Grammar;
-
-    fn record(rank: i64, lossless: bool) -> (RankRecord, Vec<(u16, u64)>, String) {
-        let mut g = Grammar::new();
-        (0..10).for_each(|i| g.push(i % 2));
-        let mut timing = vec![CallTiming::default(); 2];
-        timing[0].add(rank as f64 * 3.0, rank as f64);
-        (
-            RankRecord {
-                signatures: vec![b"x".to_vec(), b"y".to_vec()],
-                timing,
-                grammars: vec![g.freeze()],
-                comms: vec![
-                    Membership {
-                        comm: b"WORLD".to_vec(),
-                        my_rank: rank,
-                        grid: None,
-                    },
-                    Membership {
-                        comm: b"row".to_vec(),
-                        my_rank: rank % 4,
-                        grid: Grid::new(vec![2, 2], vec![true, false]),
-                    },
-                ],
-                timelines: if lossless {
-                    vec![vec![rank as u8]]
-                } else {
-                    Vec::new()
-                },
-                ..Default::default()
-            },
-            vec![(3, 10)],
-            format!("node{}", rank / 8),
-        )
-    }
-
-    #[test]
-    fn partly_merged_records_round_trip_as_messages() {
-        for lossless in [false, true] {
-            let mut m = merge((0..16).map(|r| record(r, lossless)).collect());
-            m.first_rank = 32;
-            for (i, r) in m.ranks.iter_mut().enumerate() {
-                r.comms[0].my_rank = 32 + i as i64;
-            }
-            // Messages keep timing exact (pooling never compounds rounding).
-            let back = TraceRecord::from_bytes(&m.to_bytes()).unwrap();
-            assert_eq!(back, m);
-        }
-    }
-
-    #[test]
-    fn large_signature_tables_are_compressed_and_round_trip() {
-        let (mut r, counts, host) = record(0, false);
-        // Testsome-like signatures: long request arrays differing in a few bytes.
-        r.signatures = (0..500u32)
-            .map(|i| {
-                let mut sig: Vec<u8> = (0..200u32).map(|k| (k % 7) as u8).collect();
-                sig.extend_from_slice(&i.to_le_bytes());
-                sig
-            })
-            .collect();
-        r.timing = vec![CallTiming::default(); 500];
-        let m = merge(vec![(r, counts, host)]);
-        let sections = encode_record(&m, true);
-        let sigs = sections.iter().find(|s| s.tag == SIGNATURES).unwrap();
-        assert_eq!(sigs.payload[0], 1, "compressed");
-        assert!(
-            sigs.payload.len() < 500 * 204 / 5,
-            "{} bytes",
-            sigs.payload.len()
-        );
-        let back = TraceRecord::from_bytes(&m.to_bytes()).unwrap();
-        assert_eq!(back.signatures, m.signatures);
-        // A frame claiming far more than it could inflate to is refused.
-        let mut bomb = vec![1u8];
-        bomb.extend_from_slice(&zstd::bulk::compress(&vec![0u8; 1 << 20], 19).unwrap());
-        assert!(unpack(&bomb, "SIGS").is_err());
-    }
-
-    #[test]
-    fn record_size_does_not_follow_the_rank_count() {
-        // Same calls; times within the 2.2% of one quantisation step of the per-rank totals.
-        let same_behaviour = |rank: i64| {
-            let (mut record, counts, _) = record(rank, false);
-            record.comms[1].my_rank = rank;
-            record.timing[0] = CallTiming::default();
-            record.timing[0].add(1000.0 + (rank % 3) as f64, 50.0);
-            (record, counts, "node".to_string())
-        };
-        let size = |n: i64| {
-            let m = merge((0..n).map(same_behaviour).collect());
-            encode_record(&m, true)
-                .iter()
-                .map(|s| s.payload.len())
-                .sum::<usize>()
-        };
-        let (small, large) = (size(16), size(1024));
-        // Only the varint exponents of the rank columns grow (log P).
-        assert!(large <= small + 8, "{small} -> {large}");
     }
 }

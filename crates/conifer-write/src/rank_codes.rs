@@ -9,12 +9,12 @@
 //! exact. Signatures, grammars and trace trees are then renamed rank by rank, and ranks whose
 //! calls now agree share them.
 
-use crate::forest::{Forest, TreeRef, NO_TREE};
 use crate::intern::intern;
-use crate::stored::{TraceRecord, NO_STREAMS};
 use conifer_compress::fast_hash::{FastMap, FastSet};
+use conifer_format::forest::{Forest, TreeRef, NO_TREE};
 use conifer_format::recorded::for_each_rank;
 use conifer_format::signature::{encode_signature, Signature};
+use conifer_format::stored::{TraceRecord, NO_STREAMS};
 use conifer_format::value::{Rank, Value};
 use std::collections::BTreeMap;
 
@@ -469,8 +469,8 @@ fn add_renamed(new: &mut Forest, old: &Forest, tree: u32, map: impl Fn(u32) -> u
 mod tests {
     use super::*;
     use crate::merge::merge;
-    use crate::rank_record::{CallTiming, Membership, RankRecord};
     use conifer_compress::Grammar;
+    use conifer_format::rank_record::{CallTiming, Membership, RankRecord};
     use conifer_format::value::{HandleKind, HandleRef};
 
     const WORLD: Value = Value::Handle(HandleKind::Comm, HandleRef::Named(1));

@@ -1,61 +1,12 @@
-//! Partial files: what one rank had recorded when its run ended early (a fatal signal,
-//! `MPI_Abort`, `exit` without `MPI_Finalize`), written by that rank alone, and
-//! [`merge_partials`], which turns a run's partial files into a trace marked partial
-//! (`conifer merge DIR -o FILE.cft`).
+//! [`merge_partials`]: a run's partial files (see [`conifer_format::partial`]) into one trace
+//! marked partial (`conifer merge DIR -o FILE.cft`).
 
-use crate::model::{read_run_sections, run_sections};
-use crate::rank_record::RankRecord;
-use crate::stored::TraceRecord;
-use crate::{FunctionInfo, Metadata, Trace};
-use conifer_format::container::find_section;
-use conifer_format::container::{read_sections, write_sections, FormatError, Section};
-
-const REASON: [u8; 4] = *b"WHY\0";
-
-/// One rank's partial file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PartialRecord {
-    /// The run, as this rank knew it (`ranks` is the size of `MPI_COMM_WORLD`).
-    pub meta: Metadata,
-    /// The functions this rank's signatures use.
-    pub catalog: Vec<FunctionInfo>,
-    /// This rank's record (`first_rank` is its rank).
-    pub record: TraceRecord,
-    /// Why the rank stopped (`SIGSEGV`, `MPI_Abort`, `exit without MPI_Finalize`).
-    pub reason: String,
-}
-
-impl PartialRecord {
-    /// The file image.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut sections = run_sections(&self.meta, &self.catalog);
-        sections.push(Section {
-            tag: REASON,
-            payload: self.reason.as_bytes().to_vec(),
-        });
-        sections.extend(self.record.sections());
-        write_sections(&sections)
-    }
-
-    /// Parses a file image.
-    pub fn from_bytes(file: &[u8]) -> Result<PartialRecord, FormatError> {
-        let sections = read_sections(file)?;
-        let (meta, catalog) = read_run_sections(&sections)?;
-        let reason = String::from_utf8_lossy(find_section(&sections, REASON)?).into_owned();
-        let record = TraceRecord::from_sections(&sections)?;
-        if record.ranks.len() != 1 || record.first_rank >= meta.ranks {
-            return Err(FormatError::Malformed(
-                "a partial file holds exactly one rank of its run".into(),
-            ));
-        }
-        Ok(PartialRecord {
-            meta,
-            catalog,
-            record,
-            reason,
-        })
-    }
-}
+use crate::merge::{absorb, of_rank};
+use conifer_format::model::Trace;
+use conifer_format::partial::PartialRecord;
+use conifer_format::rank_record::RankRecord;
+use conifer_format::stored::TraceRecord;
+use conifer_format::FunctionInfo;
 
 /// Combines the partial files of one run (any order, at most one per rank) into a trace marked
 /// partial. Ranks without a file get an empty record and are listed as missing.
@@ -108,11 +59,11 @@ pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
             }
             None => {
                 meta.missing_ranks.push(rank);
-                TraceRecord::of_rank(rank, RankRecord::default(), Vec::new(), String::new())
+                of_rank(rank, RankRecord::default(), Vec::new(), String::new())
             }
         };
         match &mut merged {
-            Some(m) => m.absorb(record),
+            Some(m) => absorb(m, record),
             None => merged = Some(record),
         }
     }
@@ -130,9 +81,9 @@ pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rank_record::CallTiming;
-    use crate::Language;
     use conifer_compress::Grammar;
+    use conifer_format::rank_record::CallTiming;
+    use conifer_format::{Language, Metadata};
 
     fn part(rank: u32, calls: u32, reason: &str) -> PartialRecord {
         let mut g = Grammar::new();
@@ -163,7 +114,7 @@ mod tests {
                 language: Language::C,
                 slots: Vec::new(),
             }],
-            record: TraceRecord::of_rank(rank, record, vec![(0, u64::from(calls))], "h".into()),
+            record: of_rank(rank, record, vec![(0, u64::from(calls))], "h".into()),
             reason: reason.into(),
         }
     }
@@ -182,7 +133,15 @@ mod tests {
             trace.meta.partial_reasons,
             vec!["rank 0: SIGTERM", "rank 1: SIGSEGV", "rank 3: SIGTERM"]
         );
-        let lengths: Vec<usize> = (0..4).map(|r| trace.calls(r).count()).collect();
+        let record = &trace.record;
+        let lengths: Vec<u64> = (0..4)
+            .map(|r| {
+                let entry = &record.ranks[r];
+                (0..entry.threads.len())
+                    .map(|t| record.thread_calls(entry, t))
+                    .sum()
+            })
+            .collect();
         assert_eq!(lengths, vec![5, 7, 0, 5]);
         let back = Trace::from_bytes(&trace.to_bytes()).unwrap();
         assert_eq!(back.meta, trace.meta);

@@ -8,10 +8,10 @@
 //! exactly, so decoding (`a · r + b`) gives back every value.
 
 use crate::rank_codes::{reform, terminals_by_rank};
-use crate::stored::TraceRecord;
 use conifer_compress::fast_hash::FastMap;
 use conifer_format::signature::encode_signature;
 use conifer_format::signature::Signature;
+use conifer_format::stored::TraceRecord;
 use conifer_format::value::Value;
 use std::collections::BTreeMap;
 

@@ -3,11 +3,11 @@
 //! and the communicators it belongs to with its rank in each.
 
 use crate::forest::Structure;
+pub use crate::membership::{put_grid, read_grid, Membership};
 use conifer_compress::tree::TreeRecord;
 use conifer_compress::FrozenGrammar;
-pub use conifer_format::membership::{put_grid, read_grid, Membership};
 
-pub use conifer_format::timing::{CallTiming, Timing};
+pub use crate::timing::{CallTiming, Timing};
 
 /// One rank's record.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -25,7 +25,7 @@ pub struct RankRecord {
     pub timelines: Vec<Vec<u8>>,
     /// Local terminal → histograms of its calls' times; empty unless recorded with
     /// `--timing histogram`.
-    pub histograms: Vec<conifer_format::histogram::TimingHistogram>,
+    pub histograms: Vec<crate::histogram::TimingHistogram>,
     /// The program's structure tree, when its binary carries one.
     pub structure: Option<Structure>,
     /// Per thread, its trace tree over local terminals (its grammar then holds only the calls
@@ -33,11 +33,11 @@ pub struct RankRecord {
     pub trees: Vec<Option<TreeRecord>>,
     /// Per thread, the value streams of its skeleton signatures (empty when none were made:
     /// see [`crate::streams`]).
-    pub streams: Vec<conifer_format::streams::ThreadStreams>,
+    pub streams: Vec<crate::streams::ThreadStreams>,
     /// How the rank's clock maps onto rank 0's, and where its threads lie on it.
-    pub clock: conifer_format::clock::RankClock,
+    pub clock: crate::clock::RankClock,
     /// Exact per-function totals and the recorder's own time.
-    pub totals: conifer_format::rank_totals::RankTotals,
+    pub totals: crate::rank_totals::RankTotals,
     /// Per thread, the recorder's own time around every call (see [`crate::as_run`]),
     /// encoded as a timeline; empty unless every call's times are kept.
     pub recorder_times: Vec<Vec<u8>>,

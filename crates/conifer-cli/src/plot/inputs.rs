@@ -1,0 +1,17 @@
+//! What every picture is drawn from.
+
+use crate::profile::Times;
+use conifer_analyze::Analysis;
+use conifer_trace::Trace;
+
+/// What the pictures are drawn from.
+pub struct Inputs<'a> {
+    /// The trace.
+    pub trace: &'a Trace,
+    /// Its analysis.
+    pub analysis: &'a Analysis,
+    /// Its times.
+    pub times: &'a Times,
+    /// The trace's file name (for titles).
+    pub name: String,
+}
