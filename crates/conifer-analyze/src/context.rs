@@ -3,6 +3,7 @@
 
 use crate::call::Args;
 use crate::effect::{self, Caller, Effect};
+use crate::error::AnalyzeError;
 use crate::types::TypeSizes;
 use conifer_trace::grid::Grid;
 use conifer_trace::value::{HandleKind, HandleRef, Position, Value};
@@ -232,13 +233,13 @@ impl<'t> RankContext<'t> {
         reader: &conifer_trace::decode::CallReader<'t>,
         table: &'t CommTable,
         rank: u32,
-    ) -> Result<RankContext<'t>, crate::AnalyzeError> {
+    ) -> Result<RankContext<'t>, AnalyzeError> {
         let trace = reader.trace();
         let mut setup: Vec<(Rc<conifer_trace::decode::Signature>, &str, &[String])> = Vec::new();
         // The pass is needed only when the rank calls a setup function at all.
         if reader.functions(rank).iter().any(|f| is_setup(&f.name)) {
             for call in reader.calls(rank) {
-                let call = call.map_err(|e| crate::AnalyzeError(e.0))?;
+                let call = call.map_err(|e| AnalyzeError(e.0))?;
                 if is_setup(call.name) {
                     setup.push((call.signature, call.name, call.slots));
                 }

@@ -11,11 +11,14 @@
 pub mod call;
 pub mod context;
 pub mod effect;
+mod error;
 pub mod messages;
 pub mod rank_figures;
 mod skeleton;
 pub mod types;
 pub mod waits;
+
+pub use error::AnalyzeError;
 
 use call::Args;
 use conifer_trace::decode::Signature;
@@ -214,16 +217,6 @@ pub fn human_bytes(b: u64) -> String {
         format!("{v:.0} {}", UNITS[u])
     } else {
         format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// Why a trace cannot be analysed.
-#[derive(Debug)]
-pub struct AnalyzeError(pub String);
-
-impl std::fmt::Display for AnalyzeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
     }
 }
 

@@ -2,9 +2,9 @@
 //! plain LLVM compilers at the same `-O2` (CYPRESS: the structure hooks cost nothing
 //! measurable): the Jacobi kernels of bench/apps, 2 ranks, runs interleaved.
 
+use crate::measure::{repetitions, round};
 use crate::report::Table;
 use crate::runner::{median, Setup};
-use crate::suites::{repetitions, round};
 use serde_json::json;
 
 /// The kernels compared: binary name and language.

@@ -5,6 +5,7 @@
 //! build MPI=<mpi>` (target/<mpi>/release).
 
 mod build_suite;
+mod measure;
 mod prediction_suite;
 mod readers_suite;
 mod report;

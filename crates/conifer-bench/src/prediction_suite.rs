@@ -11,9 +11,9 @@
 //! against values derived by hand from the trace, and this table (ring and stencil2d among
 //! its rows, each from a lossless and a default-timing trace) states the load it ran under.
 
+use crate::measure::{repetitions, round};
 use crate::report::Table;
 use crate::runner::{installed, median, Setup};
-use crate::suites::{repetitions, round};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -128,13 +128,13 @@ pub fn readers_table(setup: &Setup, quick: bool) -> Result<Table, String> {
         table.push(
             vec![
                 json!(name),
-                crate::suites::round(seconds, 2),
-                crate::suites::round(cpu, 2),
+                crate::measure::round(seconds, 2),
+                crate::measure::round(cpu, 2),
                 json!(peak_kib),
                 output.map_or(json!(null), |o| json!(size(&o))),
-                crate::suites::round(calls as f64 / seconds, 0),
-                events.map_or(json!(null), |e| crate::suites::round(e, 0)),
-                events_per_cpu.map_or(json!(null), |e| crate::suites::round(e, 0)),
+                crate::measure::round(calls as f64 / seconds, 0),
+                events.map_or(json!(null), |e| crate::measure::round(e, 0)),
+                events_per_cpu.map_or(json!(null), |e| crate::measure::round(e, 0)),
             ],
             setup.shown(&cmd),
         );

@@ -2,9 +2,9 @@
 //! one) on the same binaries: programs built with `conifer cc`, traced once with
 //! `CONIFER_TREE=1` and once with `CONIFER_TREE=0`, runs interleaved.
 
+use crate::measure::{micro_loops, ns_per_iter, repetitions, round};
 use crate::report::Table;
 use crate::runner::{median, RunResult, Setup};
-use crate::suites::{micro_loops, ns_per_iter, repetitions, round};
 use serde_json::json;
 
 /// The two recorders compared.

@@ -17,9 +17,10 @@
 //! [`FrozenGrammar::from_bytes`], so every check of a single grammar applies; the letter
 //! sequence may expand to at most [`MAX_LETTERS`], so corrupt input cannot make it run long.
 
-use crate::codec::{put_varint, Reader};
+use crate::codec::{put_varint, DecodeError, Reader};
 use crate::fast_hash::FastMap;
-use crate::{DecodeError, FrozenGrammar, Grammar, Symbol};
+use crate::frozen::{FrozenGrammar, Symbol};
+use crate::grammar::Grammar;
 
 const VERSION: u8 = 1;
 /// The letter that ends a rule.

@@ -16,6 +16,7 @@ mod args;
 pub mod compare;
 mod lines;
 mod objects;
+mod options;
 mod program;
 mod rules;
 mod source;
@@ -23,42 +24,5 @@ mod tables;
 mod threads;
 mod tree;
 
-pub use program::generate;
-
-/// What the proxy does between calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compute {
-    /// Nothing: calls follow each other at once.
-    None,
-    /// Sleeps for the recorded interval before each call (the call's own with per-call
-    /// timing, else its timing family's mean), kept to three significant bits; intervals
-    /// add up until they are worth a sleep (100 µs).
-    Sleep,
-    /// Busy-waits for those intervals instead.
-    Spin,
-}
-
-/// Generation options.
-#[derive(Debug, Clone, Copy)]
-pub struct Options {
-    /// The computation reproduced between calls.
-    pub compute: Compute,
-}
-
-/// A generated proxy application.
-pub struct Proxy {
-    /// `proxy.c`.
-    pub source: String,
-    /// `Makefile`, building `proxy` with the traced MPI's `mpicc`.
-    pub makefile: String,
-    /// What could not be reproduced, one line each with its number of calls.
-    pub notes: Vec<String>,
-    /// MPI calls in the trace (the heap events among its calls not counted).
-    pub calls: u64,
-    /// Behaviour classes: distinct grammars of the ranks' first threads.
-    pub classes: usize,
-    /// C functions generated for grammar rules.
-    pub functions: usize,
-    /// Numbers in the data tables.
-    pub table_values: usize,
-}
+pub use options::{Compute, Options};
+pub use program::{generate, Proxy};

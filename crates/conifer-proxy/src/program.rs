@@ -6,12 +6,12 @@
 use crate::args::{Emitter, RankState};
 use crate::lines::Lines;
 use crate::objects::Objects;
+use crate::options::{Compute, Options};
 use crate::rules::{emit, ClassCode, Member};
 use crate::source::{assemble, Behaviour, Program, RankCode, Startup};
 use crate::tables::Tables;
 use crate::threads::{frees, objects, place, FirstThread, Object};
 use crate::tree::{emit_tree, TreeMember};
-use crate::{Compute, Options, Proxy};
 use conifer_compress::{FrozenGrammar, Grammar};
 use conifer_spec::Function;
 use conifer_trace::decode::{Call, CallReader};
@@ -20,6 +20,24 @@ use conifer_trace::value::{Buffer, Value};
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// A generated proxy application.
+pub struct Proxy {
+    /// `proxy.c`.
+    pub source: String,
+    /// `Makefile`, building `proxy` with the traced MPI's `mpicc`.
+    pub makefile: String,
+    /// What could not be reproduced, one line each with its number of calls.
+    pub notes: Vec<String>,
+    /// MPI calls in the trace (the heap events among its calls not counted).
+    pub calls: u64,
+    /// Behaviour classes: distinct grammars of the ranks' first threads.
+    pub classes: usize,
+    /// C functions generated for grammar rules.
+    pub functions: usize,
+    /// Numbers in the data tables.
+    pub table_values: usize,
+}
 
 /// Generates the proxy of `trace`.
 pub fn generate(trace: &Trace, options: &Options) -> Result<Proxy, String> {

@@ -4,8 +4,8 @@
 //! classes.
 
 use crate::objects::Objects;
+use crate::options::Compute;
 use crate::tables::Tables;
-use crate::Compute;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, HashMap};
 

@@ -1,9 +1,10 @@
 //! Collectives' effects, by the matrix rule in the [`effect`](super) module documentation;
 //! non-blocking and persistent collectives count as the blocking ones they start.
 
-use super::{is_in_place, local_peer, Caller, Effect, Kind};
+use super::kinds::{Caller, Effect, Kind};
+use super::peer::local_peer;
 use crate::call::Args;
-use conifer_trace::value::{Position, Rank, Value};
+use conifer_trace::value::{Buffer, Position, Rank, Value};
 
 /// Adds the effect of collective `name` (any variant) to `e`.
 pub(super) fn collective(
@@ -318,4 +319,9 @@ fn is_collective(name: &str) -> bool {
             | "Scan"
             | "Exscan"
     )
+}
+
+/// True when `v` is `MPI_IN_PLACE`.
+fn is_in_place(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::Buffer(Buffer::InPlace)))
 }

@@ -25,130 +25,17 @@
 //! point-to-point message of 0 bytes is still one, a collective's entry of 0 bytes is not.
 
 mod collective;
+mod kinds;
 mod p2p;
+mod peer;
 #[cfg(test)]
 mod tests;
 
+pub use kinds::{Caller, Edge, Effect, Kind};
+pub use peer::{local_peer, world_peer};
+
 use crate::call::Args;
-use crate::types::TypeSizes;
-use conifer_trace::value::{Buffer, Position, Rank, Value};
-use serde::Serialize;
-
-/// Point-to-point (including one-sided) or collective.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Sends, receives, `MPI_Put`/`MPI_Get`/accumulates.
-    P2p,
-    /// Collectives.
-    Coll,
-}
-
-/// One matrix entry a call adds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Edge {
-    /// Sender (world rank).
-    pub from: u32,
-    /// Receiver (world rank).
-    pub to: u32,
-    /// Bytes.
-    pub bytes: u64,
-    /// Kind of call.
-    pub kind: Kind,
-}
-
-/// What one call does.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Effect {
-    /// Bytes the caller sends (all destinations).
-    pub sent: u64,
-    /// Bytes the caller receives (the posted receive sizes).
-    pub received: u64,
-    /// Matrix entries.
-    pub edges: Vec<Edge>,
-    /// The call's message size (bytes of its send buffer, else of its receive buffer), for
-    /// histograms; `None` for calls that move no data.
-    pub size: Option<u64>,
-    /// True when the call moves data to or from peers the analysis could not name (an
-    /// inter-communicator, an unknown communicator or datatype): its bytes are counted as
-    /// far as known, its matrix entries are missing.
-    pub unresolved: bool,
-    /// The communicator the call names, as the decoder prints it.
-    pub comm: Option<String>,
-}
-
-impl Effect {
-    /// Adds the matrix entry `ends` (sender, receiver) of `bytes`, or marks the call
-    /// unresolved when the ends are unknown.
-    fn link(&mut self, ends: Option<(u32, u32)>, bytes: u64, kind: Kind) {
-        match ends {
-            Some((from, to)) => self.edges.push(Edge {
-                from,
-                to,
-                bytes,
-                kind,
-            }),
-            None => self.unresolved = true,
-        }
-    }
-}
-
-/// What the analysis needs to know about the caller to evaluate its calls.
-pub trait Caller {
-    /// The caller's world rank.
-    fn world(&self) -> u32;
-    /// The caller's position in communicator `comm` and the communicator's size.
-    fn position(&self, comm: &Value) -> Option<(Position<'_>, u32)>;
-    /// World rank of the member `local` of communicator `comm` (as the caller knows it).
-    fn member(&self, comm: &Value, local: i64) -> Option<u32>;
-    /// The caller's datatype sizes.
-    fn types(&self) -> &TypeSizes;
-    /// The communicator window `win` was created over.
-    fn window_comm(&self, win: &Value) -> Option<&Value>;
-    /// The effects of the persistent operations request `req` starts.
-    fn persistent(&self, req: &Value) -> Option<&Effect>;
-    /// For inter-communicator `comm`: the caller's rank in its local group and the world
-    /// ranks of the remote group, by rank, when known.
-    fn remote(&self, _comm: &Value) -> Option<(i64, &[Option<u32>])> {
-        None
-    }
-}
-
-/// The peer a rank value names, as a rank of the communicator the caller stands in at `at`.
-pub fn local_peer(rank: &Rank, at: Position) -> Option<i64> {
-    match *rank {
-        Rank::Grid(d) => at.grid?.displaced(at.rank, d),
-        Rank::Absolute(a) => Some(a),
-        r => r.peer_of(at.rank),
-    }
-}
-
-/// The world rank of the peer rank value `r` names in communicator `comm`, for `caller`: a
-/// member of `comm` for an intra-communicator, of its remote group for an
-/// inter-communicator (whose peers are stored absolute or relative to the caller's rank in
-/// its local group). `None` for special ranks and unknown communicators.
-pub fn world_peer(caller: &dyn Caller, comm: &Value, r: &Rank) -> Option<u32> {
-    if r.is_special() {
-        return None;
-    }
-    if let Some((p, _)) = caller.position(comm) {
-        return local_peer(r, p).and_then(|l| caller.member(comm, l));
-    }
-    let (my, group) = caller.remote(comm)?;
-    let peer = local_peer(
-        r,
-        Position {
-            rank: my,
-            grid: None,
-        },
-    )?;
-    group.get(usize::try_from(peer).ok()?).copied().flatten()
-}
-
-/// True when `v` is `MPI_IN_PLACE`.
-fn is_in_place(v: Option<&Value>) -> bool {
-    matches!(v, Some(Value::Buffer(Buffer::InPlace)))
-}
+use conifer_trace::value::Value;
 
 /// Base name without `MPI_`, `P`-less, without the large-count `_c` suffix.
 pub(crate) fn base(name: &str) -> &str {

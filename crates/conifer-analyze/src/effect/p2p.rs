@@ -1,7 +1,8 @@
 //! Point-to-point calls' effects: sends and receives between two named peers, and one-sided
 //! operations (origin → target for puts and accumulates, target → origin for gets).
 
-use super::{local_peer, Caller, Effect, Kind};
+use super::kinds::{Caller, Effect, Kind};
+use super::peer::{local_peer, world_peer};
 use crate::call::Args;
 use conifer_trace::value::{Rank, Value};
 
@@ -37,7 +38,7 @@ impl Peers<'_> {
         if r.is_special() {
             return;
         }
-        let to = self.comm.and_then(|c| super::world_peer(self.caller, c, r));
+        let to = self.comm.and_then(|c| world_peer(self.caller, c, r));
         match b {
             Some(bytes) => e.link(to.map(|to| (self.caller.world(), to)), bytes, Kind::P2p),
             None => e.unresolved = true,

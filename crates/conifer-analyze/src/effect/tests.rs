@@ -2,7 +2,8 @@
 //! derived datatype sizes.
 
 use super::*;
-use conifer_trace::value::{Buffer, HandleKind, HandleRef};
+use crate::types::TypeSizes;
+use conifer_trace::value::{Buffer, HandleKind, HandleRef, Position, Rank};
 
 /// Rank `me` of an `n`-rank MPI_COMM_WORLD.
 struct World {

@@ -8,162 +8,23 @@
 //! posts or completes: its [`plan`]) depends on its signature alone, so it is worked out
 //! once per terminal and reused by the terminal's repeated calls.
 
+mod ops;
 mod plan;
 
-use crate::context::{CommGroup, CommTable, RankContext};
-use crate::effect::Caller;
+pub use ops::{Comm, Op, COLLECTIVES};
+
+use crate::context::CommTable;
 use crate::types::TypeSizes;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::fast_hash::FastMap;
 use conifer_trace::value::{HandleRef, Value};
-use conifer_trace::Trace;
-use plan::Step;
+use plan::{Planner, Posted, Step};
 use std::rc::Rc;
-
-/// A communicator as an export names it: one of the trace's communicator groups, an
-/// inter-communicator, or the caller's `MPI_COMM_SELF`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Comm {
-    /// An intra-communicator all its members know (see [`CommGroup`]).
-    Group(CommGroup),
-    /// An inter-communicator, by its id in the trace (both groups know it by that id; each
-    /// group is a [`CommGroup`] of that id).
-    Inter(Vec<u8>),
-    /// `MPI_COMM_SELF`, or a communicator the trace does not describe.
-    Own,
-}
-
-/// One message-level event of a call.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    /// A blocking send (or the send half of `MPI_Sendrecv`).
-    Send {
-        /// Receiver, world rank.
-        to: u32,
-        /// Receiver, rank in the communicator (in the remote group of an
-        /// inter-communicator).
-        to_rank: u32,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-    },
-    /// A non-blocking send posted (`MPI_Isend`, a started persistent send).
-    Isend {
-        /// Receiver, world rank.
-        to: u32,
-        /// Receiver, rank in the communicator.
-        to_rank: u32,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-        /// Request number, unique in the rank.
-        request: u64,
-    },
-    /// A non-blocking send completed.
-    IsendComplete {
-        /// Request number.
-        request: u64,
-    },
-    /// A non-blocking receive posted.
-    IrecvRequest {
-        /// Sender as posted, world rank (`None` for `MPI_ANY_SOURCE`; the completion's
-        /// [`Op::IrecvComplete`] names the actual sender when the status was recorded).
-        from: Option<u32>,
-        /// Tag as posted (negative for `MPI_ANY_TAG`).
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes the receive buffer holds.
-        bytes: u64,
-        /// Request number, unique in the rank.
-        request: u64,
-    },
-    /// A blocking receive (or the receive half of `MPI_Sendrecv`) completed.
-    Recv {
-        /// Sender, world rank and rank in the communicator (`None` when the trace cannot
-        /// tell: `MPI_ANY_SOURCE` with the status ignored).
-        from: Option<(u32, u32)>,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-    },
-    /// A non-blocking receive completed.
-    IrecvComplete {
-        /// Sender, world rank and rank in the communicator, when known.
-        from: Option<(u32, u32)>,
-        /// Tag.
-        tag: i64,
-        /// Communicator.
-        comm: Comm,
-        /// Bytes.
-        bytes: u64,
-        /// Request number.
-        request: u64,
-    },
-    /// A collective operation (blocking, or non-blocking at the call that starts it).
-    Collective {
-        /// The operation without `MPI_`, `I` and `_c` (`Allreduce`).
-        operation: String,
-        /// Communicator.
-        comm: Comm,
-        /// Root, rank in the communicator, for rooted collectives.
-        root: Option<u32>,
-        /// Bytes the caller sends.
-        sent: u64,
-        /// Bytes the caller receives.
-        received: u64,
-    },
-}
-
-/// The collectives, as [`Op::Collective::operation`] names them.
-pub const COLLECTIVES: &[&str] = &[
-    "Barrier",
-    "Bcast",
-    "Gather",
-    "Gatherv",
-    "Scatter",
-    "Scatterv",
-    "Allgather",
-    "Allgatherv",
-    "Alltoall",
-    "Alltoallv",
-    "Alltoallw",
-    "Reduce",
-    "Allreduce",
-    "Reduce_scatter",
-    "Reduce_scatter_block",
-    "Scan",
-    "Exscan",
-];
-
-/// A posted point-to-point operation.
-#[derive(Debug, Clone)]
-struct Posted {
-    send: bool,
-    /// The peer, world rank and rank in the communicator (resolved at completion for
-    /// receives, from their status).
-    peer: Option<(u32, u32)>,
-    tag: i64,
-    comm_value: Option<Value>,
-    comm: Comm,
-    bytes: u64,
-}
 
 /// One rank's calls turned into [`Op`]s.
 pub struct Messages<'t> {
-    trace: &'t Trace,
-    table: &'t CommTable,
-    ctx: RankContext<'t>,
-    rank: u32,
+    /// What planning the rank's calls needs.
+    planner: Planner<'t>,
     next_request: u64,
     /// Pending requests: symbolic handle → (request number, what was posted).
     pending: FastMap<HandleRef, (u64, Rc<Posted>)>,
@@ -179,10 +40,7 @@ impl<'t> Messages<'t> {
     /// other state later calls refer to).
     pub fn new(reader: &CallReader<'t>, table: &'t CommTable, rank: u32) -> Result<Self, String> {
         Ok(Messages {
-            trace: reader.trace(),
-            table,
-            ctx: RankContext::of_rank(reader, table, rank).map_err(|e| e.0)?,
-            rank,
+            planner: Planner::new(reader, table, rank)?,
             next_request: 0,
             pending: FastMap::default(),
             persistent: FastMap::default(),
@@ -192,7 +50,7 @@ impl<'t> Messages<'t> {
 
     /// The rank's datatype sizes.
     pub fn types(&self) -> &TypeSizes {
-        self.ctx.types()
+        self.planner.types()
     }
 
     /// The ops of the rank's next call.
@@ -208,7 +66,7 @@ impl<'t> Messages<'t> {
         let plan = match self.plans.get(slot).and_then(Option::as_ref) {
             Some(plan) if !call.streamed => Rc::clone(plan),
             _ => {
-                let plan: Rc<[Step]> = self.plan(call).into();
+                let plan: Rc<[Step]> = self.planner.plan(call).into();
                 if !call.streamed {
                     if self.plans.len() <= slot {
                         self.plans.resize(slot + 1, None);
@@ -275,7 +133,7 @@ impl<'t> Messages<'t> {
                 ops.push(Op::IsendComplete { request });
             }
         } else {
-            ops.extend(self.received(&p, status, Some(request)));
+            ops.extend(self.planner.received(&p, status, Some(request)));
         }
     }
 }

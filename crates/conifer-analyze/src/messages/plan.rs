@@ -1,14 +1,35 @@
 //! A call's plan: what it does as far as its signature alone tells — the ops it makes
 //! whole, the requests it posts (with what they post) and the handles it completes —
-//! leaving request numbering and pending requests to [`Messages`].
+//! leaving request numbering and pending requests to [`Messages`](super::Messages).
 
-use super::{Comm, Messages, Op, Posted, COLLECTIVES};
+use super::ops::{Comm, Op, COLLECTIVES};
 use crate::call::Args;
+use crate::context::{CommTable, RankContext};
 use crate::effect::{self, base, local_peer, world_peer, Caller};
-use conifer_trace::decode::Call;
+use crate::types::TypeSizes;
+use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::value::{HandleKind, HandleRef, Position, Rank, Status, Value};
 use conifer_trace::Language;
+use conifer_trace::Trace;
 use std::rc::Rc;
+
+/// A posted point-to-point operation.
+#[derive(Debug, Clone)]
+pub(super) struct Posted {
+    /// A send (else a receive).
+    pub(super) send: bool,
+    /// The peer, world rank and rank in the communicator (resolved at completion for
+    /// receives, from their status).
+    pub(super) peer: Option<(u32, u32)>,
+    /// The tag (negative for `MPI_ANY_TAG`, or when not recorded).
+    pub(super) tag: i64,
+    /// The communicator argument.
+    pub(super) comm_value: Option<Value>,
+    /// The communicator as exports name it.
+    pub(super) comm: Comm,
+    /// Bytes.
+    pub(super) bytes: u64,
+}
 
 /// One step of a call's plan.
 #[derive(Debug)]
@@ -27,7 +48,36 @@ pub(super) enum Step {
     Complete(HandleRef, Option<Value>),
 }
 
-impl Messages<'_> {
+/// What planning one rank's calls needs: the trace, its communicators and the rank's
+/// context.
+pub(super) struct Planner<'t> {
+    trace: &'t Trace,
+    table: &'t CommTable,
+    ctx: RankContext<'t>,
+    rank: u32,
+}
+
+impl<'t> Planner<'t> {
+    /// The planner of world rank `rank` (runs a first pass over its calls for datatypes and
+    /// other state later calls refer to).
+    pub(super) fn new(
+        reader: &CallReader<'t>,
+        table: &'t CommTable,
+        rank: u32,
+    ) -> Result<Self, String> {
+        Ok(Planner {
+            trace: reader.trace(),
+            table,
+            ctx: RankContext::of_rank(reader, table, rank).map_err(|e| e.0)?,
+            rank,
+        })
+    }
+
+    /// The rank's datatype sizes.
+    pub(super) fn types(&self) -> &TypeSizes {
+        self.ctx.types()
+    }
+
     /// The plan of `call`.
     pub(super) fn plan(&self, call: &Call) -> Vec<Step> {
         let a = Args {

@@ -35,6 +35,8 @@
 //! times are each call's own, so every call is expanded, rank by rank; memory holds each
 //! rank's calls as (enter, exit, function, site) and its messages until all ranks are read.
 
+mod error;
+mod kinds;
 pub mod path;
 pub mod patterns;
 #[cfg(test)]
@@ -47,62 +49,10 @@ use conifer_trace::Trace;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+pub use error::WaitsError;
+pub use kinds::Pattern;
 pub use path::CriticalPath;
-pub use timeline::Timelines;
-
-/// A wait-state pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pattern {
-    /// A receive waits for a send that started later.
-    LateSender,
-    /// A synchronous (or rendezvous) send waits for a receive posted later.
-    LateReceiver,
-    /// A barrier waits for its last member.
-    WaitAtBarrier,
-    /// An all-to-all collective waits for its last member.
-    WaitAtNxn,
-    /// A non-root of a one-to-all collective waits for the root.
-    LateBroadcast,
-    /// The root of an all-to-one collective waits for the first non-root.
-    EarlyReduce,
-}
-
-impl Pattern {
-    /// Every pattern, in table order.
-    pub const ALL: [Pattern; 6] = [
-        Pattern::LateSender,
-        Pattern::LateReceiver,
-        Pattern::WaitAtBarrier,
-        Pattern::WaitAtNxn,
-        Pattern::LateBroadcast,
-        Pattern::EarlyReduce,
-    ];
-
-    /// The name `--json` uses (`late_sender`).
-    pub fn key(self) -> &'static str {
-        match self {
-            Pattern::LateSender => "late_sender",
-            Pattern::LateReceiver => "late_receiver",
-            Pattern::WaitAtBarrier => "wait_at_barrier",
-            Pattern::WaitAtNxn => "wait_at_nxn",
-            Pattern::LateBroadcast => "late_broadcast",
-            Pattern::EarlyReduce => "early_reduce",
-        }
-    }
-
-    /// The name tables use (`Late Sender`).
-    pub fn label(self) -> &'static str {
-        match self {
-            Pattern::LateSender => "Late Sender",
-            Pattern::LateReceiver => "Late Receiver",
-            Pattern::WaitAtBarrier => "Wait at Barrier",
-            Pattern::WaitAtNxn => "Wait at NxN",
-            Pattern::LateBroadcast => "Late Broadcast",
-            Pattern::EarlyReduce => "Early Reduce",
-        }
-    }
-}
+pub use timeline::{Timelines, Unmatched};
 
 /// The waiting time of one pattern at one call site of one rank.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -121,21 +71,6 @@ pub struct WaitEntry {
     pub time_ns: u64,
     /// Calls that waited.
     pub instances: u64,
-}
-
-/// What the matching could not pair (partial traces, wildcard receives whose status was
-/// ignored, inter-communicators): left out of the patterns.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Unmatched {
-    /// Sends without a matching receive.
-    pub sends: u64,
-    /// Receives without a matching send, or whose sender or tag the trace cannot tell.
-    pub receives: u64,
-    /// Collective calls whose instance lacks members, or on communicators the trace does not
-    /// describe.
-    pub collectives: u64,
-    /// Calls of threads other than each rank's main thread (not analysed).
-    pub other_threads: u64,
 }
 
 /// Everything [`analyze`] computes.
@@ -159,28 +94,6 @@ impl Waits {
     /// Total waiting time of `pattern` over all ranks, ns.
     pub fn total(&self, pattern: Pattern) -> u64 {
         self.per_rank.iter().filter_map(|m| m.get(&pattern)).sum()
-    }
-}
-
-/// Why wait states cannot be computed.
-#[derive(Debug)]
-pub enum WaitsError {
-    /// The trace has only aggregate timing.
-    NeedsPerCallTiming(String),
-    /// The trace could not be read.
-    Decode(String),
-}
-
-impl std::fmt::Display for WaitsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WaitsError::NeedsPerCallTiming(mode) => write!(
-                f,
-                "wait states need per-call timing, and this trace has {mode} timing: trace the \
-                 run again with `--timing lossless` or `--timing lossy:REL`"
-            ),
-            WaitsError::Decode(m) => f.write_str(m),
-        }
     }
 }
 

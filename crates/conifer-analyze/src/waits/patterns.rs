@@ -5,8 +5,8 @@
 //! ([`CallWait`]); a call keeps the longest proposal as its pattern and the latest cause as
 //! what ended its wait.
 
+use super::kinds::Pattern;
 use super::timeline::{CallRec, CollKind, CollRec, SendMode, Timelines};
-use super::Pattern;
 use std::collections::BTreeMap;
 
 /// What a call waited for.

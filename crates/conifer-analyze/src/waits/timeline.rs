@@ -1,13 +1,14 @@
 //! Each rank's calls on the synchronised clock and what the matching needs of them, read
 //! rank by rank from a trace ([`collect`]) or built by hand (the tests).
 
-use super::{Unmatched, WaitsError};
+use super::error::WaitsError;
 use crate::context::{CommGroup, CommTable};
 use crate::messages::{Comm, Messages, Op};
 use crate::Site;
 use conifer_trace::fast_hash::FastMap;
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
+use serde::Serialize;
 use std::collections::HashMap;
 
 /// One call as run, ns on the synchronised clock.
@@ -174,6 +175,21 @@ impl Timelines {
             }
         }
     }
+}
+
+/// What the matching could not pair (partial traces, wildcard receives whose status was
+/// ignored, inter-communicators): left out of the patterns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Unmatched {
+    /// Sends without a matching receive.
+    pub sends: u64,
+    /// Receives without a matching send, or whose sender or tag the trace cannot tell.
+    pub receives: u64,
+    /// Collective calls whose instance lacks members, or on communicators the trace does not
+    /// describe.
+    pub collectives: u64,
+    /// Calls of threads other than each rank's main thread (not analysed).
+    pub other_threads: u64,
 }
 
 /// What [`collect`] interns across ranks.

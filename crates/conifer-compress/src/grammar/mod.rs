@@ -1,12 +1,13 @@
 //! The online grammar: storage of rules as doubly linked lists of items in
 //! one node arena, the public API, and freezing into the canonical form.
 //! The Sequitur steps that keep the invariants live in `sequitur.rs`, the
-//! loop shortcut in `repeat.rs`.
+//! loop shortcut in `repeat.rs` (its state in `follow.rs`).
 
+mod follow;
 mod repeat;
 mod sequitur;
 
-use repeat::Follow;
+use follow::Follow;
 
 use crate::frozen::{FrozenGrammar, Item, Symbol};
 use crate::table::{Digram, DigramTable};

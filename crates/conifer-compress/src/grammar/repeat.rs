@@ -19,40 +19,6 @@ use super::{is_item, rule_of, Grammar};
 /// Longest expansion the fast path follows, bounding the held terminals.
 const MAX_HELD: u64 = 1 << 16;
 
-/// Position in the expansion of one rule of the live grammar.
-#[derive(Clone, Debug, Default)]
-struct Cursor {
-    /// Per rule being walked: the next node of its body, and how many more
-    /// times the body is to be walked including the current one.
-    frames: Vec<(u32, u64)>,
-    terminal: u32,
-    /// Copies of `terminal` still to come before moving on.
-    run: u64,
-}
-
-/// The copy of a loop body being held back, and the body's expansion spelled out so far.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Follow {
-    /// The first terminals of the followed rule's expansion, as the cursor walked them;
-    /// all of them once a copy was complete.
-    spelled: Vec<u32>,
-    /// Terminals held back: `spelled[..held]`.
-    held: usize,
-    /// Length of the followed rule's expansion: a copy is complete when `held` reaches it.
-    length: usize,
-    /// A copy was complete and nothing changed the grammar since: the next terminal is
-    /// compared with `spelled[0]` (the start rule still ends with the followed rule).
-    again: bool,
-    cursor: Cursor,
-}
-
-impl Follow {
-    /// True when terminals are held back.
-    pub(super) fn holding(&self) -> bool {
-        self.held > 0
-    }
-}
-
 impl Grammar {
     /// Appends a terminal, through the fast path when it applies.
     pub(super) fn push_terminal(&mut self, terminal: u32) {

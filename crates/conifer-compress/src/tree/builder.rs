@@ -18,9 +18,9 @@
 //! the grammar path, attached to the tree call before it. Every accepted call therefore
 //! decodes exactly where it happened, whatever the hooks reported.
 
-use super::series::SeriesBuilder;
+use super::record::{TreeRecord, VertexRecord};
+use super::series::builder::SeriesBuilder;
 use super::shape::{Shape, VertexKind};
-use super::{TreeRecord, VertexRecord};
 use std::sync::Arc;
 
 /// No child activated yet in an activation.

@@ -3,9 +3,9 @@
 //! call site's terminals, with the calls recorded outside the tree spliced in after the tree
 //! call they followed.
 
+use super::record::VertexRecord;
 use super::series::SeriesIter;
 use super::shape::{Shape, VertexKind};
-use super::VertexRecord;
 
 /// An open activation during the walk.
 struct Frame {

@@ -1,3 +1,4 @@
+use super::record::{ALL_SERIES, NO_CALLS, NO_FOREIGN, ONE_TERMINAL};
 use super::*;
 use proptest::prelude::*;
 use std::sync::Arc;

@@ -1,8 +1,9 @@
 //! Building a [`Series`] online: runs merged with the last one, cycles folded within the
 //! window, older segments handed to a Sequitur grammar over distinct pieces.
 
+use super::segment::Segment;
 use super::tail::Tail;
-use super::{in_order, Segment, Series};
+use super::{in_order, Series};
 use crate::grammar::Grammar;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -15,98 +15,12 @@
 use crate::codec::{put_varint, DecodeError, Reader};
 use crate::frozen::{Expand, FrozenGrammar, Symbol};
 
-mod builder;
+// The builder uses the series it builds; the tree module re-exports it from here.
+pub(super) mod builder;
+mod segment;
 mod tail;
 
-pub use builder::SeriesBuilder;
-
-/// `start, start + stride, …`: `len` values (arithmetic modulo 2^64).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct Run {
-    /// First value.
-    pub start: u64,
-    /// Difference between consecutive values (wrapping); 0 for a repeat.
-    pub stride: u64,
-    /// Number of values, at least 1.
-    pub len: u64,
-}
-
-impl Run {
-    fn single(value: u64) -> Run {
-        Run {
-            start: value,
-            stride: 0,
-            len: 1,
-        }
-    }
-
-    fn value(&self, i: u64) -> u64 {
-        self.start.wrapping_add(self.stride.wrapping_mul(i))
-    }
-
-    /// Sum of the values, reading the stride as signed (counts may fall); 0 if negative.
-    fn sum(&self) -> u128 {
-        let (len, start) = (i128::from(self.len), i128::from(self.start));
-        let stride = i128::from(self.stride as i64);
-        let total = len * start + stride * (len * (len - 1) / 2);
-        u128::try_from(total).unwrap_or(0)
-    }
-}
-
-/// One piece of a series.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub enum Segment {
-    /// An arithmetic run.
-    Run(Run),
-    /// `runs` one after the other, the whole repeated `repeat` times.
-    Cycle {
-        /// The repeated body (1 ..= window runs).
-        runs: Vec<Run>,
-        /// Repetitions, at least 1.
-        repeat: u64,
-    },
-}
-
-impl Segment {
-    fn len(&self) -> u128 {
-        match self {
-            Segment::Run(r) => u128::from(r.len),
-            Segment::Cycle { runs, repeat } => {
-                runs.iter().map(|r| u128::from(r.len)).sum::<u128>() * u128::from(*repeat)
-            }
-        }
-    }
-
-    fn sum(&self) -> u128 {
-        match self {
-            Segment::Run(r) => r.sum(),
-            Segment::Cycle { runs, repeat } => {
-                runs.iter().map(Run::sum).sum::<u128>() * u128::from(*repeat)
-            }
-        }
-    }
-
-    fn runs(&self) -> (&[Run], u64) {
-        match self {
-            Segment::Run(r) => (std::slice::from_ref(r), 1),
-            Segment::Cycle { runs, repeat } => (runs, *repeat),
-        }
-    }
-
-    fn map(&self, f: &impl Fn(u64) -> u64) -> Segment {
-        let map_run = |r: &Run| Run {
-            start: f(r.start),
-            ..*r
-        };
-        match self {
-            Segment::Run(r) => Segment::Run(map_run(r)),
-            Segment::Cycle { runs, repeat } => Segment::Cycle {
-                runs: runs.iter().map(map_run).collect(),
-                repeat: *repeat,
-            },
-        }
-    }
-}
+pub use segment::{Run, Segment};
 
 /// What checking a record needs to know of a series.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,7 +146,8 @@ impl Series {
         }
     }
 
-    /// `len` copies of `value` (empty when `len` is 0), as [`SeriesBuilder`] builds them.
+    /// `len` copies of `value` (empty when `len` is 0), as
+    /// [`SeriesBuilder`](builder::SeriesBuilder) builds them.
     pub fn constant(value: u64, len: u64) -> Series {
         if len == 0 {
             return Series::default();

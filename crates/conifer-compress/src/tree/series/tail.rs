@@ -3,7 +3,7 @@
 //! compares each value with the one the cycle predicts ([`Tail::follow`]); the runs those
 //! values make are worked out again only when a value departs from the cycle.
 
-use super::{Run, Segment};
+use super::segment::{Run, Segment};
 
 /// Longest cycle body, in values, followed value by value; longer bodies are matched run by
 /// run.

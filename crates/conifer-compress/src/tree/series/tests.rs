@@ -1,3 +1,4 @@
+use super::builder::SeriesBuilder;
 use super::*;
 use crate::grammar::Grammar;
 use proptest::prelude::*;
