@@ -33,6 +33,7 @@ test-one:
 	@echo "== building and testing with $(MPI)"
 	$(call CARGO_FOR,$(MPI)) build --release --workspace
 	$(call CARGO_FOR,$(MPI)) nextest run --release --workspace --no-fail-fast $(STATIC_EXCLUDE)
+	$(call CARGO_FOR,$(MPI)) test --release --doc -p conifer-format -p conifer-write -p conifer-trace
 
 # import-cycles.py fails on a circle of `use`s between the files of a crate, except the known
 # ones listed in tools/import-cycles.allow (crates not yet split into layers); crate-layers.py

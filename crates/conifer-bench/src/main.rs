@@ -1,8 +1,8 @@
 //! `make bench`: Conifer's measurements in one reproducible table.
 //!
 //! Usage: `conifer-bench [--quick] [--only WORDS] --mpi openmpi [--mpi mpich] --out bench/`
-//! (`--only`: the suites whose title contains WORDS, any case). Needs the builds of `make
-//! build MPI=<mpi>` (target/<mpi>/release).
+//! (`--only`: the suites whose title contains WORDS, any case). Needs the builds of
+//! `make build MPI=<mpi>` (`target/<mpi>/release`).
 
 mod build_suite;
 mod measure;

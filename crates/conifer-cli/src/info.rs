@@ -43,7 +43,7 @@ pub fn print(json: bool, mpi: Option<&str>) -> Result<ExitCode, String> {
     result
 }
 
-/// Writes what [`print`] prints into `out`.
+/// Writes what [`print()`] prints into `out`.
 fn print_into(out: &mut String, json: bool, mpi: Option<&str>) -> Result<ExitCode, String> {
     let mpi = match mpi {
         Some(m) => installed::check_mpi(m)?,

@@ -169,7 +169,7 @@ pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
     result
 }
 
-/// Writes what [`print`] prints into `out`.
+/// Writes what [`print()`] prints into `out`.
 fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, String> {
     let TraceFile { bytes, trace } = TraceFile::open(path)?;
     let sections =

@@ -23,7 +23,7 @@ pub struct ClockSample {
 pub struct ThreadSpan {
     /// Where the thread's as-run clock starts: its first call's wrapper entry less one clock
     /// read (so every call, the first too, starts its interval plus one clock read after the
-    /// previous call's exit; see [`crate::as_run`]).
+    /// previous call's exit; see `conifer_trace::as_run`).
     pub base_ns: i64,
     /// When its last call's MPI part ended, exactly (readers anchor a thread's
     /// reconstructed end here, which removes the drift of summed lossy values).

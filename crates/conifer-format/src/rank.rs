@@ -36,7 +36,7 @@ pub enum Rank {
     /// [`Grid::displacement`]).
     Grid(i64),
     /// Peer = (caller + `d`) mod `n`: a ring's neighbours, wrap-around included. Chosen at the
-    /// merge (see [`crate::rank_codes`]), like the codes below.
+    /// merge (see `conifer_write::rank_codes`), like the codes below.
     Modular {
         /// The modulus (the communicator's size).
         n: i64,

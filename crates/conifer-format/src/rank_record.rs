@@ -38,7 +38,7 @@ pub struct RankRecord {
     pub clock: crate::clock::RankClock,
     /// Exact per-function totals and the recorder's own time.
     pub totals: crate::rank_totals::RankTotals,
-    /// Per thread, the recorder's own time around every call (see [`crate::as_run`]),
+    /// Per thread, the recorder's own time around every call (see `conifer_trace::as_run`),
     /// encoded as a timeline; empty unless every call's times are kept.
     pub recorder_times: Vec<Vec<u8>>,
 }

@@ -108,7 +108,7 @@ pub enum Value {
     StreamedStatus(Rank, i64),
     /// An integer equal to `a · r + b`, `r` the caller's world rank: chosen at the merge
     /// when that makes ranks agree (file offsets and displacements of rank-sized blocks; see
-    /// [`crate::int_codes`]). Decoding gives back the integer.
+    /// `conifer_write::int_codes`). Decoding gives back the integer.
     RankAffine {
         /// Factor of the caller's world rank.
         a: i64,

@@ -132,6 +132,8 @@ impl fmt::Display for DecodeError {
     }
 }
 
+impl std::error::Error for DecodeError {}
+
 /// Reading a trace's calls: what the read side adds to the format's [`Trace`].
 ///
 /// ```no_run

@@ -13,10 +13,10 @@
 //! | Allreduce | me → j for every j ≠ me, count |
 //! | Gather(v) | non-root: me → ρ, sendcount |
 //! | Scatter(v) | non-root: ρ → me, recvcount |
-//! | Allgather(v) | me → j for every j ≠ me, sendcount (recvcount(s)[me] in place) |
+//! | Allgather(v) | me → j for every j ≠ me, sendcount (`recvcount(s)[me]` in place) |
 //! | Alltoall | me → j, sendcount (recvcount in place) |
-//! | Alltoallv / Alltoallw | me → j, sendcounts[j] (× sendtypes[j]) |
-//! | Reduce_scatter(_block) | me → j, recvcounts[j] (recvcount) |
+//! | Alltoallv / Alltoallw | me → j, `sendcounts[j]` (× `sendtypes[j]`) |
+//! | Reduce_scatter(_block) | me → j, `recvcounts[j]` (recvcount) |
 //! | Scan / Exscan | me → j for every j > me, count |
 //! | Barrier, others | nothing |
 //!

@@ -5,7 +5,7 @@
 //! is reused once the request completes; exports number requests uniquely per rank).
 //!
 //! What a call does apart from that state (its peers, bytes, communicator, which handles it
-//! posts or completes: its [`plan`]) depends on its signature alone, so it is worked out
+//! posts or completes: its plan, `plan.rs`) depends on its signature alone, so it is worked out
 //! once per terminal and reused by the terminal's repeated calls.
 
 mod ops;

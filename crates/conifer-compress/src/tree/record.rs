@@ -47,10 +47,10 @@ pub struct TreeRecord {
 }
 
 impl VertexRecord {
-    /// Appends the binary form: [`ONE_TERMINAL`] and its three numbers when it applies; else a
-    /// form byte ([`NO_CALLS`] for vertices other than call sites, [`NO_FOREIGN`] when no call
-    /// outside the tree followed any of the site's calls, else [`ALL_SERIES`]; plus
-    /// [`STRIDED`]), the counts, then the terminals (symbolic form) and foreign counts the
+    /// Appends the binary form: `ONE_TERMINAL` and its three numbers when it applies; else a
+    /// form byte (`NO_CALLS` for vertices other than call sites, `NO_FOREIGN` when no call
+    /// outside the tree followed any of the site's calls, else `ALL_SERIES`; plus
+    /// `STRIDED`), the counts, then the terminals (symbolic form) and foreign counts the
     /// form keeps.
     pub fn encode(&self, out: &mut Vec<u8>) {
         if let Some((count, activations, terminal)) = self.one_terminal() {

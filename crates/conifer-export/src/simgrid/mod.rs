@@ -16,7 +16,7 @@
 //! | `MPI_Sendrecv`, `Sendrecv_replace` | `isend`, `recv`, `wait` (keeps both tags) |
 //! | a request completed by `MPI_Wait`/`Test`/`Waitany`/`Testany`/`Waitsome`/`Testsome`, or by `Waitall`/`Testall` while others are pending | `wait SRC DST TAG` |
 //! | `MPI_Waitall`/`Testall` completing every pending request | `waitall` |
-//! | collectives (and their `I` forms) on a communicator of all ranks | see [`collective`] |
+//! | collectives (and their `I` forms) on a communicator of all ranks | see `collective.rs` |
 //! | `MPI_Comm_size`, `Comm_split`, `Comm_dup` | `comm_size P`, `comm_split`, `comm_dup` |
 //!
 //! The replay files each posted request under (sender, receiver, tag) and `wait` completes

@@ -170,8 +170,8 @@ impl Series {
         }
     }
 
-    /// Appends the binary form: [`CONSTANT`], the value and the length for one repeated
-    /// value; else the number of pieces plus [`PIECES`], the pieces (tag 0 run, 1 cycle; each
+    /// Appends the binary form: `CONSTANT`, the value and the length for one repeated
+    /// value; else the number of pieces plus `PIECES`, the pieces (tag 0 run, 1 cycle; each
     /// run as the zigzag difference of its start from the previous run's start, its stride,
     /// its length), then the grammar.
     pub fn encode(&self, out: &mut Vec<u8>) {
