@@ -45,6 +45,7 @@ lint:
 	python3 tools/crate-layers.py
 	cargo fmt --all -- --check
 	$(call CARGO_FOR,openmpi) clippy --release --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(call CARGO_FOR,openmpi) doc --release --no-deps --workspace
 
 # make bench [MPI=openmpi|mpich|all] [QUICK=1] [ONLY=words]: writes bench/results.md and
 # bench/results.json (ONLY: just the suites whose title contains the words, into bench/partial).
