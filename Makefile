@@ -10,7 +10,8 @@ CARGO_FOR = CONIFER_MPI=$(1) CARGO_TARGET_DIR=$(call TARGET_DIR,$(1)) cargo
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: setup build demo test test-one lint bench spec spec-check clean install uninstall
+.PHONY: setup build demo test test-one lint bench spec spec-check clean install uninstall \
+	python install-python uninstall-python wheel test-python
 
 setup:
 	@scripts/setup.sh --real-apps
@@ -23,6 +24,7 @@ demo: build
 
 test: setup lint spec-check
 	@for mpi in $(MPIS); do $(MAKE) --no-print-directory test-one MPI=$$mpi || exit 1; done
+	$(MAKE) --no-print-directory test-python
 
 # conifer-static (LLVM) does not depend on the MPI a build targets and its tests build and run
 # their programs under both MPIs, so only the openmpi round tests it; both rounds build it, since
@@ -74,10 +76,39 @@ install:
 	  if command -v mpicc.$$mpi >/dev/null; then $(MAKE) --no-print-directory build MPI=$$mpi || exit 1; fi; \
 	done
 	@scripts/install.sh $(PREFIX)
+	@$(MAKE) --no-print-directory install-python
 
 uninstall:
 	@scripts/install.sh $(PREFIX) --uninstall
+	@$(MAKE) --no-print-directory uninstall-python
 
 clean:
 	cargo clean
 	rm -rf target
+
+# The `conifer` Python package (crates/conifer-python: PyO3 over the read side), importable
+# from target/python: PYTHONPATH=target/python python3 -c 'import conifer'.
+PYTHON ?= /usr/bin/python3
+python:
+	PYO3_PYTHON=$(PYTHON) $(call CARGO_FOR,openmpi) build --release -p conifer-python
+	rm -rf target/python && mkdir -p target/python/conifer
+	cp crates/conifer-python/python/conifer/*.py target/python/conifer/
+	cp $(call TARGET_DIR,openmpi)/release/lib_conifer.so target/python/conifer/_conifer.abi3.so
+
+# The package into the system Python's site-packages (part of `make install`).
+PY_SITE = $$($(PYTHON) -c 'import site; print(site.getsitepackages()[0])')
+install-python: python
+	rm -rf "$(PY_SITE)/conifer" && cp -r target/python/conifer "$(PY_SITE)/"
+
+uninstall-python:
+	rm -rf "$(PY_SITE)/conifer"
+
+# A wheel (target/wheels) built by maturin from crates/conifer-python/pyproject.toml.
+wheel:
+	cd crates/conifer-python && PYO3_PYTHON=$(PYTHON) python3 -m maturin build --release --out ../../target/wheels
+
+# The Python package's tests (pytest, against `conifer stats`/`matrix` of real traced runs).
+test-python: python
+	$(call CARGO_FOR,openmpi) build --release -p conifer-cli -p conifer-preload
+	CONIFER=$(CURDIR)/$(call TARGET_DIR,openmpi)/release/conifer PYTHONPATH=$(CURDIR)/target/python \
+	  $(PYTHON) -m pytest -q crates/conifer-python/tests

@@ -14,6 +14,7 @@ apt_packages=(
   time
   chromium fonts-dejavu-core
   libotf2-trace-dev otf2-tools python3-otf2 libsimgrid-dev
+  python3-pandas python3-pytest
   clang-19 llvm-19-dev flang-19 libpolly-19-dev libzstd-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--real-apps" ]]; then
@@ -37,6 +38,12 @@ fi
 if ! python3 -c 'import pympistandard' 2>/dev/null; then
   echo "setup: installing pympistandard" >&2
   python3 -m pip install --quiet --root-user-action=ignore 'pympistandard==0.2.0'
+fi
+
+# `make wheel` builds the Python package's wheel with maturin.
+if ! python3 -m maturin --version >/dev/null 2>&1; then
+  echo "setup: installing maturin" >&2
+  python3 -m pip install --quiet --root-user-action=ignore 'maturin>=1.5,<2'
 fi
 
 # HPCC 1.5's sources from Debian (a deb-src entry for bookworm), unpacked where the slicing test

@@ -21,6 +21,7 @@ FORBIDDEN = {
     "conifer-sim": {"conifer-write", "conifer-preload"},
     "conifer-export": {"conifer-write", "conifer-preload"},
     "conifer-proxy": {"conifer-write", "conifer-preload"},
+    "conifer-python": {"conifer-write", "conifer-preload"},
     "conifer-preload": {"conifer-trace"},
 }
 # Files of the CLI allowed to name the write side.

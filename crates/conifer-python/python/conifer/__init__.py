@@ -1,0 +1,118 @@
+"""Conifer MPI traces (``.cft``) as pandas tables.
+
+>>> import conifer
+>>> trace = conifer.open("run.cft")
+>>> trace.meta["ranks"], len(trace.ranks)
+>>> sends = trace.calls(functions=["MPI_Send", "MPI_Isend"])
+>>> trace.profile().sort_values("time_ns", ascending=False).head()
+>>> trace.matrix(kind="p2p", metric="bytes")
+
+Everything is read by Conifer's own Rust reader (the ``_conifer`` extension): no second
+parser of the format. ``profile``, ``ranks`` and ``matrix`` are computed on the compressed
+trace exactly as ``conifer profile``/``matrix`` compute them. Times say how they were taken:
+columns ``start_ns``, ``end_ns``, ``enter_ns``, ``exit_ns`` and ``span_ns`` are *as run*, on
+rank 0's clock; ``duration_ns``, ``interval_ns``, ``mean_ns``, ``time_ns``, ``mpi_ns`` and
+``compute_ns`` are *without the recorder* (Conifer's own time taken out).
+"""
+
+from typing import Iterable, Iterator, Optional
+
+import pandas as pd
+
+from . import _conifer
+
+__all__ = ["open", "Trace"]
+__version__ = _conifer.__version__
+
+_AS_RUN = ("start_ns, end_ns, enter_ns, exit_ns: as run, ns on rank 0's clock; "
+           "duration_ns, interval_ns, mean_ns: without the recorder")
+
+
+class Trace:
+    """An opened trace. Use :func:`conifer.open` to make one."""
+
+    def __init__(self, native: "_conifer.NativeTrace", path: str):
+        self._native = native
+        self.path = path
+
+    def __repr__(self) -> str:
+        meta = self.meta
+        return (f"<conifer.Trace {self.path!r}: {' '.join(meta['command_line'])!r} on "
+                f"{meta['ranks']} ranks, {meta['calls']} calls, timing {meta['timing']}>")
+
+    @property
+    def meta(self) -> dict:
+        """The run: command line, MPI, ranks, hosts per rank, options, timing, calls."""
+        return self._native.meta()
+
+    @property
+    def nranks(self) -> int:
+        """Number of ranks (the size of ``MPI_COMM_WORLD``)."""
+        return self._native.ranks
+
+    @property
+    def ranks(self) -> pd.DataFrame:
+        """One row per rank: host, ``span_ns`` (as run), ``mpi_ns``, ``compute_ns`` (without
+        the recorder), ``recorder_ns`` (Conifer's own time) and ``mpi_percent``."""
+        frame = pd.DataFrame(self._native.rank_columns())
+        frame.insert(1, "host", self.meta["hosts"][: len(frame)])
+        frame.attrs["times"] = "span_ns: as run; mpi_ns, compute_ns: without the recorder"
+        return frame.set_index("rank")
+
+    def iter_calls(self, ranks: Optional[Iterable[int]] = None,
+                   functions: Optional[Iterable[str]] = None) -> Iterator[pd.DataFrame]:
+        """The calls one rank at a time (a DataFrame per rank), so memory holds one rank's
+        calls, not the run's. ``ranks``: which (default all); ``functions``: only these MPI
+        functions (C names, e.g. ``"MPI_Send"``)."""
+        keep = list(functions) if functions is not None else None
+        for rank in (range(self.nranks) if ranks is None else ranks):
+            frame = pd.DataFrame(_nullable_ints(self._native.call_columns(int(rank), keep)))
+            frame.attrs["times"] = _AS_RUN
+            yield frame
+
+    def calls(self, rank: Optional[int] = None,
+              functions: Optional[Iterable[str]] = None) -> pd.DataFrame:
+        """Every call as a row: ``rank``, ``thread``, ``index`` (position in its thread),
+        ``function``, ``site``, ``ret``, its times, and one column per argument (integers as
+        integers, MPI objects by their symbolic ids such as ``comm1``, ``req3``; ``None``
+        where a call has no such argument). ``rank``: one rank (default all)."""
+        ranks = None if rank is None else [rank]
+        frames = [f for f in self.iter_calls(ranks, functions) if len(f)]
+        if not frames:
+            return pd.DataFrame(next(self.iter_calls([0 if rank is None else rank], functions)))
+        frame = pd.concat(frames, ignore_index=True)
+        frame.attrs["times"] = _AS_RUN
+        return frame
+
+    def profile(self) -> pd.DataFrame:
+        """Per MPI function: ``calls``, ``bytes_sent``, ``bytes_received`` and ``time_ns``
+        (inside MPI, summed over ranks, without the recorder; missing for traces without exact
+        per-rank totals)."""
+        frame = pd.DataFrame(self._native.profile_columns()).set_index("function")
+        frame.attrs["times"] = "time_ns: without the recorder"
+        return frame
+
+    def matrix(self, kind: str = "p2p", metric: str = "bytes") -> pd.DataFrame:
+        """The rank x rank communication matrix: rows senders, columns receivers (world
+        ranks). ``kind``: ``p2p``, ``coll`` or ``all``; ``metric``: ``bytes`` or
+        ``messages`` (as ``conifer matrix --kind --metric``)."""
+        rows = self._native.matrix_rows(kind, metric)
+        frame = pd.DataFrame(rows)
+        frame.index.name = "sender"
+        frame.columns.name = "receiver"
+        return frame
+
+
+def _nullable_ints(columns: dict) -> dict:
+    """Integer columns with gaps as pandas' nullable ``Int64`` (not floats with NaN)."""
+    for name, values in columns.items():
+        present = [v for v in values if v is not None]
+        if len(present) < len(values) and present and all(type(v) is int for v in present):
+            columns[name] = pd.array(values, dtype="Int64")
+    return columns
+
+
+def open(path) -> Trace:  # noqa: A001 - the package's verb, like io.open
+    """Opens the Conifer trace at ``path``; raises ``ValueError`` (one line: which file, what
+    is wrong) for a file that is not a readable trace."""
+    return Trace(_conifer.open(str(path)), str(path))
