@@ -5,6 +5,7 @@ Needs CONIFER (the built `conifer` binary) and Open MPI; run by `make test-pytho
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -130,3 +131,23 @@ def test_unknown_rank_and_kind_are_refused(traces):
         trace.calls(rank=RANKS)
     with pytest.raises(ValueError, match="unknown kind"):
         trace.matrix(kind="bogus")
+
+
+def test_the_readme_example_runs(traces, tmp_path, capsys):
+    """The README's Python example, run as written on a trace named run.cft (ring.c's)."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    start = readme.index("```python\n") + len("```python\n")
+    example = readme[start:readme.index("```", start)]
+    shutil.copy(traces["ring"], tmp_path / "run.cft")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        exec(compile(example, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    printed = capsys.readouterr().out
+    # ring.c's Sendrecvs: RING_ROUNDS per (rank, rank + 1) pair.
+    for rank in range(RANKS):
+        row = rf"^\s*{rank}\s+{(rank + 1) % RANKS}\s+{RING_ROUNDS}\s*$"
+        assert re.search(row, printed, re.MULTILINE), printed
