@@ -90,7 +90,7 @@ clean:
 # from target/python: PYTHONPATH=target/python python3 -c 'import conifer'.
 PYTHON ?= /usr/bin/python3
 python:
-	PYO3_PYTHON=$(PYTHON) $(call CARGO_FOR,openmpi) build --release -p conifer-python
+	$(call CARGO_FOR,openmpi) build --release -p conifer-python
 	rm -rf target/python && mkdir -p target/python/conifer
 	cp crates/conifer-python/python/conifer/*.py target/python/conifer/
 	cp $(call TARGET_DIR,openmpi)/release/lib_conifer.so target/python/conifer/_conifer.abi3.so
@@ -105,7 +105,7 @@ uninstall-python:
 
 # A wheel (target/wheels) built by maturin from crates/conifer-python/pyproject.toml.
 wheel:
-	cd crates/conifer-python && PYO3_PYTHON=$(PYTHON) python3 -m maturin build --release --out ../../target/wheels
+	cd crates/conifer-python && python3 -m maturin build --release --out ../../target/wheels
 
 # The Python package's tests (pytest, against `conifer stats`/`matrix` of real traced runs).
 test-python: python

@@ -5,6 +5,7 @@
 //! the analysis the CLI runs on the compressed form.
 
 mod calls;
+mod columns;
 mod figures;
 mod trace;
 

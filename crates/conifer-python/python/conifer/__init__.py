@@ -17,6 +17,7 @@ rank 0's clock; ``duration_ns``, ``interval_ns``, ``mean_ns``, ``time_ns``, ``mp
 
 from typing import Iterable, Iterator, Optional
 
+import numpy as np
 import pandas as pd
 
 from . import _conifer
@@ -66,7 +67,7 @@ class Trace:
         functions (C names, e.g. ``"MPI_Send"``)."""
         keep = list(functions) if functions is not None else None
         for rank in (range(self.nranks) if ranks is None else ranks):
-            frame = pd.DataFrame(_nullable_ints(self._native.call_columns(int(rank), keep)))
+            frame = _frame(self._native.call_columns(int(rank), keep))
             frame.attrs["times"] = _AS_RUN
             yield frame
 
@@ -103,13 +104,24 @@ class Trace:
         return frame
 
 
-def _nullable_ints(columns: dict) -> dict:
-    """Integer columns with gaps as pandas' nullable ``Int64`` (not floats with NaN)."""
-    for name, values in columns.items():
-        present = [v for v in values if v is not None]
-        if len(present) < len(values) and present and all(type(v) is int for v in present):
-            columns[name] = pd.array(values, dtype="Int64")
-    return columns
+def _column(spec):
+    """A column as the extension sends it: ``("int"|"float", values, mask)`` (little-endian
+    buffers; mask: 1 where the cell is missing, or None) or ``("cat", codes, names)``."""
+    kind, data, extra = spec
+    if kind == "cat":
+        codes = np.frombuffer(data, dtype="<i4")
+        return pd.Categorical.from_codes(codes, categories=pd.Index(extra, dtype=object))
+    values = np.frombuffer(data, dtype="<i8" if kind == "int" else "<f8")
+    if extra is None:
+        return values
+    mask = np.frombuffer(extra, dtype=bool)
+    if kind == "int":
+        return pd.arrays.IntegerArray(values.copy(), mask.copy())
+    return np.where(mask, np.nan, values)
+
+
+def _frame(columns: dict) -> pd.DataFrame:
+    return pd.DataFrame({name: _column(spec) for name, spec in columns.items()})
 
 
 def open(path) -> Trace:  # noqa: A001 - the package's verb, like io.open
