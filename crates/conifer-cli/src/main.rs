@@ -134,6 +134,16 @@ enum Command {
         /// For `matrix`: p2p, coll or all.
         #[arg(long, default_value = "all")]
         kind_of_calls: String,
+        /// For `timeline`: start of the window, after every rank had returned from MPI_Init
+        /// (e.g. `1.5ms`, `250us`, `2s`; a bare number is seconds).
+        #[arg(long)]
+        from: Option<String>,
+        /// For `timeline`: end of the window (same units as `--from`).
+        #[arg(long)]
+        to: Option<String>,
+        /// For `timeline`: the ranks drawn, `A-B` or one rank.
+        #[arg(long)]
+        ranks: Option<String>,
     },
     /// One self-contained HTML page: run, profile, matrix, pictures, compression facts.
     Report {
@@ -356,8 +366,13 @@ fn main() -> ExitCode {
             output,
             metric,
             kind_of_calls,
-        } => matrix::Select::parse(&metric, &kind_of_calls)
-            .and_then(|sel| plot::run(&kind, &file, &output, sel)),
+            from,
+            to,
+            ranks,
+        } => matrix::Select::parse(&metric, &kind_of_calls).and_then(|sel| {
+            let window = plot::WindowArgs { from, to, ranks };
+            plot::run(&kind, &file, &output, sel, &window)
+        }),
         Command::Report { file, output } => report::run(&file, &output),
         Command::Diff { a, b, json } => diff::run(&a, &b, json),
         Command::Proxy {

@@ -49,6 +49,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         analysis: &a,
         times: &t,
         name: name.clone(),
+        window: Default::default(),
     };
     let m = &trace.meta;
     let calls: u64 = a.functions.values().map(|f| f.calls).sum();

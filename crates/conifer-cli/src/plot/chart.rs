@@ -72,6 +72,31 @@ where
         .map_err(err)
 }
 
+/// A legend of `entries` (name, colour) drawn on its own `area` (beside a chart, so it never
+/// covers the data), top-aligned with the chart's plotting area.
+pub(super) fn side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, RGBColor)],
+    font: u32,
+) -> Res {
+    let step = font as i32 + 8;
+    for (i, (name, colour)) in entries.iter().enumerate() {
+        let y = 50 + i as i32 * step;
+        area.draw(&Rectangle::new(
+            [(4, y), (4 + font as i32, y + font as i32)],
+            colour.filled(),
+        ))
+        .map_err(err)?;
+        area.draw(&Text::new(
+            name.clone(),
+            (10 + font as i32, y),
+            (FONT, font).into_font(),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// What drawing a picture returns.
 pub type Res = Result<(), String>;
 

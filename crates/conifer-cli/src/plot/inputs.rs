@@ -1,5 +1,6 @@
 //! What every picture is drawn from.
 
+use super::window::Window;
 use crate::profile::Times;
 use conifer_analyze::Analysis;
 use conifer_trace::Trace;
@@ -14,4 +15,6 @@ pub struct Inputs<'a> {
     pub times: &'a Times,
     /// The trace's file name (for titles).
     pub name: String,
+    /// The part of the run the timeline draws.
+    pub window: Window,
 }

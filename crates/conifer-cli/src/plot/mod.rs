@@ -13,6 +13,7 @@ pub mod sweep;
 #[cfg(test)]
 mod tests;
 mod timeline;
+pub mod window;
 
 use crate::matrix::Select;
 use crate::profile;
@@ -90,8 +91,25 @@ pub fn png(kind: &str, inp: &Inputs, sel: Select) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// `plot timeline`'s `--from`, `--to` and `--ranks`, as given.
+#[derive(Debug, Default)]
+pub struct WindowArgs {
+    /// `--from`.
+    pub from: Option<String>,
+    /// `--to`.
+    pub to: Option<String>,
+    /// `--ranks`.
+    pub ranks: Option<String>,
+}
+
 /// Runs `conifer plot`.
-pub fn run(kind: &str, file: &Path, output: &Path, sel: Select) -> Result<ExitCode, String> {
+pub fn run(
+    kind: &str,
+    file: &Path,
+    output: &Path,
+    sel: Select,
+    window: &WindowArgs,
+) -> Result<ExitCode, String> {
     if !KINDS.contains(&kind) {
         return Err(unknown(kind));
     }
@@ -106,6 +124,18 @@ pub fn run(kind: &str, file: &Path, output: &Path, sel: Select) -> Result<ExitCo
         ));
     }
     let trace = conifer_trace::open(file)?;
+    let window = if kind == "timeline" {
+        window::Window::parse(
+            window.from.as_deref(),
+            window.to.as_deref(),
+            window.ranks.as_deref(),
+            trace.meta.ranks,
+        )?
+    } else if window.from.is_some() || window.to.is_some() || window.ranks.is_some() {
+        return Err("--from, --to and --ranks choose what `plot timeline` draws; the other pictures show the whole run".into());
+    } else {
+        window::Window::default()
+    };
     let analysis = crate::analysis::analyze(&trace, &Default::default())?;
     let times = profile::times(&trace, &analysis);
     let inp = Inputs {
@@ -115,6 +145,7 @@ pub fn run(kind: &str, file: &Path, output: &Path, sel: Select) -> Result<ExitCo
         name: file
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        window,
     };
     let bytes = if ext.as_deref() == Some("svg") {
         svg(kind, &inp, sel)?.into_bytes()

@@ -56,6 +56,19 @@ pub(super) fn palette(i: usize) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
 
+/// Colours for up to [`NAMED_COLOURS`] named series that are all different from each other
+/// and from [`OTHER`] (the palette without its grey).
+pub(super) fn named(i: usize) -> RGBColor {
+    const ORDER: [usize; NAMED_COLOURS] = [0, 1, 2, 3, 4, 5, 6, 8, 9];
+    palette(ORDER[i % NAMED_COLOURS])
+}
+
+/// How many series [`named`] tells apart.
+pub(super) const NAMED_COLOURS: usize = 9;
+
+/// The colour of the series grouping everything not named.
+pub(super) const OTHER: RGBColor = RGBColor(127, 127, 127);
+
 /// Time in the unit of the largest value: (divisor, unit name).
 pub(super) fn time_unit(max_ns: f64) -> (f64, &'static str) {
     if max_ns >= 1e9 {

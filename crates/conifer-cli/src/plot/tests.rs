@@ -66,6 +66,7 @@ fn matrix_of_1024_ranks_is_drawn_in_blocks() {
         analysis: &a,
         times: &times,
         name: "synthetic".into(),
+        window: Default::default(),
     };
     let all = Select {
         messages: false,

@@ -1,0 +1,99 @@
+//! `conifer plot timeline`'s window: `--ranks`, `--from`, `--to` pick what is drawn, the
+//! legend lists only what the window holds, and wrong windows are one clear line.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// ring.c on 4 ranks with every call's time: rank r Sendrecvs with r ± 1, 20 times.
+fn ring_trace() -> PathBuf {
+    let scratch = scratch("timeline-window");
+    let trace = scratch.join("ring.cft");
+    let _guard = mpi_lock();
+    let mut cmd = Command::new("timeout");
+    cmd.arg("300")
+        .arg(conifer())
+        .args(["run", "-n", "4", "--timing", "lossless", "-o"])
+        .arg(&trace)
+        .current_dir(&scratch);
+    if !is_mpich() {
+        cmd.arg("--launcher-arg=--oversubscribe");
+    }
+    run_ok(cmd.arg(apps_dir().join("ring")));
+    trace
+}
+
+fn plot(trace: &PathBuf, out: &str, extra: &[&str]) -> (Output, String) {
+    let svg = trace.parent().unwrap().join(out);
+    let output = Command::new(conifer())
+        .args(["plot", "timeline"])
+        .arg(trace)
+        .arg("-o")
+        .arg(&svg)
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap_or_default();
+    (output, text)
+}
+
+#[test]
+fn a_window_draws_only_its_ranks_and_time() {
+    let trace = ring_trace();
+    let (out, full) = plot(&trace, "full.svg", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        full.contains("MPI_Sendrecv"),
+        "the legend names the ring's calls"
+    );
+    assert!(!full.contains(">MPI_Init<"), "MPI_Init is not drawn");
+
+    let (out, two) = plot(&trace, "two.svg", &["--ranks", "1-2"]);
+    assert!(out.status.success());
+    assert!(two.contains("(ranks 1-2)"), "the title says which ranks");
+    // Half the ranks: about half the boxes (each rank's calls are alike).
+    let boxes = |svg: &str| svg.matches("<rect").count();
+    assert!(
+        boxes(&two) < boxes(&full),
+        "{} vs {}",
+        boxes(&two),
+        boxes(&full)
+    );
+
+    // A window after the run's end holds no call: no function in the legend.
+    let (out, empty) = plot(&trace, "late.svg", &["--from", "1000s", "--to", "1001s"]);
+    assert!(out.status.success());
+    assert!(
+        !empty.contains("MPI_Sendrecv"),
+        "a call outside the window is drawn"
+    );
+}
+
+#[test]
+fn wrong_windows_are_one_clear_line() {
+    let trace = ring_trace();
+    for (args, words) in [
+        (&["--from", "2ms", "--to", "1ms"][..], "is not before --to"),
+        (&["--from", "soon"][..], "is not a time"),
+        (&["--ranks", "3-9"][..], "does not exist"),
+    ] {
+        let (out, _) = plot(&trace, "bad.svg", args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(words), "{args:?}: {err}");
+    }
+    let out = Command::new(conifer())
+        .args(["plot", "ranks"])
+        .arg(&trace)
+        .args(["-o", "/tmp/conifer-ranks.svg", "--from", "1ms"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("plot timeline"));
+}
