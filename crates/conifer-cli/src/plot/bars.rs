@@ -1,10 +1,9 @@
 //! Bar charts: the message-size histogram per function, time per function and time per
 //! rank (in MPI and between calls).
 
-use super::chart::{axes, err, labelled, legend, titled, Res};
+use super::chart::{axes, err, labelled, side_legend, titled, Res};
 use super::inputs::Inputs;
 use super::style::{palette, time_unit};
-use conifer_analyze::bucket_label;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -46,7 +45,9 @@ pub fn sizes<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
     let nb = buckets.len().max(1) as u32;
     let ns = series.len().max(1) as u32;
     let title = format!("Message sizes per function — {}", inp.name);
-    let mut chart = titled(area, title, 20, (60, 70))
+    let (plot_area, legend_area) =
+        area.split_horizontally(area.dim_in_pixel().0.saturating_sub(170));
+    let mut chart = titled(&plot_area, title, 20, (60, 70))
         .build_cartesian_2d(
             (0u32..nb * (ns + 1) - 1).into_segmented(),
             (0.8f64..max as f64 * 1.5).log_scale(),
@@ -55,7 +56,7 @@ pub fn sizes<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
     let label = |x: &SegmentValue<u32>| match x {
         SegmentValue::CenterOf(x) if x % (ns + 1) == (ns - 1) / 2 => buckets
             .get((x / (ns + 1)) as usize)
-            .map(|&b| bucket_label(b))
+            .map(|&b| bucket_start(b))
             .unwrap_or_default(),
         _ => String::new(),
     };
@@ -63,7 +64,7 @@ pub fn sizes<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_desc("message size (bytes of the call's send buffer, else its receive buffer)")
+            .x_desc("message size: bucket from the size shown up to twice it (the call's send buffer, else its receive buffer)")
             .y_desc("calls (log scale)")
             .x_labels((nb * (ns + 1)) as usize)
             .x_label_formatter(&label)
@@ -80,7 +81,20 @@ pub fn sizes<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
         });
         labelled(&mut chart, bars, palette(s).filled(), name)?;
     }
-    legend(&mut chart, 13)
+    let entries: Vec<(String, RGBColor)> = series
+        .iter()
+        .enumerate()
+        .map(|(s, (name, _))| (name.clone(), palette(s)))
+        .collect();
+    side_legend(&legend_area, &entries, 13)
+}
+
+/// The smallest size of bucket `b` (its label under the bar: short enough not to collide).
+fn bucket_start(b: u32) -> String {
+    match b {
+        0 => "0 B".into(),
+        b => conifer_analyze::human_bytes(1u64 << (b - 1)),
+    }
 }
 
 /// Time per function (horizontal bars), longest first.
@@ -157,7 +171,7 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
 }
 
 /// Time per rank: inside MPI, between calls and (where the trace keeps it) the recorder's
-/// own time, stacked (load imbalance); exact sums.
+/// own time, stacked in one bar per rank (load imbalance); exact sums.
 pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     area.fill(&WHITE).map_err(err)?;
     let r = conifer_analyze::rank_figures::rank_figures(inp.trace);
@@ -168,37 +182,52 @@ pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
         .fold(1.0, f64::max);
     let (div, unit) = time_unit(max);
     let n = r.len().max(1) as u32;
+    let mut parts: Vec<(String, RGBColor)> = vec![
+        ("in MPI".into(), palette(3)),
+        ("between MPI calls".into(), palette(0)),
+    ];
+    if r.iter().any(|f| f.recorder_ns.is_some()) {
+        parts.push(("Conifer's own time".into(), palette(1)));
+    }
+    let (plot_area, legend_area) =
+        area.split_horizontally(area.dim_in_pixel().0.saturating_sub(170));
     let title = format!("Time per rank: in MPI and between calls — {}", inp.name);
-    let mut chart = titled(area, title, 20, (45, 70))
-        .build_cartesian_2d(0u32..n, 0f64..max / div * 1.1)
+    let mut chart = titled(&plot_area, title, 20, (45, 70))
+        .build_cartesian_2d((0u32..n - 1).into_segmented(), 0f64..max / div * 1.05)
         .map_err(err)?;
+    // A label under every bar up to 32 ranks, else under every k-th.
+    let every = n.div_ceil(32);
     axes(
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_desc("rank")
             .y_desc(format!("time ({unit})"))
-            .x_labels(n.min(16) as usize),
+            .x_labels(n as usize + 1)
+            .x_label_formatter(&|x: &SegmentValue<u32>| match x {
+                SegmentValue::CenterOf(x) if x % every == 0 && *x < n => x.to_string(),
+                _ => String::new(),
+            }),
     )?;
-    let mpi = r.iter().enumerate().map(|(i, f)| {
-        let i = i as u32;
-        [(i, 0.0), (i + 1, f.mpi_ns / div)]
-    });
-    labelled(&mut chart, mpi, palette(3).filled(), "in MPI")?;
-    let between = r.iter().enumerate().map(|(i, f)| {
-        let i = i as u32;
-        let lo = f.mpi_ns / div;
-        [(i, lo), (i + 1, lo + f.compute_ns / div)]
-    });
-    let style = palette(0).mix(0.6).filled();
-    labelled(&mut chart, between, style, "between MPI calls")?;
-    if r.iter().any(|f| f.recorder_ns.is_some()) {
-        let own = r.iter().enumerate().map(|(i, f)| {
-            let i = i as u32;
-            let lo = f.busy_ns() / div;
-            [(i, lo), (i + 1, lo + recorder(f) / div)]
+    for (k, (_, colour)) in parts.iter().enumerate() {
+        let bars = r.iter().enumerate().map(|(i, f)| {
+            let (lo, hi) = match k {
+                0 => (0.0, f.mpi_ns),
+                1 => (f.mpi_ns, f.busy_ns()),
+                _ => (f.busy_ns(), f.busy_ns() + recorder(f)),
+            };
+            let x = i as u32;
+            let mut bar = Rectangle::new(
+                [
+                    (SegmentValue::Exact(x), lo / div),
+                    (SegmentValue::Exact(x + 1), hi / div),
+                ],
+                colour.filled(),
+            );
+            bar.set_margin(0, 0, 3, 3);
+            bar
         });
-        labelled(&mut chart, own, palette(1).filled(), "Conifer's own time")?;
+        chart.draw_series(bars).map_err(err)?;
     }
-    legend(&mut chart, 13)
+    side_legend(&legend_area, &parts, 13)
 }

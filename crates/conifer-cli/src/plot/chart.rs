@@ -56,22 +56,6 @@ where
     Ok(())
 }
 
-/// Draws the legend of the labelled series in the upper right corner, in `font` points.
-pub(super) fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, font: u32) -> Res
-where
-    DB: DrawingBackend + 'a,
-    CT: CoordTranslate,
-{
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, font))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(err)
-}
-
 /// A legend of `entries` (name, colour) drawn on its own `area` (beside a chart, so it never
 /// covers the data), top-aligned with the chart's plotting area.
 pub(super) fn side_legend<DB: DrawingBackend>(

@@ -91,36 +91,29 @@ pub fn matrix<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs, s
                 }),
         )
         .map_err(err)?;
-    // Colour bar.
+    // Colour bar, on a log2 axis for bytes and log10 for counts, labelled at whole powers.
+    let scale = BarScale::new(lmin, lmax, sel.messages);
     let mut cb = ChartBuilder::on(&bar)
         .margin_top(40)
         .margin_bottom(55)
         .margin_right(10)
         .y_label_area_size(70)
         .caption(format!("{unit} (log)"), (FONT, 13))
-        .build_cartesian_2d(0f64..1f64, lmin..lmax.max(lmin + 1e-9))
+        .build_cartesian_2d(0f64..1f64, scale.lo..scale.hi)
         .map_err(err)?;
-    let log_fmt = |v: &f64| {
-        let x = 10f64.powf(*v).round() as u64;
-        if sel.messages {
-            x.to_string()
-        } else {
-            human_bytes(x)
-        }
-    };
     cb.configure_mesh()
         .disable_mesh()
         .disable_x_axis()
-        .y_labels(6)
-        .y_label_formatter(&log_fmt)
+        .y_labels(12)
+        .y_label_formatter(&|v: &f64| scale.label(*v))
         .label_style((FONT, 12))
         .draw()
         .map_err(err)?;
     let steps = 100;
-    let span = (lmax - lmin).max(1e-9);
+    let span = scale.hi - scale.lo;
     cb.draw_series((0..steps).map(|s| {
-        let lo = lmin + span * s as f64 / steps as f64;
-        let hi = lmin + span * (s + 1) as f64 / steps as f64;
+        let lo = scale.lo + span * s as f64 / steps as f64;
+        let hi = scale.lo + span * (s + 1) as f64 / steps as f64;
         Rectangle::new(
             [(0.0, lo), (1.0, hi)],
             viridis(s as f64 / (steps - 1) as f64).filled(),
@@ -134,4 +127,58 @@ pub fn matrix<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs, s
     ))
     .map_err(err)?;
     Ok(())
+}
+
+/// The colour bar's axis: log base 2 of bytes (labels 1 KiB, 4 KiB, 16 KiB: exactly what
+/// `human_bytes` prints) or log base 10 of message counts (1, 10, 100).
+struct BarScale {
+    base: f64,
+    messages: bool,
+    lo: f64,
+    hi: f64,
+}
+
+impl BarScale {
+    /// The scale of values whose log10 runs over `lmin..lmax`.
+    fn new(lmin: f64, lmax: f64, messages: bool) -> BarScale {
+        let base: f64 = if messages { 10.0 } else { 2.0 };
+        let to_base = |l: f64| l / base.log10();
+        let (lo, hi) = (to_base(lmin), to_base(lmax));
+        BarScale {
+            base,
+            messages,
+            lo,
+            hi: hi.max(lo + 1e-9),
+        }
+    }
+
+    /// The label of axis position `v`: the value at whole powers of the base, else none.
+    fn label(&self, v: f64) -> String {
+        if (v - v.round()).abs() > 1e-6 {
+            return String::new();
+        }
+        let x = self.base.powi(v.round() as i32).round() as u64;
+        if self.messages {
+            x.to_string()
+        } else {
+            human_bytes(x)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bar_labels_are_whole_powers_in_their_own_units() {
+        let bytes = BarScale::new(700f64.log10(), 40_000f64.log10(), false);
+        assert_eq!(bytes.label(10.0), "1 KiB");
+        assert_eq!(bytes.label(14.0), "16 KiB");
+        assert_eq!(bytes.label(13.5), "", "no label between powers");
+        assert!((bytes.lo - 700f64.log2()).abs() < 1e-9);
+        let counts = BarScale::new(0.5, 4.7, true);
+        assert_eq!(counts.label(3.0), "1000");
+        assert_eq!(counts.label(2.5), "");
+    }
 }

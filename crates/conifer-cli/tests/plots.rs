@@ -1,4 +1,5 @@
-//! `conifer plot timeline`'s window: `--ranks`, `--from`, `--to` pick what is drawn, the
+//! Pictures read as a user expects: `plot ranks` has one bar per rank, labelled under its
+//! middle; `plot timeline`'s window (`--ranks`, `--from`, `--to`) picks what is drawn, the
 //! legend lists only what the window holds, and wrong windows are one clear line.
 
 mod common;
@@ -6,9 +7,10 @@ use common::*;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// ring.c on 4 ranks with every call's time: rank r Sendrecvs with r ± 1, 20 times.
-fn ring_trace() -> PathBuf {
-    let scratch = scratch("timeline-window");
+/// ring.c on 4 ranks with every call's time (in a directory of its own per `tag`): rank r
+/// Sendrecvs with r ± 1, 20 times.
+fn ring_trace(tag: &str) -> PathBuf {
+    let scratch = scratch(&format!("plots-{tag}"));
     let trace = scratch.join("ring.cft");
     let _guard = mpi_lock();
     let mut cmd = Command::new("timeout");
@@ -25,9 +27,13 @@ fn ring_trace() -> PathBuf {
 }
 
 fn plot(trace: &PathBuf, out: &str, extra: &[&str]) -> (Output, String) {
+    plot_kind("timeline", trace, out, extra)
+}
+
+fn plot_kind(kind: &str, trace: &PathBuf, out: &str, extra: &[&str]) -> (Output, String) {
     let svg = trace.parent().unwrap().join(out);
     let output = Command::new(conifer())
-        .args(["plot", "timeline"])
+        .args(["plot", kind])
         .arg(trace)
         .arg("-o")
         .arg(&svg)
@@ -40,7 +46,7 @@ fn plot(trace: &PathBuf, out: &str, extra: &[&str]) -> (Output, String) {
 
 #[test]
 fn a_window_draws_only_its_ranks_and_time() {
-    let trace = ring_trace();
+    let trace = ring_trace("window");
     let (out, full) = plot(&trace, "full.svg", &[]);
     assert!(
         out.status.success(),
@@ -76,7 +82,7 @@ fn a_window_draws_only_its_ranks_and_time() {
 
 #[test]
 fn wrong_windows_are_one_clear_line() {
-    let trace = ring_trace();
+    let trace = ring_trace("wrong");
     for (args, words) in [
         (&["--from", "2ms", "--to", "1ms"][..], "is not before --to"),
         (&["--from", "soon"][..], "is not a time"),
@@ -96,4 +102,25 @@ fn wrong_windows_are_one_clear_line() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("plot timeline"));
+}
+
+#[test]
+fn ranks_are_bars_labelled_zero_to_last() {
+    let trace = ring_trace("ranks");
+    let (out, svg) = plot_kind("ranks", &trace, "ranks.svg", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Text elements hold their text on a line of its own.
+    let svg: String = svg.split_whitespace().collect();
+    for rank in 0..4 {
+        assert!(
+            svg.contains(&format!(">{rank}</text>")),
+            "no label for rank {rank}"
+        );
+    }
+    assert!(!svg.contains(">4</text>"), "a rank 4 on a 4-rank run");
+    assert!(svg.contains("inMPI") && svg.contains("betweenMPIcalls"));
 }
