@@ -1,37 +1,10 @@
 //! What the slicer assumes about functions without a body in the module (libc, libm, the
-//! Fortran runtime): whether they allocate, only compute, only print, copy memory, or are
-//! unknown. Unknown functions are kept with everything they read, and may write and capture
-//! whatever their pointer arguments reach.
+//! Fortran runtime, whose names [`super::fortran`] sorts): whether they allocate, only
+//! compute, only print, copy memory, or are unknown. Unknown functions are kept with
+//! everything they read, and may write whatever their pointer arguments reach (pointers to
+//! that memory or to memory of their own included), but do not keep the pointers.
 
-/// The behaviour of an external function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum External {
-    /// Returns fresh memory (`malloc`, `calloc`, ...); `realloc` also keeps its argument's.
-    Allocates,
-    /// Only computes from its arguments: removable, writes nothing.
-    Pure,
-    /// Frees memory (`free`, `delete`): always kept — the recorder traces the release of
-    /// heap buffers given to MPI — but reads nothing through its pointer.
-    Frees,
-    /// Writes program output and nothing the program reads back: removable.
-    Prints,
-    /// Reads what its pointer arguments point to and returns a number: removable.
-    Reads,
-    /// Writes what its first argument points to (`memcpy`, `memset`, `sprintf`): removable
-    /// unless what it writes is live.
-    Writes,
-    /// A Fortran I/O runtime call: writes what every pointer argument points to, and what the
-    /// array descriptors among them point to (a `READ` fills its variables), returns a fresh
-    /// statement object; removable unless what it writes is live.
-    IoStatement,
-    /// A Fortran whole-array or derived-type assignment (`_FortranAAssign*`): its arguments
-    /// are descriptors; it writes the left-hand side's descriptor (reallocating it, Fortran
-    /// 2003) and data, and reads the right-hand side's; removable unless what it writes is
-    /// live.
-    FortranAssign,
-    /// Anything else (may exit, read input, keep pointers): always kept.
-    Unknown,
-}
+use super::class::External;
 
 const ALLOCATORS: [&str; 8] = [
     "malloc",
@@ -90,25 +63,11 @@ pub fn classify(name: &str) -> External {
         External::Reads
     } else if WRITES.contains(&name) {
         External::Writes
-    } else if name.starts_with("_FortranAio") {
-        External::IoStatement
-    } else if name.starts_with("_FortranAAssign") {
-        External::FortranAssign
+    } else if let Some(class) = super::fortran::classify(name) {
+        class
     } else {
         External::Unknown
     }
-}
-
-/// Whether Fortran I/O call `name` transfers an array descriptor
-/// (`_FortranAio…Descriptor`): it reaches the data behind it.
-pub fn io_reaches_data(name: &str) -> bool {
-    name.starts_with("_FortranAio") && name.ends_with("Descriptor")
-}
-
-/// Whether Fortran I/O call `name` is an output item (`_FortranAioOutput…`): it writes only
-/// its statement (its first argument), not the value it prints.
-pub fn io_writes_only_statement(name: &str) -> bool {
-    name.starts_with("_FortranAioOutput")
 }
 
 fn intrinsic_class(intrinsic: &str) -> External {
@@ -139,10 +98,6 @@ mod tests {
         assert_eq!(classify("free"), External::Frees);
         assert_eq!(classify("_FortranAioOutputReal64"), External::IoStatement);
         assert_eq!(classify("_FortranAAssign"), External::FortranAssign);
-        assert!(io_reaches_data("_FortranAioInputDescriptor"));
-        assert!(!io_reaches_data("_FortranAioInputInteger"));
-        assert!(io_writes_only_statement("_FortranAioOutputAscii"));
-        assert!(!io_writes_only_statement("_FortranAioInputInteger"));
         assert_eq!(classify("exit"), External::Unknown);
         assert_eq!(classify("llvm.stacksave"), External::Unknown);
     }

@@ -20,6 +20,9 @@ pub struct Done {
     pub emptied: Vec<String>,
     /// Unmarked MPI calls tagged.
     pub tagged: usize,
+    /// Instructions of the program left in blocks still reachable (emptied functions, skip
+    /// calls and the helper the pass adds not counted).
+    pub kept: usize,
 }
 
 /// Applies `live` to `module`.
@@ -27,6 +30,7 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
     let mut done = Done {
         emptied: Vec::new(),
         tagged: 0,
+        kept: 0,
     };
     // SAFETY: the module and every value in `ir` are live; values are erased only after
     // their uses are replaced, and each at most once.
@@ -79,6 +83,13 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
                 add_missing_incoming(to, f.blocks[b]);
             }
         }
+        done.kept = ir
+            .funcs
+            .iter()
+            .enumerate()
+            .filter(|&(fi, _)| live.active[fi])
+            .map(|(_, f)| reachable_instructions(f.value))
+            .sum();
         let hook = skip_helper(context, module);
         for (&call, mpi) in &live.mpi {
             if mpi.skip().is_some() && !live.marked.contains(&call) {
@@ -91,6 +102,25 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
         llc::LLVMDisposeBuilder(builder);
     }
     done
+}
+
+/// Instructions in the blocks of `f` reachable from its entry.
+unsafe fn reachable_instructions(f: V) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![llc::LLVMGetEntryBasicBlock(f)];
+    let mut count = 0;
+    while let Some(b) = todo.pop() {
+        if !seen.insert(b) {
+            continue;
+        }
+        let mut i = llc::LLVMGetFirstInstruction(b);
+        while !i.is_null() {
+            count += 1;
+            i = llc::LLVMGetNextInstruction(i);
+        }
+        todo.extend(ir::successors(llc::LLVMGetBasicBlockTerminator(b)));
+    }
+    count
 }
 
 /// Replaces a function's body by `unreachable`.
