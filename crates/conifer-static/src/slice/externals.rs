@@ -26,6 +26,13 @@ const PURE: [&str; 36] = [
     "cosh",
 ];
 
+/// Complex arithmetic the compiler calls (`__divdc3` for a complex division) and `<complex.h>`:
+/// values in, a value out.
+const COMPLEX: [&str; 18] = [
+    "__divsc3", "__divdc3", "__divxc3", "__mulsc3", "__muldc3", "__mulxc3", "cabs", "cabsf",
+    "carg", "cargf", "cexp", "cexpf", "csqrt", "csqrtf", "clog", "clogf", "cpow", "cpowf",
+];
+
 const PRINTS: [&str; 10] = [
     "printf", "fprintf", "vprintf", "vfprintf", "puts", "putchar", "fputs", "fputc", "fflush",
     "perror",
@@ -55,7 +62,7 @@ pub fn classify(name: &str) -> External {
         External::Allocates
     } else if FREES.contains(&name) {
         External::Frees
-    } else if PURE.contains(&name) {
+    } else if PURE.contains(&name) || COMPLEX.contains(&name) {
         External::Pure
     } else if PRINTS.contains(&name) {
         External::Prints
@@ -95,6 +102,7 @@ mod tests {
         assert_eq!(classify("llvm.memcpy.p0.p0.i64"), External::Writes);
         assert_eq!(classify("llvm.fmuladd.f64"), External::Pure);
         assert_eq!(classify("printf"), External::Prints);
+        assert_eq!(classify("__divdc3"), External::Pure);
         assert_eq!(classify("free"), External::Frees);
         assert_eq!(classify("_FortranAioOutputReal64"), External::IoStatement);
         assert_eq!(classify("_FortranAAssign"), External::FortranAssign);

@@ -115,7 +115,17 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
             s.activate(f);
         }
     }
-    for f in &ir.funcs {
+    // A function nothing calls (inlined everywhere) never runs, unless it is the entry or
+    // called through a pointer: nothing in it is a root or a writer.
+    let runs: Vec<bool> = (0..ir.funcs.len())
+        .map(|f| {
+            entry.is_none_or(|e| e == f)
+                || !ir.funcs[f].callers.is_empty()
+                || ir.funcs[f].address_taken
+        })
+        .collect();
+    s.writers.retain(|w| runs[ir.place[&w.inst].0]);
+    for (_, f) in ir.funcs.iter().enumerate().filter(|&(f, _)| runs[f]) {
         for &i in f.insts.iter().flatten() {
             if s.ends_program(i) || is_hook(i) {
                 s.exits.push(i);

@@ -92,7 +92,9 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
             .sum();
         let hook = skip_helper(context, module);
         for (&call, mpi) in &live.mpi {
-            if mpi.skip().is_some() && !live.marked.contains(&call) {
+            // Calls in functions that never run are gone.
+            let kept = live.live.contains(&call);
+            if kept && mpi.skip().is_some() && !live.marked.contains(&call) {
                 llc::LLVMPositionBuilderBefore(builder, call);
                 let ty = llc::LLVMGlobalGetValueType(hook);
                 llc::LLVMBuildCall2(builder, ty, hook, std::ptr::null_mut(), 0, c"".as_ptr());
