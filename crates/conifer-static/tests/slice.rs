@@ -17,10 +17,33 @@ fn sliced(test: &str, source: &str, binary: &str, extra: &[&str]) -> (std::path:
     (dir, report)
 }
 
-/// Runs `binary ARGS` on `ranks` Open MPI ranks; it must exit 0 (a sliced program prints
-/// nothing: its output statements are not in the slice).
+/// A shared object defining `conifer_slice_skip` as doing nothing, built in `dir`: preloaded,
+/// a sliced program runs with every MPI call executed (as under Conifer skipping nothing).
+fn skip_stub(dir: &std::path::Path) -> std::path::PathBuf {
+    let source = dir.join("skip_stub.c");
+    std::fs::write(&source, "void conifer_slice_skip(void) {}\n").expect("write the stub");
+    let library = dir.join("libskipstub.so");
+    ok(
+        dir,
+        "clang-19",
+        &[
+            "-shared",
+            "-fPIC",
+            source.to_str().unwrap(),
+            "-o",
+            library.to_str().unwrap(),
+        ],
+    );
+    library
+}
+
+/// Runs `binary ARGS` on `ranks` Open MPI ranks with [`skip_stub`] preloaded; it must exit 0
+/// (a sliced program prints nothing: its output statements are not in the slice).
 fn runs(dir: &std::path::Path, ranks: u32, binary: &str, args: &[&str]) {
-    mpirun_output(dir, "openmpi", ranks, binary, args);
+    let preload = format!("LD_PRELOAD={}", skip_stub(dir).display());
+    let mut with_env = vec![preload.as_str(), binary];
+    with_env.extend(args);
+    mpirun_output(dir, "openmpi", ranks, "env", &with_env);
 }
 
 fn site<'a>(report: &'a Value, function: &str) -> Vec<&'a Value> {
@@ -48,8 +71,27 @@ fn ring_keeps_the_ring_and_drops_the_reference_computation() {
     assert!(fraction(&report) < 0.8, "{report}");
     assert!(report["lines_removed"].as_u64().unwrap() > 20, "{report}");
     assert!(report["caveats"].as_array().unwrap().is_empty(), "{report}");
-    // Without libconifer every call executes: the sliced program still runs.
+    // With every call executed the sliced program still runs.
     runs(&dir, 3, "./ring", &["5"]);
+}
+
+/// Run without Conifer, a sliced program would compute nothing and look as if it ran: it says
+/// on stderr that it must be traced and exits with status 3, before `MPI_Init`.
+#[test]
+fn a_sliced_program_run_without_conifer_says_so_and_fails() {
+    let (dir, _) = sliced("slice_plain", &app("ring.c"), "ring", &[]);
+    let out = std::process::Command::new(dir.join("ring"))
+        .arg("5")
+        .current_dir(&dir)
+        .output()
+        .expect("run the sliced program");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("built with --slice") && stderr.contains("conifer run"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
 }
 
 #[test]

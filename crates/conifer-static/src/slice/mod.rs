@@ -10,6 +10,7 @@ mod class;
 mod effects;
 mod externals;
 mod fortran;
+mod guard;
 mod ir;
 mod live;
 mod mpi;
@@ -47,7 +48,7 @@ pub fn run(module: &Module, entry: Option<&str>) -> Report {
         .collect();
     sites.sort();
     let kept_because = why::largest(&program, &live.live, &live.because);
-    let done = transform::apply(raw, &program, &live);
+    let done = transform::apply(raw, &program, &live, entry);
     Report {
         instructions,
         kept: done.kept,

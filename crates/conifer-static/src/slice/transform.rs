@@ -6,7 +6,8 @@
 //! emptied to `unreachable`. Blocks left unreachable are removed by the optimiser afterwards.
 //! Before every unmarked MPI call the runtime can leave out, a call of
 //! `conifer_slice_skip()` (a weak reference, called only when libconifer is loaded) tells the
-//! runtime to record the next MPI call without executing it.
+//! runtime to record the next MPI call without executing it. The entry checks first that it
+//! runs under Conifer.
 
 use super::ir::{self, Ir, V};
 use super::live::Liveness;
@@ -25,8 +26,9 @@ pub struct Done {
     pub kept: usize,
 }
 
-/// Applies `live` to `module`.
-pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
+/// Applies `live` to `module`, whose entry function is `entry` (it gets the check that the
+/// program runs under Conifer, [`super::guard`]).
+pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness, entry: Option<usize>) -> Done {
     let mut done = Done {
         emptied: Vec::new(),
         tagged: 0,
@@ -91,6 +93,10 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
             .map(|(_, f)| reachable_instructions(f.value))
             .sum();
         let hook = skip_helper(context, module);
+        if let Some(e) = entry {
+            let target = llc::LLVMGetNamedFunction(module, c"conifer_slice_skip".as_ptr());
+            super::guard::insert(context, module, ir.funcs[e].value, target);
+        }
         for (&call, mpi) in &live.mpi {
             // Calls in functions that never run are gone.
             let kept = live.live.contains(&call);
