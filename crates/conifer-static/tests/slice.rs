@@ -248,3 +248,65 @@ fn exits_do_not_keep_the_checks_deciding_them() {
         runs(&dir, 2, &format!("./{binary}"), &[]);
     }
 }
+
+/// The input deck of a transport code in 16 lines: the loop count comes from a named file,
+/// so the `READ` is in the slice and with it the `OPEN` before it (the unit's state), or the
+/// read hits the end of an empty `fort.3`; the `CLOSE` after it too.
+const DECK_F: &str = "program deck
+  implicit none
+  include 'mpif.h'
+  integer :: n, i, ierr, rank, total
+  call mpi_init(ierr)
+  call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
+  open(unit=3, file='deck.txt', status='old')
+  read(3, *) n
+  close(3)
+  write(*, *) 'iterations', n
+  do i = 1, n
+    call mpi_allreduce(rank, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  end do
+  call mpi_finalize(ierr)
+end program deck
+";
+
+/// The same in C, with `fopen`/`fscanf`/`fclose`.
+const DECK_C: &str = r#"
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  int n = 0, rank, total;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  FILE *deck = fopen("deck.txt", "r");
+  if (!deck || fscanf(deck, "%d", &n) != 1) MPI_Abort(MPI_COMM_WORLD, 2);
+  fclose(deck);
+  printf("iterations %d\n", n);
+  for (int i = 0; i < n; i++)
+    MPI_Allreduce(&rank, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Statements a kept statement depends on through the runtime's state stay: the sliced deck
+/// readers run (on a deck holding 3; a `READ` without its `OPEN` would end the Fortran one
+/// with "End of file"), and the reduction, whose result nothing reads, is recorded only.
+#[test]
+fn reading_an_input_deck_keeps_the_open_before_the_read() {
+    let dir = scratch("slice_deck");
+    std::fs::write(dir.join("deck.f90"), DECK_F).expect("write the source");
+    std::fs::write(dir.join("deck.c"), DECK_C).expect("write the source");
+    std::fs::write(dir.join("deck.txt"), "3\n").expect("write the deck");
+    build(&dir, &["fc", "--slice", "-O2", "deck.f90", "-o", "deck_f"]);
+    build(&dir, &["cc", "--slice", "-O2", "deck.c", "-o", "deck_c"]);
+    for binary in ["deck_f", "deck_c"] {
+        let report = tree(&dir, binary)["slice"].clone();
+        assert_eq!(
+            site(&report, "MPI_Allreduce")[0]["marked"],
+            false,
+            "{report}"
+        );
+        runs(&dir, 2, &format!("./{binary}"), &[]);
+    }
+}
