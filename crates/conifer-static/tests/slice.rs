@@ -17,10 +17,33 @@ fn sliced(test: &str, source: &str, binary: &str, extra: &[&str]) -> (std::path:
     (dir, report)
 }
 
-/// Runs `binary ARGS` on `ranks` Open MPI ranks; it must exit 0 (a sliced program prints
-/// nothing: its output statements are not in the slice).
+/// A shared object defining `conifer_slice_skip` as doing nothing, built in `dir`: preloaded,
+/// a sliced program runs with every MPI call executed (as under Conifer skipping nothing).
+fn skip_stub(dir: &std::path::Path) -> std::path::PathBuf {
+    let source = dir.join("skip_stub.c");
+    std::fs::write(&source, "void conifer_slice_skip(void) {}\n").expect("write the stub");
+    let library = dir.join("libskipstub.so");
+    ok(
+        dir,
+        "clang-19",
+        &[
+            "-shared",
+            "-fPIC",
+            source.to_str().unwrap(),
+            "-o",
+            library.to_str().unwrap(),
+        ],
+    );
+    library
+}
+
+/// Runs `binary ARGS` on `ranks` Open MPI ranks with [`skip_stub`] preloaded; it must exit 0
+/// (a sliced program prints nothing: its output statements are not in the slice).
 fn runs(dir: &std::path::Path, ranks: u32, binary: &str, args: &[&str]) {
-    mpirun_output(dir, "openmpi", ranks, binary, args);
+    let preload = format!("LD_PRELOAD={}", skip_stub(dir).display());
+    let mut with_env = vec![preload.as_str(), binary];
+    with_env.extend(args);
+    mpirun_output(dir, "openmpi", ranks, "env", &with_env);
 }
 
 fn site<'a>(report: &'a Value, function: &str) -> Vec<&'a Value> {
@@ -48,8 +71,27 @@ fn ring_keeps_the_ring_and_drops_the_reference_computation() {
     assert!(fraction(&report) < 0.8, "{report}");
     assert!(report["lines_removed"].as_u64().unwrap() > 20, "{report}");
     assert!(report["caveats"].as_array().unwrap().is_empty(), "{report}");
-    // Without libconifer every call executes: the sliced program still runs.
+    // With every call executed the sliced program still runs.
     runs(&dir, 3, "./ring", &["5"]);
+}
+
+/// Run without Conifer, a sliced program would compute nothing and look as if it ran: it says
+/// on stderr that it must be traced and exits with status 3, before `MPI_Init`.
+#[test]
+fn a_sliced_program_run_without_conifer_says_so_and_fails() {
+    let (dir, _) = sliced("slice_plain", &app("ring.c"), "ring", &[]);
+    let out = std::process::Command::new(dir.join("ring"))
+        .arg("5")
+        .current_dir(&dir)
+        .output()
+        .expect("run the sliced program");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("built with --slice") && stderr.contains("conifer run"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
 }
 
 #[test]
@@ -180,16 +222,16 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// An `exit` before `MPI_Finalize` can cut the trace short, so what decides it is in the
-/// slice (the receive is marked); once MPI is finalised nothing more is recorded, so the same
-/// check after it is removed, and the receive is recorded only. An `exit` the program always
-/// reaches after `MPI_Finalize` stays (removed, the program would run into `unreachable`):
-/// the sliced programs run and exit 0.
+/// A run that succeeds reaches `MPI_Finalize`: an `exit` before it ends only a failed run (an
+/// MPI program exiting unfinalised is erroneous) and once MPI is finalised nothing more is
+/// recorded, so the check deciding either is removed and the receive whose data it checks is
+/// recorded only. An `exit` the program always reaches after `MPI_Finalize` stays (removed,
+/// the program would run into `unreachable`): the sliced programs run and exit 0.
 #[test]
-fn exits_count_only_before_finalize() {
+fn exits_do_not_keep_the_checks_deciding_them() {
     let dir = scratch("slice_exit_check");
     std::fs::write(dir.join("check.c"), EXIT_CHECK).expect("write the source");
-    for (at, marked) in [("0", true), ("1", false), ("2", false)] {
+    for at in ["0", "1", "2"] {
         let binary = format!("check{at}");
         let define = format!("-DCHECK_AT={at}");
         build(
@@ -199,10 +241,72 @@ fn exits_count_only_before_finalize() {
         let report = tree(&dir, &binary)["slice"].clone();
         assert_eq!(
             site(&report, "MPI_Sendrecv")[0]["marked"],
-            marked,
+            false,
             "check at {at}: {report}"
         );
         assert_eq!(site(&report, "MPI_Barrier")[0]["marked"], false, "{report}");
+        runs(&dir, 2, &format!("./{binary}"), &[]);
+    }
+}
+
+/// The input deck of a transport code in 16 lines: the loop count comes from a named file,
+/// so the `READ` is in the slice and with it the `OPEN` before it (the unit's state), or the
+/// read hits the end of an empty `fort.3`; the `CLOSE` after it too.
+const DECK_F: &str = "program deck
+  implicit none
+  include 'mpif.h'
+  integer :: n, i, ierr, rank, total
+  call mpi_init(ierr)
+  call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
+  open(unit=3, file='deck.txt', status='old')
+  read(3, *) n
+  close(3)
+  write(*, *) 'iterations', n
+  do i = 1, n
+    call mpi_allreduce(rank, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  end do
+  call mpi_finalize(ierr)
+end program deck
+";
+
+/// The same in C, with `fopen`/`fscanf`/`fclose`.
+const DECK_C: &str = r#"
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  int n = 0, rank, total;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  FILE *deck = fopen("deck.txt", "r");
+  if (!deck || fscanf(deck, "%d", &n) != 1) MPI_Abort(MPI_COMM_WORLD, 2);
+  fclose(deck);
+  printf("iterations %d\n", n);
+  for (int i = 0; i < n; i++)
+    MPI_Allreduce(&rank, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Statements a kept statement depends on through the runtime's state stay: the sliced deck
+/// readers run (on a deck holding 3; a `READ` without its `OPEN` would end the Fortran one
+/// with "End of file"), and the reduction, whose result nothing reads, is recorded only.
+#[test]
+fn reading_an_input_deck_keeps_the_open_before_the_read() {
+    let dir = scratch("slice_deck");
+    std::fs::write(dir.join("deck.f90"), DECK_F).expect("write the source");
+    std::fs::write(dir.join("deck.c"), DECK_C).expect("write the source");
+    std::fs::write(dir.join("deck.txt"), "3\n").expect("write the deck");
+    build(&dir, &["fc", "--slice", "-O2", "deck.f90", "-o", "deck_f"]);
+    build(&dir, &["cc", "--slice", "-O2", "deck.c", "-o", "deck_c"]);
+    for binary in ["deck_f", "deck_c"] {
+        let report = tree(&dir, binary)["slice"].clone();
+        assert_eq!(
+            site(&report, "MPI_Allreduce")[0]["marked"],
+            false,
+            "{report}"
+        );
         runs(&dir, 2, &format!("./{binary}"), &[]);
     }
 }

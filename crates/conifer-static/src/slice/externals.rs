@@ -1,37 +1,10 @@
 //! What the slicer assumes about functions without a body in the module (libc, libm, the
-//! Fortran runtime): whether they allocate, only compute, only print, copy memory, or are
-//! unknown. Unknown functions are kept with everything they read, and may write and capture
-//! whatever their pointer arguments reach.
+//! Fortran runtime, whose names [`super::fortran`] sorts): whether they allocate, only
+//! compute, only print, copy memory, or are unknown. Unknown functions are kept with
+//! everything they read, and may write whatever their pointer arguments reach (pointers to
+//! that memory or to memory of their own included), but do not keep the pointers.
 
-/// The behaviour of an external function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum External {
-    /// Returns fresh memory (`malloc`, `calloc`, ...); `realloc` also keeps its argument's.
-    Allocates,
-    /// Only computes from its arguments: removable, writes nothing.
-    Pure,
-    /// Frees memory (`free`, `delete`): always kept — the recorder traces the release of
-    /// heap buffers given to MPI — but reads nothing through its pointer.
-    Frees,
-    /// Writes program output and nothing the program reads back: removable.
-    Prints,
-    /// Reads what its pointer arguments point to and returns a number: removable.
-    Reads,
-    /// Writes what its first argument points to (`memcpy`, `memset`, `sprintf`): removable
-    /// unless what it writes is live.
-    Writes,
-    /// A Fortran I/O runtime call: writes what every pointer argument points to, and what the
-    /// array descriptors among them point to (a `READ` fills its variables), returns a fresh
-    /// statement object; removable unless what it writes is live.
-    IoStatement,
-    /// A Fortran whole-array or derived-type assignment (`_FortranAAssign*`): its arguments
-    /// are descriptors; it writes the left-hand side's descriptor (reallocating it, Fortran
-    /// 2003) and data, and reads the right-hand side's; removable unless what it writes is
-    /// live.
-    FortranAssign,
-    /// Anything else (may exit, read input, keep pointers): always kept.
-    Unknown,
-}
+use super::class::External;
 
 const ALLOCATORS: [&str; 8] = [
     "malloc",
@@ -51,6 +24,13 @@ const PURE: [&str; 36] = [
     "cosf", "tan", "atan", "atan2", "fabs", "fabsf", "floor", "ceil", "fmod", "round", "lround",
     "trunc", "fmax", "fmin", "abs", "labs", "cbrt", "hypot", "exp2", "log2", "erf", "tanh", "sinh",
     "cosh",
+];
+
+/// Complex arithmetic the compiler calls (`__divdc3` for a complex division) and `<complex.h>`:
+/// values in, a value out.
+const COMPLEX: [&str; 18] = [
+    "__divsc3", "__divdc3", "__divxc3", "__mulsc3", "__muldc3", "__mulxc3", "cabs", "cabsf",
+    "carg", "cargf", "cexp", "cexpf", "csqrt", "csqrtf", "clog", "clogf", "cpow", "cpowf",
 ];
 
 const PRINTS: [&str; 10] = [
@@ -82,7 +62,7 @@ pub fn classify(name: &str) -> External {
         External::Allocates
     } else if FREES.contains(&name) {
         External::Frees
-    } else if PURE.contains(&name) {
+    } else if PURE.contains(&name) || COMPLEX.contains(&name) {
         External::Pure
     } else if PRINTS.contains(&name) {
         External::Prints
@@ -90,25 +70,11 @@ pub fn classify(name: &str) -> External {
         External::Reads
     } else if WRITES.contains(&name) {
         External::Writes
-    } else if name.starts_with("_FortranAio") {
-        External::IoStatement
-    } else if name.starts_with("_FortranAAssign") {
-        External::FortranAssign
+    } else if let Some(class) = super::fortran::classify(name) {
+        class
     } else {
         External::Unknown
     }
-}
-
-/// Whether Fortran I/O call `name` transfers an array descriptor
-/// (`_FortranAio…Descriptor`): it reaches the data behind it.
-pub fn io_reaches_data(name: &str) -> bool {
-    name.starts_with("_FortranAio") && name.ends_with("Descriptor")
-}
-
-/// Whether Fortran I/O call `name` is an output item (`_FortranAioOutput…`): it writes only
-/// its statement (its first argument), not the value it prints.
-pub fn io_writes_only_statement(name: &str) -> bool {
-    name.starts_with("_FortranAioOutput")
 }
 
 fn intrinsic_class(intrinsic: &str) -> External {
@@ -136,13 +102,10 @@ mod tests {
         assert_eq!(classify("llvm.memcpy.p0.p0.i64"), External::Writes);
         assert_eq!(classify("llvm.fmuladd.f64"), External::Pure);
         assert_eq!(classify("printf"), External::Prints);
+        assert_eq!(classify("__divdc3"), External::Pure);
         assert_eq!(classify("free"), External::Frees);
         assert_eq!(classify("_FortranAioOutputReal64"), External::IoStatement);
         assert_eq!(classify("_FortranAAssign"), External::FortranAssign);
-        assert!(io_reaches_data("_FortranAioInputDescriptor"));
-        assert!(!io_reaches_data("_FortranAioInputInteger"));
-        assert!(io_writes_only_statement("_FortranAioOutputAscii"));
-        assert!(!io_writes_only_statement("_FortranAioInputInteger"));
         assert_eq!(classify("exit"), External::Unknown);
         assert_eq!(classify("llvm.stacksave"), External::Unknown);
     }

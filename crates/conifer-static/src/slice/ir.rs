@@ -33,6 +33,8 @@ pub struct Func {
     pub callers: Vec<V>,
     /// Used other than as a direct callee (may be called through a pointer).
     pub address_taken: bool,
+    /// Takes variable arguments (`...`).
+    pub variadic: bool,
 }
 
 /// The module's defined functions and where every instruction is.
@@ -346,6 +348,8 @@ fn function(f: V) -> Func {
         finalized_from,
         callers: Vec::new(),
         address_taken: false,
+        // SAFETY: reading the type of a live function.
+        variadic: unsafe { llc::LLVMIsFunctionVarArg(llc::LLVMGlobalGetValueType(f)) != 0 },
     }
 }
 

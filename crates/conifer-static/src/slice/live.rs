@@ -9,10 +9,13 @@
 //! receive (or probe, or completion whose result is live) marks every point-to-point call and
 //! every nonblocking collective, and one marked collective marks every collective of its name.
 
-use super::externals::{self, External};
+use super::class::External;
+use super::effects::Effects;
 use super::ir::{self, Ir, V};
 use super::mpi::MpiCall;
-use super::pointsto::{may_alias, Objs, PointsTo, UNKNOWN};
+use super::pointsto::{Obj, Objs, PointsTo, UNKNOWN};
+use super::why::{self, Why};
+use super::writers::{self, Writer, Writes};
 use conifer_spec::slicing::{Role, Skip};
 use llvm_sys::core as llc;
 use llvm_sys::LLVMOpcode as Op;
@@ -32,14 +35,8 @@ pub struct Liveness {
     pub returns_used: Vec<bool>,
     /// Why the slice had to keep code it could not bound.
     pub caveats: Vec<String>,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Writes {
-    /// A store, a memory-writing library call, a call of a function that writes.
-    Plain,
-    /// An MPI call's results.
-    Mpi,
+    /// For every live instruction but the roots, the instruction that made it live.
+    pub because: HashMap<V, V>,
 }
 
 struct Solver<'a> {
@@ -50,12 +47,17 @@ struct Solver<'a> {
     ret_needed: Vec<bool>,
     formals: HashSet<(usize, usize)>,
     live_objs: Objs,
-    writers: Vec<(V, Objs, Writes)>,
+    /// For each live object, the instruction whose reading it made it live.
+    readers: HashMap<Obj, V>,
+    /// The instruction being processed (what [`Solver::mark`] records as the cause).
+    current: Option<V>,
+    writers: Vec<Writer>,
     p2p_marked: bool,
     collectives_marked: HashSet<String>,
-    /// Calls after `MPI_Finalize` that never return (`exit`, Fortran's `STOP`): not roots, but
-    /// kept once their block can still be reached ([`Solver::reached_exits`]).
-    late_exits: Vec<V>,
+    /// Calls ending the program (`exit`, Fortran's `STOP`, `abort`, `MPI_Abort`) and the
+    /// structure tree's hooks: not roots, but kept once their block can still be reached
+    /// ([`Solver::reached_exits`]).
+    exits: Vec<V>,
 }
 
 /// Solves liveness for the module, rooted at `entry` (the program's entry function).
@@ -87,17 +89,20 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
             active: vec![false; ir.funcs.len()],
             returns_used: Vec::new(),
             caveats: Vec::new(),
+            because: HashMap::new(),
         },
         work: Vec::new(),
         ret_needed: vec![false; ir.funcs.len()],
         formals: HashSet::new(),
         live_objs: Objs::new(),
+        readers: HashMap::new(),
+        current: None,
         writers: Vec::new(),
         p2p_marked: false,
         collectives_marked: HashSet::new(),
-        late_exits: Vec::new(),
+        exits: Vec::new(),
     };
-    s.collect_writers();
+    s.writers = writers::collect(ir, pt, &s.out.mpi);
     // The entry's result (the exit status) is not part of the criterion: a sliced `main`
     // returns 0.
     if let Some(e) = entry {
@@ -110,12 +115,22 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
             s.activate(f);
         }
     }
-    for f in &ir.funcs {
+    // A function nothing calls (inlined everywhere) never runs, unless it is the entry or
+    // called through a pointer: nothing in it is a root or a writer.
+    let runs: Vec<bool> = (0..ir.funcs.len())
+        .map(|f| {
+            entry.is_none_or(|e| e == f)
+                || !ir.funcs[f].callers.is_empty()
+                || ir.funcs[f].address_taken
+        })
+        .collect();
+    s.writers.retain(|w| runs[ir.place[&w.inst].0]);
+    for (_, f) in ir.funcs.iter().enumerate().filter(|&(f, _)| runs[f]) {
         for &i in f.insts.iter().flatten() {
-            if s.is_root(i, &mut caveats) {
+            if s.ends_program(i) || is_hook(i) {
+                s.exits.push(i);
+            } else if s.is_root(i, &mut caveats) {
                 s.mark(i);
-            } else if ir.after_finalize(i) && ir::is_call(i) && ir::followed_by_unreachable(i) {
-                s.late_exits.push(i);
             }
         }
     }
@@ -127,11 +142,8 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
             break;
         }
     }
-    if s.live_objs.contains(&UNKNOWN) {
-        caveats.push(
-            "a live value is read through a pointer the analysis cannot follow: every store kept"
-                .into(),
-        );
+    if let Some(&reader) = s.readers.get(&UNKNOWN) {
+        caveats.push(s.unknown_caveat(reader));
     }
     caveats.sort();
     caveats.dedup();
@@ -140,42 +152,64 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
     s.out
 }
 
+/// Whether `i` calls one of the structure tree's hooks (`conifer.hook.X`, the weak
+/// `conifer_X` it calls).
+fn is_hook(i: V) -> bool {
+    ir::is_call(i)
+        && ir::direct_callee(i).is_some_and(|c| {
+            let name = ir::name_of(c);
+            name.starts_with("conifer.hook.") || name.starts_with("conifer_")
+        })
+}
+
 impl Solver<'_> {
-    /// What Fortran I/O call `call` reaches through its arguments `args`: what they point
-    /// to, and behind a transferred array descriptor the data.
-    fn io_objs(&self, call: V, args: &[V]) -> Objs {
-        let name = ir::direct_callee(call).map(ir::name_of).unwrap_or_default();
-        let reaches_data = externals::io_reaches_data(&name);
-        args.iter()
-            .flat_map(|&a| match reaches_data {
-                true => self.pt.reach(&self.pt.of(a)),
-                false => self.pt.of(a),
-            })
-            .collect()
-    }
-
-    /// What Fortran I/O call `call` may write: an output item only its statement, any other
-    /// call everything its arguments reach but constants (formats, the source file's name).
-    fn io_writes(&self, call: V, args: &[V]) -> Objs {
-        let name = ir::direct_callee(call).map(ir::name_of).unwrap_or_default();
-        let written = match externals::io_writes_only_statement(&name) {
-            true => &args[..args.len().min(1)],
-            false => args,
-        };
-        let written: Vec<V> = written
-            .iter()
-            .copied()
-            .filter(|&a| !ir::is_constant_global(a))
-            .collect();
-        self.io_objs(call, &written)
-    }
-
     fn callee_class(&self, call: V) -> Option<External> {
-        let c = ir::direct_callee(call)?;
-        if self.ir.index.contains_key(&c) || self.out.mpi.contains_key(&call) {
-            return None;
+        writers::external_class(self.ir, &self.out.mpi, call)
+    }
+
+    /// The caveat for a live read through a pointer the analysis cannot follow, by `reader`:
+    /// where, where the pointer came from, what made the read live.
+    fn unknown_caveat(&self, reader: V) -> String {
+        let why = Why::new(self.ir, &self.out.because);
+        let address = match ir::opcode(reader) {
+            Op::LLVMLoad | Op::LLVMAtomicRMW | Op::LLVMAtomicCmpXchg => {
+                Some(ir::operands(reader)[0])
+            }
+            _ => ir::call_args(reader)
+                .into_iter()
+                .find(|&a| self.pt.unknown_source(a).is_some()),
+        };
+        let source = address.and_then(|a| self.pt.unknown_source(a));
+        let from = match source {
+            // SAFETY: classifying a live value.
+            Some(s) if !unsafe { llc::LLVMIsAArgument(s) }.is_null() => {
+                format!(
+                    "it is {}, whose function is called through a pointer",
+                    why::variable(s)
+                )
+            }
+            Some(s) => format!("it comes from {}", why.describe(s)),
+            None => "its origin is not recorded".into(),
+        };
+        let mut text = format!(
+            "a live value is read through a pointer the analysis cannot follow ({from}): every \
+             store to memory that code it does not see can reach is kept"
+        );
+        for step in why.chain(reader) {
+            text += &format!("\n    <- {step}");
         }
-        Some(externals::classify(&ir::name_of(c)))
+        text
+    }
+
+    /// Whether `i` ends the program: a call that never returns (`exit`, `STOP`, `abort`,
+    /// a C++ `throw`) or `MPI_Abort`. A run that succeeds reaches `MPI_Finalize`, so before
+    /// it these end only failed runs (an MPI program exiting unfinalised is erroneous), after
+    /// it nothing more is recorded: such a call is no root, and the checks deciding it are
+    /// not kept for its sake. It stays where the sliced program still reaches it.
+    fn ends_program(&self, i: V) -> bool {
+        ir::is_call(i)
+            && (ir::followed_by_unreachable(i)
+                || self.out.mpi.get(&i).is_some_and(|m| m.name == "MPI_Abort"))
     }
 
     /// Instructions kept whatever they compute: MPI calls, calls the analysis cannot see into.
@@ -213,106 +247,28 @@ impl Solver<'_> {
         }
     }
 
-    fn collect_writers(&mut self) {
-        let ir = self.ir;
-        let mut direct: Vec<Objs> = vec![Objs::new(); ir.funcs.len()];
-        let mut user_calls: Vec<(usize, V, usize)> = Vec::new();
-        for (fi, f) in ir.funcs.iter().enumerate() {
-            for &i in f.insts.iter().flatten() {
-                let (objs, kind) = match ir::opcode(i) {
-                    Op::LLVMStore => (self.pt.of(ir::operands(i)[1]), Writes::Plain),
-                    Op::LLVMAtomicRMW | Op::LLVMAtomicCmpXchg => {
-                        (self.pt.of(ir::operands(i)[0]), Writes::Plain)
-                    }
-                    Op::LLVMCall | Op::LLVMInvoke => {
-                        let args = ir::call_args(i);
-                        if let Some(call) = self.out.mpi.get(&i) {
-                            let objs: Objs = args
-                                .iter()
-                                .enumerate()
-                                .filter(|(k, _)| {
-                                    matches!(
-                                        call.role(*k),
-                                        Some(Role::Output | Role::RecvBuffer | Role::InoutBuffer)
-                                    ) && !(call.fortran && *k + 1 == args.len())
-                                })
-                                .flat_map(|(_, &a)| self.pt.of(a))
-                                .collect();
-                            (objs, Writes::Mpi)
-                        } else if let Some(g) =
-                            ir::direct_callee(i).and_then(|c| ir.index.get(&c).copied())
-                        {
-                            user_calls.push((fi, i, g));
-                            continue;
-                        } else {
-                            match self.callee_class(i) {
-                                Some(External::Writes) => (self.pt.of(args[0]), Writes::Plain),
-                                Some(External::IoStatement) => {
-                                    (self.io_writes(i, &args), Writes::Plain)
-                                }
-                                Some(External::FortranAssign) => {
-                                    (self.pt.reach(&self.pt.of(args[0])), Writes::Plain)
-                                }
-                                // Not a root once MPI is finalised ([`Solver::is_root`]), but
-                                // kept when what it may write is read live.
-                                Some(External::Unknown) if ir.after_finalize(i) => (
-                                    args.iter()
-                                        .filter(|&&a| !ir::is_constant_global(a))
-                                        .flat_map(|&a| self.pt.reach(&self.pt.of(a)))
-                                        .collect(),
-                                    Writes::Plain,
-                                ),
-                                _ => continue,
-                            }
-                        }
-                    }
-                    _ => continue,
-                };
-                direct[fi].extend(objs.iter().copied());
-                if !objs.is_empty() {
-                    self.writers.push((i, objs, kind));
-                }
-            }
-        }
-        // MOD summaries: what a call of each function may write, callees included.
-        let mut summary = direct;
-        loop {
-            let mut changed = false;
-            for &(f, _, g) in &user_calls {
-                if f != g {
-                    let add: Vec<_> = summary[g].iter().copied().collect();
-                    let before = summary[f].len();
-                    summary[f].extend(add);
-                    changed |= summary[f].len() != before;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        for (_, call, g) in user_calls {
-            if !summary[g].is_empty() {
-                self.writers.push((call, summary[g].clone(), Writes::Plain));
-            }
-        }
-    }
-
-    /// Marks every late exit whose block the sliced program still reaches: its function runs
-    /// and every branch deciding whether the block runs is kept (a removed branch jumps past
-    /// it). Removing such an exit would run into its `unreachable`. Whether any was marked.
+    /// Marks every exit and hook whose block the sliced program still reaches: its function
+    /// runs and every branch deciding whether the block runs is kept (a removed branch jumps
+    /// past it); a hook's own target runs whenever its wrapper does. Removing such an exit
+    /// would run into its `unreachable`; a hook reports the structure tree's position of
+    /// what is kept. Whether any was marked.
     fn reached_exits(&mut self) -> bool {
+        self.current = None;
         let mut any = false;
-        for i in std::mem::take(&mut self.late_exits) {
+        for i in std::mem::take(&mut self.exits) {
             let (f, b) = self.ir.place[&i];
+            let target =
+                ir::direct_callee(i).is_some_and(|c| ir::name_of(c).starts_with("conifer_"));
             let reached = self.out.active[f]
-                && self.ir.funcs[f].control[b]
-                    .iter()
-                    .all(|&a| self.out.live.contains(&self.ir.terminator(f, a)));
+                && (target
+                    || self.ir.funcs[f].control[b]
+                        .iter()
+                        .all(|&a| self.out.live.contains(&self.ir.terminator(f, a))));
             if reached {
                 self.mark(i);
                 any = true;
             } else {
-                self.late_exits.push(i);
+                self.exits.push(i);
             }
         }
         any
@@ -322,28 +278,43 @@ impl Solver<'_> {
     fn rescan(&mut self) -> bool {
         let mut any = false;
         let writers = std::mem::take(&mut self.writers);
-        for (i, objs, kind) in &writers {
-            if !may_alias(objs, &self.live_objs) {
+        for w in &writers {
+            if !self.pt.may_alias(&w.objs, &self.live_objs) {
                 continue;
             }
-            match kind {
-                Writes::Plain if !self.out.live.contains(i) => {
-                    self.mark(*i);
-                    any = true;
-                }
-                Writes::Mpi if !self.out.marked.contains(i) => {
-                    self.mark_mpi(*i);
-                    any = true;
-                }
-                _ => {}
+            let fresh = match w.kind {
+                Writes::Plain => !self.out.live.contains(&w.inst),
+                Writes::Mpi => !self.out.marked.contains(&w.inst),
+            };
+            if !fresh {
+                continue;
             }
+            self.current = self.reader_of(&w.objs);
+            match w.kind {
+                Writes::Plain => self.mark(w.inst),
+                Writes::Mpi => self.mark_mpi(w.inst),
+            }
+            any = true;
         }
+        self.current = None;
         self.writers = writers;
         any
     }
 
+    /// The instruction whose reading made one of `objs` (or what they may alias) live.
+    fn reader_of(&self, objs: &Objs) -> Option<V> {
+        objs.iter()
+            .find_map(|o| self.readers.get(o))
+            .or_else(|| self.readers.get(&UNKNOWN))
+            .or_else(|| self.readers.values().next())
+            .copied()
+    }
+
     fn mark(&mut self, i: V) {
         if self.out.live.insert(i) {
+            if let Some(c) = self.current.filter(|&c| c != i) {
+                self.out.because.insert(i, c);
+            }
             self.work.push(i);
         }
     }
@@ -367,8 +338,11 @@ impl Solver<'_> {
                 self.mark(term);
             }
         }
-        for &c in &func.callers {
-            self.mark(c);
+        // A hook's calls are kept where they are reached ([`Solver::reached_exits`]).
+        if !func.name.starts_with("conifer.hook.") {
+            for &c in &func.callers {
+                self.mark(c);
+            }
         }
         if func.address_taken {
             for &c in &self.ir.indirect_calls {
@@ -378,7 +352,13 @@ impl Solver<'_> {
     }
 
     fn add_objs(&mut self, objs: Objs) {
-        self.live_objs.extend(objs);
+        for o in objs {
+            if self.live_objs.insert(o) {
+                if let Some(c) = self.current {
+                    self.readers.insert(o, c);
+                }
+            }
+        }
     }
 
     /// `v` is used by live code.
@@ -443,6 +423,7 @@ impl Solver<'_> {
     }
 
     fn process(&mut self, i: V) {
+        self.current = Some(i);
         let (f, b) = self.ir.place[&i];
         self.activate(f);
         for a in self.ir.funcs[f].control[b].clone() {
@@ -477,9 +458,34 @@ impl Solver<'_> {
                     }
                 }
             }
-            Op::LLVMCall | Op::LLVMInvoke | Op::LLVMCallBr => self.call(i),
+            Op::LLVMCall | Op::LLVMInvoke | Op::LLVMCallBr => {
+                let va_start = ir::direct_callee(i)
+                    .is_some_and(|c| ir::name_of(c).starts_with("llvm.va_start"));
+                if va_start {
+                    self.variadic_needed(f);
+                }
+                self.call(i)
+            }
+            Op::LLVMVAArg => {
+                self.variadic_needed(f);
+                ops.into_iter().for_each(|v| self.need(v));
+            }
             _ => ops.into_iter().for_each(|v| self.need(v)),
         }
+    }
+
+    /// Variadic function `f` reads its variable arguments (`va_start`, `va_arg`): what every
+    /// call passes beyond its fixed parameters is needed.
+    fn variadic_needed(&mut self, f: usize) {
+        let func = &self.ir.funcs[f];
+        // SAFETY: counting the parameters of a live function.
+        let fixed = unsafe { llc::LLVMCountParams(func.value) } as usize;
+        let passed: Vec<V> = func
+            .callers
+            .iter()
+            .flat_map(|&c| ir::call_args(c).into_iter().skip(fixed))
+            .collect();
+        passed.into_iter().for_each(|a| self.need(a));
     }
 
     fn call(&mut self, i: V) {
@@ -514,22 +520,10 @@ impl Solver<'_> {
         for &a in &args {
             self.need(a);
         }
-        // What a library function reads through its pointers must be computed; a copy's
-        // destination is written, not read; Fortran runtime calls taking descriptors read
-        // the data behind them too.
+        // What a library function reads through its pointers must be computed.
         let read = match class {
-            Some(External::Pure | External::Frees) => Objs::new(),
-            Some(External::Writes) => args.iter().skip(1).flat_map(|&a| self.pt.of(a)).collect(),
-            Some(External::IoStatement) => self.io_objs(i, &args),
-            Some(External::FortranAssign) => args
-                .iter()
-                .enumerate()
-                .flat_map(|(k, &a)| match k < 2 {
-                    true => self.pt.reach(&self.pt.of(a)),
-                    false => self.pt.of(a),
-                })
-                .collect(),
-            _ => args.iter().flat_map(|&a| self.pt.of(a)).collect(),
+            Some(class) => Effects::new(self.pt, i, class).reads(),
+            None => args.iter().flat_map(|&a| self.pt.of(a)).collect(),
         };
         self.add_objs(read);
         if ir::direct_callee(i).is_none() {

@@ -3,15 +3,22 @@
 //! [`run`] is applied to the linked, instrumented program: [`pointsto`] finds what every
 //! pointer may point to, [`live`] propagates liveness backwards from every MPI call's
 //! communication arguments, [`transform`] removes the rest and tags the MPI calls the runtime
-//! may record without executing, and [`report`] says what was done.
+//! may record without executing, and [`report`] says what was done, [`why`] what forced the
+//! largest kept functions to stay.
 
+mod class;
+mod effects;
 mod externals;
+mod fortran;
+mod guard;
 mod ir;
 mod live;
 mod mpi;
 mod pointsto;
 pub mod report;
 mod transform;
+mod why;
+mod writers;
 
 use inkwell::module::Module;
 use report::{Report, Site};
@@ -40,16 +47,17 @@ pub fn run(module: &Module, entry: Option<&str>) -> Report {
         })
         .collect();
     sites.sort();
-    let done = transform::apply(raw, &program, &live);
-    let after = ir::Ir::new(raw).instruction_count();
+    let kept_because = why::largest(&program, &live.live, &live.because);
+    let done = transform::apply(raw, &program, &live, entry);
     Report {
         instructions,
-        kept: after,
+        kept: done.kept,
         lines: lines.len(),
         lines_removed: lines.difference(&kept_lines).count(),
         functions_emptied: done.emptied,
         sites,
         caveats: live.caveats,
+        kept_because,
         seconds: start.elapsed().as_secs_f64(),
     }
 }

@@ -72,6 +72,13 @@ impl MpiCall {
         slicing::needs_real_messages(&self.name)
     }
 
+    /// Whether the call may run a user function on its buffers (reductions and scans with a
+    /// user-defined operation).
+    pub fn takes_user_function(&self) -> bool {
+        let name = self.name.to_ascii_lowercase();
+        name.contains("reduce") || name.contains("scan")
+    }
+
     /// Arguments the call writes a result into other than message buffers (handles, ranks,
     /// statuses, requests), with their roles.
     pub fn outputs(&self, args: &[V]) -> Vec<(V, Role)> {

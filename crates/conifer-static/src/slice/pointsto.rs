@@ -1,13 +1,24 @@
 //! A flow- and context-insensitive points-to analysis over abstract memory objects (every
-//! `alloca`, global variable and allocation call is one object, fields not told apart), in the
-//! style of Andersen, solved by iterating to a fixed point. The object [`UNKNOWN`] stands for
-//! any memory: a pointer the analysis cannot follow (loaded from memory an unknown function
-//! wrote, made from an integer, returned by an unknown function, a parameter of a function
-//! called through a pointer) may point to it, and it aliases every object. Library functions
-//! without a body may write through their pointer arguments but are assumed not to keep the
-//! pointers (as `qsort`, `timespec_get`, `fopen` do not).
+//! `alloca`, global variable, allocation call and library call's own memory is one object,
+//! fields not told apart), in the style of Andersen, solved by iterating to a fixed point.
+//!
+//! The object [`UNKNOWN`] stands for memory the analysis cannot name: a pointer made from an
+//! integer, read by `va_arg`, returned by a call through a pointer, or a parameter of a
+//! function whose address is taken may point to it. It stays local: it aliases only the
+//! objects *exposed* to code the analysis does not see (what reaches the arguments of library
+//! functions and of calls through pointers, pointers turned into integers, what is stored
+//! through an unknown pointer, and everything those point to), never the rest of the program.
+//!
+//! Library functions without a body may write what their pointer arguments reach, pointers
+//! to it or to memory of their own included, but are assumed not to keep the pointers (as
+//! `qsort`, `timespec_get`, `fopen` do not). MPI calls write handles to memory of MPI's own.
+//! flang's runtime is modelled where pointers are made: `ALLOCATE` gives a descriptor fresh
+//! memory, assignments and results may reallocate, pointer association copies. Every external
+//! Fortran I/O unit has an object standing for its state ([`PointsTo::unit_state`]).
 
-use super::externals::{self, External};
+use super::class::External;
+use super::externals;
+use super::fortran;
 use super::ir::{self, Ir, V};
 use super::mpi;
 use llvm_sys::core as llc;
@@ -17,19 +28,11 @@ use std::collections::{BTreeSet, HashMap};
 /// An abstract memory object's number.
 pub type Obj = u32;
 
-/// Any memory.
+/// Memory the analysis cannot name (some exposed object).
 pub const UNKNOWN: Obj = 0;
 
 /// A set of objects.
 pub type Objs = BTreeSet<Obj>;
-
-/// Whether two object sets may share memory.
-pub fn may_alias(a: &Objs, b: &Objs) -> bool {
-    if a.is_empty() || b.is_empty() {
-        return false;
-    }
-    a.contains(&UNKNOWN) || b.contains(&UNKNOWN) || a.iter().any(|o| b.contains(o))
-}
 
 /// The solved analysis.
 pub struct PointsTo {
@@ -37,11 +40,21 @@ pub struct PointsTo {
     values: HashMap<V, Objs>,
     /// Objects each object's contents may point to.
     contents: HashMap<Obj, Objs>,
-    /// Objects pointers stored where the analysis cannot see may point to.
+    /// Objects pointers stored through unknown pointers may point to.
     escaped: Objs,
-    /// Object numbers of allocas, globals and allocation calls.
+    /// Objects code the analysis does not see may reach.
+    exposed: Objs,
+    /// Object numbers of allocas, globals, calls making memory, I/O units.
     objects: HashMap<V, Obj>,
-    /// Set when an object's contents or the escaped set grew.
+    /// The next object number.
+    next: Obj,
+    /// The unit-state objects each external I/O statement's first call reads and writes.
+    units: HashMap<V, Objs>,
+    /// For values that may point to [`UNKNOWN`], the instruction (or parameter) the unknown
+    /// pointer came from; the same for objects whose contents may.
+    unknown_from: HashMap<V, V>,
+    contents_unknown_from: HashMap<Obj, V>,
+    /// Set when an object's contents, the escaped or the exposed set grew.
     dirty: bool,
 }
 
@@ -52,12 +65,25 @@ impl PointsTo {
             values: HashMap::new(),
             contents: HashMap::new(),
             escaped: Objs::new(),
+            exposed: Objs::from([UNKNOWN]),
             objects: HashMap::new(),
+            next: UNKNOWN + 1,
+            units: HashMap::new(),
+            unknown_from: HashMap::new(),
+            contents_unknown_from: HashMap::new(),
             dirty: false,
         };
         for &g in &ir.globals {
-            pt.object(g);
+            let o = pt.object(g);
+            // A global defined elsewhere (`stdout`, `environ`) is library memory, pointing
+            // to itself.
+            // SAFETY: reading a live global.
+            if unsafe { llc::LLVMGetInitializer(g) }.is_null() {
+                pt.store(&Objs::from([o]), &Objs::from([o]));
+                pt.expose(&Objs::from([o]));
+            }
         }
+        pt.find_units(ir);
         loop {
             let mut changed = std::mem::take(&mut pt.dirty);
             for (fi, f) in ir.funcs.iter().enumerate() {
@@ -66,6 +92,8 @@ impl PointsTo {
                     changed |= pt.instruction(ir, i);
                 }
             }
+            let exposed = pt.closure(&pt.exposed);
+            pt.expose(&exposed);
             if !changed && !pt.dirty {
                 return pt;
             }
@@ -73,8 +101,29 @@ impl PointsTo {
     }
 
     fn object(&mut self, v: V) -> Obj {
-        let next = self.objects.len() as Obj + 1;
-        *self.objects.entry(v).or_insert(next)
+        match self.objects.get(&v) {
+            Some(&o) => o,
+            None => {
+                let o = self.fresh();
+                self.objects.insert(v, o);
+                o
+            }
+        }
+    }
+
+    /// A new object that no value names.
+    fn fresh(&mut self) -> Obj {
+        self.next += 1;
+        self.next - 1
+    }
+
+    /// Whether two object sets may share memory: they share an object, or one holds
+    /// [`UNKNOWN`] and the other an exposed object (or [`UNKNOWN`] too).
+    pub fn may_alias(&self, a: &Objs, b: &Objs) -> bool {
+        let exposed = |s: &Objs| s.iter().any(|o| self.exposed.contains(o));
+        a.iter().any(|o| b.contains(o))
+            || (a.contains(&UNKNOWN) && exposed(b))
+            || (b.contains(&UNKNOWN) && exposed(a))
     }
 
     /// The objects `v` may point to.
@@ -124,16 +173,50 @@ impl PointsTo {
         out
     }
 
+    /// `objs` and everything reachable from them through pointers.
+    pub fn closure(&self, objs: &Objs) -> Objs {
+        let mut out = objs.clone();
+        let mut todo: Vec<Obj> = objs.iter().copied().collect();
+        while let Some(o) = todo.pop() {
+            for &p in self.loaded(&Objs::from([o])).iter() {
+                if out.insert(p) {
+                    todo.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// The unit-state objects external I/O statement call `call` reads and writes (empty for
+    /// other calls).
+    pub fn unit_state(&self, call: V) -> Objs {
+        self.units.get(&call).cloned().unwrap_or_default()
+    }
+
+    /// Where the unknown pointer `v` may hold came from (an instruction or a parameter).
+    pub fn unknown_source(&self, v: V) -> Option<V> {
+        self.unknown_from.get(&v).copied()
+    }
+
     /// What a load through a pointer to `addr` may read as a pointer.
     fn loaded(&self, addr: &Objs) -> Objs {
         if addr.contains(&UNKNOWN) {
             return Objs::from([UNKNOWN]);
         }
-        let mut out = self.escaped.clone();
+        let mut out = Objs::new();
+        if addr.iter().any(|o| self.exposed.contains(o)) {
+            out.extend(self.escaped.iter().copied());
+        }
         for o in addr {
             out.extend(self.contents.get(o).into_iter().flatten());
         }
         out
+    }
+
+    fn expose(&mut self, objs: &Objs) {
+        let before = self.exposed.len();
+        self.exposed.extend(objs.iter().copied());
+        self.dirty |= self.exposed.len() != before;
     }
 
     fn grow(map: &mut HashMap<V, Objs>, v: V, add: Objs) -> bool {
@@ -153,6 +236,7 @@ impl PointsTo {
             let before = self.escaped.len();
             self.escaped.extend(add.iter().copied());
             changed |= self.escaped.len() != before;
+            self.expose(add);
         }
         for &o in into.iter().filter(|&&o| o != UNKNOWN) {
             let set = self.contents.entry(o).or_default();
@@ -162,6 +246,59 @@ impl PointsTo {
         }
         self.dirty |= changed;
         changed
+    }
+
+    /// [`PointsTo::store`], remembering `source` as where an unknown pointer stored came from.
+    fn store_from(&mut self, into: &Objs, add: &Objs, source: Option<V>) {
+        if let Some(s) = source.filter(|_| add.contains(&UNKNOWN)) {
+            for &o in into {
+                self.contents_unknown_from.entry(o).or_insert(s);
+            }
+        }
+        self.store(into, add);
+    }
+
+    /// Gives every external I/O statement the state objects of the units it may work on: its
+    /// unit's when that is a constant, every unit's otherwise.
+    fn find_units(&mut self, ir: &Ir) {
+        let mut statements: Vec<(V, Option<V>)> = Vec::new();
+        for &i in ir.funcs.iter().flat_map(|f| f.insts.iter().flatten()) {
+            let Some(callee) = ir::is_call(i).then(|| ir::direct_callee(i)).flatten() else {
+                continue;
+            };
+            let args = ir::call_args(i);
+            // SAFETY: reading the types of live values.
+            let i32s: Vec<bool> = args
+                .iter()
+                .map(|&a| unsafe {
+                    let ty = llc::LLVMTypeOf(a);
+                    llc::LLVMGetTypeKind(ty) == llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind
+                        && llc::LLVMGetIntTypeWidth(ty) == 32
+                })
+                .collect();
+            if let Some(unit) = fortran::unit_argument(&ir::name_of(callee), &i32s) {
+                // SAFETY: classifying a live value.
+                let constant = unit
+                    .map(|k| args[k])
+                    .filter(|&a| !unsafe { llc::LLVMIsAConstantInt(a) }.is_null());
+                statements.push((i, constant));
+            }
+        }
+        // Units only known at run time share one more object.
+        let others = self.fresh();
+        let all: Objs = statements
+            .iter()
+            .filter_map(|&(_, unit)| unit)
+            .map(|u| self.object(u))
+            .chain(std::iter::once(others))
+            .collect();
+        for (call, unit) in statements {
+            let objs = match unit {
+                Some(u) => Objs::from([self.object(u)]),
+                None => all.clone(),
+            };
+            self.units.insert(call, objs);
+        }
     }
 
     fn arguments(&mut self, ir: &Ir, fi: usize) -> bool {
@@ -182,6 +319,16 @@ impl PointsTo {
                 self.store(&own.clone(), &own);
                 own
             } else if f.address_taken {
+                // Called from code the analysis does not see: what its direct callers pass
+                // is exposed to it.
+                let passed: Objs = f
+                    .callers
+                    .iter()
+                    .filter_map(|&c| ir::call_args(c).get(i).copied())
+                    .flat_map(|a| self.of(a))
+                    .collect();
+                self.expose(&passed);
+                self.unknown_from.entry(p).or_insert(p);
                 Objs::from([UNKNOWN])
             } else {
                 f.callers
@@ -191,6 +338,16 @@ impl PointsTo {
                     .collect()
             };
             changed |= Self::grow(&mut self.values, p, add);
+        }
+        if f.variadic {
+            // `va_arg` reads what the callers pass beyond the fixed parameters.
+            let extra: Objs = f
+                .callers
+                .iter()
+                .flat_map(|&c| ir::call_args(c).into_iter().skip(params.len()))
+                .flat_map(|a| self.of(a))
+                .collect();
+            self.expose(&extra);
         }
         changed
     }
@@ -208,8 +365,13 @@ impl PointsTo {
             Op::LLVMSelect => self.union_of(&ops[1..]),
             Op::LLVMPHI | Op::LLVMInsertValue | Op::LLVMInsertElement => self.union_of(&ops),
             // Pointers carried through integers (C11 atomics on pointers compile to `i64`
-            // atomics) keep their objects; an integer with none becomes an unknown pointer.
-            Op::LLVMPtrToInt => self.of(ops[0]),
+            // atomics) keep their objects; an integer with none becomes an unknown pointer,
+            // which may be any pointer ever turned into an integer.
+            Op::LLVMPtrToInt => {
+                let objs = self.of(ops[0]);
+                self.expose(&objs);
+                objs
+            }
             Op::LLVMIntToPtr => {
                 // SAFETY: classifying a live operand.
                 let carried = !unsafe { llc::LLVMIsAInstruction(ops[0]) }.is_null()
@@ -232,29 +394,52 @@ impl PointsTo {
             // Both store their new value (last operand) and return the old one.
             Op::LLVMAtomicRMW | Op::LLVMAtomicCmpXchg => {
                 let addr = self.of(ops[0]);
-                let new = self.of(*ops.last().expect("operands"));
-                self.store(&addr, &new);
+                let last = *ops.last().expect("operands");
+                let new = self.of(last);
+                self.store_from(&addr, &new, self.unknown_source(last));
                 self.loaded(&addr)
             }
             Op::LLVMLoad => self.loaded(&self.of(ops[0])),
             Op::LLVMStore => {
                 let (val, addr) = (self.of(ops[0]), self.of(ops[1]));
-                self.store(&addr, &val);
+                let source = self.unknown_source(ops[0]).or(Some(i));
+                self.store_from(&addr, &val, source);
                 return false;
             }
             Op::LLVMCall | Op::LLVMInvoke | Op::LLVMCallBr => self.call(ir, i),
             _ => return false,
         };
+        if value.contains(&UNKNOWN) && !self.unknown_from.contains_key(&i) {
+            let source = self.source_among(i, &ops);
+            self.unknown_from.insert(i, source);
+        }
         Self::grow(&mut self.values, i, value)
+    }
+
+    /// Where the unknown pointer instruction `i` makes comes from: an operand's source, the
+    /// source of what a load reads, or `i` itself.
+    fn source_among(&self, i: V, ops: &[V]) -> V {
+        if ir::opcode(i) == Op::LLVMLoad {
+            let from_contents = self
+                .of(ops[0])
+                .iter()
+                .find_map(|o| self.contents_unknown_from.get(o).copied());
+            if let Some(s) = from_contents {
+                return s;
+            }
+        }
+        ops.iter()
+            .find_map(|o| self.unknown_source(*o))
+            .unwrap_or(i)
     }
 
     fn call(&mut self, ir: &Ir, call: V) -> Objs {
         let args = ir::call_args(call);
         let callee = ir::direct_callee(call).filter(|_| !ir::is_inline_asm(call));
         let Some(callee) = callee else {
-            let reached = self.union_of(&args);
-            self.store(&reached, &Objs::from([UNKNOWN]));
-            self.store(&Objs::from([UNKNOWN]), &reached);
+            let reached = self.closure(&self.union_of(&args));
+            self.expose(&reached);
+            self.store_from(&reached, &Objs::from([UNKNOWN]), Some(call));
             return Objs::from([UNKNOWN]);
         };
         if let Some(&g) = ir.index.get(&callee) {
@@ -268,48 +453,76 @@ impl PointsTo {
             return self.union_of(&rets);
         }
         let name = ir::name_of(callee);
-        if let Some(call) = mpi::MpiCall::new(&name) {
-            for (a, _) in call.outputs(&args) {
+        if let Some(mpi) = mpi::MpiCall::new(&name) {
+            // Handles, statuses, attribute values and allocated memory are MPI's own.
+            let own = Objs::from([self.object(call)]);
+            for (a, _) in mpi.outputs(&args) {
                 let objs = self.of(a);
-                self.store(&objs, &Objs::from([UNKNOWN]));
+                self.store(&objs, &own);
+            }
+            if mpi.takes_user_function() {
+                let reached = self.closure(&self.union_of(&args));
+                self.expose(&reached);
             }
             return Objs::new();
         }
+        let first = args.first().map(|&a| self.of(a)).unwrap_or_default();
         match externals::classify(&name) {
             External::Allocates => {
                 let mut out = Objs::from([self.object(call)]);
                 if name == "realloc" {
-                    out.extend(args.first().map(|&a| self.of(a)).unwrap_or_default());
+                    out.extend(first.clone());
                 }
                 out
             }
             External::IoStatement => Objs::from([self.object(call)]),
             External::FortranAssign => {
-                let (dst, src) = (self.of(args[0]), self.of(args[1]));
-                // The left-hand side may be reallocated: its descriptor points to new memory,
-                // which gets the pointers the right-hand side's data holds.
+                let (dst, src) = (first.clone(), self.union_of(&args[1..]));
+                // The result may be reallocated: its descriptor points to new memory, which
+                // gets the pointers the other arguments' data holds.
                 let fresh = Objs::from([self.object(call)]);
                 self.store(&dst, &fresh);
                 let copied = self.loaded(&self.loaded(&src));
                 self.store(&self.loaded(&dst), &copied);
                 Objs::new()
             }
-            External::Pure | External::Frees | External::Prints | External::Reads => Objs::new(),
+            External::FortranAllocate => {
+                let fresh = Objs::from([self.object(call)]);
+                self.store(&first.clone(), &fresh);
+                Objs::new()
+            }
+            External::FortranAssociate => {
+                let target = args.get(1).map(|&a| self.of(a)).unwrap_or_default();
+                let memory = self.reach(&target);
+                self.store(&first.clone(), &memory);
+                Objs::new()
+            }
+            External::Pure
+            | External::Frees
+            | External::Prints
+            | External::Reads
+            | External::FortranDescriptor
+            | External::FortranWrites => Objs::new(),
             External::Writes => {
                 if name.contains("memcpy") || name.contains("memmove") {
-                    let (dst, src) = (self.of(args[0]), self.of(args[1]));
+                    let (dst, src) = (first.clone(), self.of(args[1]));
                     let copied = self.loaded(&src);
                     self.store(&dst, &copied);
                 }
                 Objs::new()
             }
             External::Unknown => {
-                // It may write anything through its pointers; library functions are assumed
-                // not to keep the pointers themselves (a function they call back through a
-                // pointer sees unknown parameters anyway).
-                let reached = self.union_of(&args);
-                self.store(&reached, &Objs::from([UNKNOWN]));
-                Objs::from([UNKNOWN])
+                // It may write anything its pointers reach, pointers to that memory or to
+                // its own included, and return such a pointer (`strchr`), but does not keep
+                // the pointers (a function it calls back through a pointer sees unknown
+                // parameters anyway).
+                let own = self.object(call);
+                let mut reached = self.closure(&self.union_of(&args));
+                self.expose(&reached);
+                reached.insert(own);
+                self.expose(&Objs::from([own]));
+                self.store(&reached, &reached);
+                reached
             }
         }
     }

@@ -34,6 +34,10 @@ pub struct Report {
     pub sites: Vec<Site>,
     /// Where the analysis had to keep code it could not bound.
     pub caveats: Vec<String>,
+    /// The functions keeping the most instructions, each with the chain that makes its first
+    /// kept store or call live.
+    #[serde(default)]
+    pub kept_because: Vec<String>,
     /// Seconds the analysis and transformation took.
     pub seconds: f64,
 }
@@ -71,6 +75,9 @@ impl Report {
         }
         for c in &self.caveats {
             out += &format!("  kept: {c}\n");
+        }
+        for k in &self.kept_because {
+            out += &format!("  why: {k}\n");
         }
         out
     }

@@ -6,7 +6,8 @@
 //! emptied to `unreachable`. Blocks left unreachable are removed by the optimiser afterwards.
 //! Before every unmarked MPI call the runtime can leave out, a call of
 //! `conifer_slice_skip()` (a weak reference, called only when libconifer is loaded) tells the
-//! runtime to record the next MPI call without executing it.
+//! runtime to record the next MPI call without executing it. The entry checks first that it
+//! runs under Conifer.
 
 use super::ir::{self, Ir, V};
 use super::live::Liveness;
@@ -20,13 +21,18 @@ pub struct Done {
     pub emptied: Vec<String>,
     /// Unmarked MPI calls tagged.
     pub tagged: usize,
+    /// Instructions of the program left in blocks still reachable (emptied functions, skip
+    /// calls and the helper the pass adds not counted).
+    pub kept: usize,
 }
 
-/// Applies `live` to `module`.
-pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
+/// Applies `live` to `module`, whose entry function is `entry` (it gets the check that the
+/// program runs under Conifer, [`super::guard`]).
+pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness, entry: Option<usize>) -> Done {
     let mut done = Done {
         emptied: Vec::new(),
         tagged: 0,
+        kept: 0,
     };
     // SAFETY: the module and every value in `ir` are live; values are erased only after
     // their uses are replaced, and each at most once.
@@ -79,9 +85,22 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
                 add_missing_incoming(to, f.blocks[b]);
             }
         }
+        done.kept = ir
+            .funcs
+            .iter()
+            .enumerate()
+            .filter(|&(fi, _)| live.active[fi])
+            .map(|(_, f)| reachable_instructions(f.value))
+            .sum();
         let hook = skip_helper(context, module);
+        if let Some(e) = entry {
+            let target = llc::LLVMGetNamedFunction(module, c"conifer_slice_skip".as_ptr());
+            super::guard::insert(context, module, ir.funcs[e].value, target);
+        }
         for (&call, mpi) in &live.mpi {
-            if mpi.skip().is_some() && !live.marked.contains(&call) {
+            // Calls in functions that never run are gone.
+            let kept = live.live.contains(&call);
+            if kept && mpi.skip().is_some() && !live.marked.contains(&call) {
                 llc::LLVMPositionBuilderBefore(builder, call);
                 let ty = llc::LLVMGlobalGetValueType(hook);
                 llc::LLVMBuildCall2(builder, ty, hook, std::ptr::null_mut(), 0, c"".as_ptr());
@@ -91,6 +110,25 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness) -> Done {
         llc::LLVMDisposeBuilder(builder);
     }
     done
+}
+
+/// Instructions in the blocks of `f` reachable from its entry.
+unsafe fn reachable_instructions(f: V) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![llc::LLVMGetEntryBasicBlock(f)];
+    let mut count = 0;
+    while let Some(b) = todo.pop() {
+        if !seen.insert(b) {
+            continue;
+        }
+        let mut i = llc::LLVMGetFirstInstruction(b);
+        while !i.is_null() {
+            count += 1;
+            i = llc::LLVMGetNextInstruction(i);
+        }
+        todo.extend(ir::successors(llc::LLVMGetBasicBlockTerminator(b)));
+    }
+    count
 }
 
 /// Replaces a function's body by `unreachable`.
