@@ -109,6 +109,6 @@ wheel:
 
 # The Python package's tests (pytest, against `conifer stats`/`matrix` of real traced runs).
 test-python: python
-	$(call CARGO_FOR,openmpi) build --release -p conifer-cli -p conifer-preload
+	$(call CARGO_FOR,openmpi) build --release --workspace
 	CONIFER=$(CURDIR)/$(call TARGET_DIR,openmpi)/release/conifer PYTHONPATH=$(CURDIR)/target/python \
 	  $(PYTHON) -m pytest -q crates/conifer-python/tests
