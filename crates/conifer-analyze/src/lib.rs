@@ -12,6 +12,7 @@ pub mod call;
 pub mod context;
 pub mod effect;
 mod error;
+pub mod imbalance;
 pub mod messages;
 pub mod rank_figures;
 mod skeleton;

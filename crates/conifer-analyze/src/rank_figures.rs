@@ -104,3 +104,21 @@ pub fn rank_figures(trace: &Trace) -> Vec<RankFigures> {
 /// What the figures mean, for reports to print beside them.
 pub const FIGURES_NOTE: &str = "span: as run (first call's entry to last call's end, the \
      recorder's own time included); MPI and computation: without the recorder (exact sums)";
+
+/// As run, on rank 0's clock: from the first call's entry on any rank to the end of the last
+/// call's MPI part on any rank, ns (`None` for traces that do not keep where threads lie).
+pub fn run_span_ns(trace: &Trace) -> Option<f64> {
+    let ends = trace.record.ranks.iter().flat_map(|entry| {
+        let clock = &entry.clock;
+        clock.threads.iter().map(move |t| {
+            (
+                clock.to_global(t.base_ns as f64),
+                clock.to_global(t.end_ns as f64),
+            )
+        })
+    });
+    let (start, end) = ends.fold((f64::INFINITY, f64::NEG_INFINITY), |(s, e), (a, b)| {
+        (s.min(a), e.max(b))
+    });
+    (start <= end).then_some(end - start)
+}

@@ -16,6 +16,7 @@ mod plot;
 mod profile;
 mod proxy;
 mod report;
+mod report_glance;
 mod sim;
 mod static_pass;
 mod stats;

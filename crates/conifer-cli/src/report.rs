@@ -10,6 +10,7 @@ use base64::Engine;
 use conifer_analyze::human_bytes;
 use conifer_trace::decode::human_time;
 use conifer_trace::TraceFile;
+use crate::report_glance::Glance;
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -25,7 +26,8 @@ fn esc(s: &str) -> String {
 const STYLE: &str = "
 body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222;background:#fff}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #3b518b;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}
+.glance td.l{overflow-wrap:anywhere}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#eef}td.l,th.l{text-align:left}
 .facts td:first-child{text-align:left;font-weight:bold}
@@ -33,6 +35,35 @@ img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
 .note{color:#555;font-size:.9em}
 .matrix td{padding:.1em .3em;font-size:.8em}
 ";
+
+/// The spread of each function's time over the ranks, largest excess first (mpiP's
+/// imbalance table), into `h`.
+fn imbalance_table(h: &mut String, spreads: &[conifer_analyze::imbalance::Spread]) {
+    if spreads.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<h3>Time in MPI per rank, by function</h3><p class=\"note\">Without the recorder; \
+         a rank that never called the function counts 0. Largest excess of the slowest rank \
+         over the mean first.</p><table><tr><th class=\"l\">function</th><th>min</th>\
+         <th>rank</th><th>mean</th><th>max</th><th>rank</th><th>max/mean</th></tr>",
+    );
+    for s in spreads.iter().take(15) {
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{:.2}</td></tr>",
+            esc(&s.function),
+            human_time(s.min_ns as f64),
+            s.min_rank,
+            human_time(s.mean_ns),
+            human_time(s.max_ns as f64),
+            s.max_rank,
+            s.ratio()
+        );
+    }
+    h.push_str("</table>\n");
+}
 
 /// The report's HTML.
 pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
@@ -69,6 +100,14 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         human_bytes(file_bytes.len() as u64),
         profile::timing_name(trace, &t)
     );
+    let figures = conifer_analyze::rank_figures::rank_figures(trace);
+    let spreads = conifer_analyze::imbalance::spreads(&figures);
+    let sites = sorted_sites(&a, &t);
+    let labelled = sites.iter().map(|(site, st, time)| {
+        let label = site_label(site, &st.function, st.source.as_deref());
+        (label, time.total_ns)
+    });
+    h.push_str(&Glance::of(trace, &figures, labelled, &spreads).html(esc));
     // Run.
     h.push_str("<h2>Run</h2><table class=\"facts\">");
     let hosts: std::collections::BTreeSet<&str> =
@@ -80,7 +119,14 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         ("MPI", format!("{} ({})", m.mpi, m.mpi_library_version)),
         ("started", utc(start)),
         ("hosts", hosts.into_iter().collect::<Vec<_>>().join(", ")),
-        ("recording options", m.options.join(", ")),
+        (
+            "recording options",
+            if m.options.is_empty() {
+                "none: the defaults (aggregate timing, every MPI function)".into()
+            } else {
+                m.options.join(", ")
+            },
+        ),
         ("Conifer", m.conifer_version.clone()),
         (
             "partial",
@@ -124,14 +170,17 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         );
     }
     h.push_str("</table>\n");
+    imbalance_table(&mut h, &spreads);
     // Call sites.
-    let sites = sorted_sites(&a, &t);
     let _ = write!(
         h,
         "<h2>Top call sites by time</h2><p class=\"note\">{} call sites; {}.</p>",
         sites.len(),
         if trace.record.forest.is_some() {
             "sites are the structure tree's file:line (program built with conifer cc)"
+        } else if a.sites.keys().any(|s| matches!(s, conifer_analyze::Site::Address { .. })) {
+            "sites are the recorded callers (--callsites), named by file:line from the \
+             binary's debug information where it has any"
         } else {
             "the program was not built with conifer cc, so sites are timing families \
              (signatures equal up to sizes, offsets, peers: about one per call site)"
@@ -161,7 +210,6 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     // Ranks.
     h.push_str("<h2>Time per rank</h2>");
     h.push_str(&img(&plot::svg("ranks", &inp, sel_all())?));
-    let figures = conifer_analyze::rank_figures::rank_figures(trace);
     let app_mpi: Vec<(f64, f64)> = figures.iter().map(|f| (f.busy_ns(), f.mpi_ns)).collect();
     let pct = |(app, mpi): (f64, f64)| if app > 0.0 { 100.0 * mpi / app } else { 0.0 };
     let _ = write!(

@@ -1,0 +1,106 @@
+//! The report opens with what a reader asks first (command, ranks per host, the run's span,
+//! the MPI share, the most expensive call sites, the largest imbalance), read from the page
+//! as headless Chromium renders it, on a 16-rank run of delays.c whose waits are known from
+//! its source. Open MPI only: 16 oversubscribed MPICH ranks busy-poll for minutes.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+/// delays.c at 20% of its repetitions: rank 0 waits in MPI_Recv for rank 1's 20 × 2 ms of
+/// computing (40 ms), far more above the mean over 16 ranks than any other function (the
+/// barrier's 20 ms is waited by 15 of the 16 ranks, so barely above its mean).
+const PERCENT: &str = "20";
+
+/// "1.5ms", "812.0us", "2.01s" (as the report prints times) in ns.
+fn parse_time(text: &str) -> f64 {
+    let text = text.trim();
+    let at = text.find(|c: char| c.is_ascii_alphabetic()).expect("a unit");
+    let (number, unit) = text.split_at(at);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => panic!("unit {u:?} in {text:?}"),
+    };
+    number.parse::<f64>().unwrap() * scale
+}
+
+/// The value cell of the row whose first cell is `key`, in the page's "At a glance" table.
+fn glance_row(dom: &str, key: &str) -> String {
+    let table = &dom[dom.find("At a glance").expect("no At a glance section")..];
+    let row = &table[table.find(&format!("<td>{key}</td>")).unwrap_or_else(|| panic!("no {key} row"))..];
+    let cell = &row[row.find("<td class=\"l\">").unwrap() + "<td class=\"l\">".len()..];
+    cell[..cell.find("</td>").unwrap()]
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+}
+
+#[test]
+fn the_report_opens_with_what_a_reader_asks_first() {
+    if is_mpich() {
+        eprintln!("skipped: 16 oversubscribed MPICH ranks busy-poll (Open MPI runs this test)");
+        return;
+    }
+    let dir = scratch("report-glance");
+    let (trace, out) = traced_run(
+        &dir,
+        "delays",
+        16,
+        &[],
+        &apps_dir().join("delays"),
+        &[PERCENT],
+    );
+    let longest_span = lines_with(&out.stdout, "SPAN ")
+        .iter()
+        .map(|l| field_value(l, "ns"))
+        .max()
+        .expect("delays.c prints its spans");
+    let html = dir.join("report.html");
+    run_ok(Command::new(conifer()).arg("report").arg(&trace).arg("-o").arg(&html));
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .expect("chromium is installed by scripts/setup.sh");
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", dir.join("chromium-profile").display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+
+    // First thing on the page.
+    let first_h2 = &dom[dom.find("<h2>").unwrap()..];
+    assert!(first_h2.starts_with("<h2>At a glance</h2>"), "{}", &first_h2[..80]);
+    assert!(glance_row(&dom, "command").contains("delays 20"));
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(
+        glance_row(&dom, "ranks"),
+        format!("16 ranks on 1 host ({}: 16)", host.trim())
+    );
+    // The run's span holds every rank's own MPI_Init-to-MPI_Finalize span.
+    let span = parse_time(&glance_row(&dom, "run span (as run)"));
+    assert!(span >= longest_span as f64, "{span} ns < {longest_span} ns");
+    let mpi = glance_row(&dom, "in MPI (without the recorder)");
+    let percent: f64 = mpi.split('%').next().unwrap().parse().unwrap();
+    assert!(percent > 0.0 && percent <= 100.0, "{mpi}");
+    assert_eq!(
+        glance_row(&dom, "most expensive call sites").matches("; ").count(),
+        2,
+        "three call sites"
+    );
+    let imbalance = glance_row(&dom, "largest imbalance (time in MPI per rank)");
+    assert!(
+        imbalance.starts_with("MPI_Recv: ") && imbalance.contains(" on rank 0 against"),
+        "{imbalance}"
+    );
+    // Rank 0 waited at least rank 1's 20 x 2 ms of computing.
+    let waited = parse_time(imbalance["MPI_Recv: ".len()..].split(" on rank").next().unwrap());
+    assert!(waited >= 40e6, "{imbalance}");
+}
