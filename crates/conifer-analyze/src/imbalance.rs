@@ -52,7 +52,10 @@ pub fn spreads(figures: &[RankFigures]) -> Vec<Spread> {
                 .map(|f| (f.rank, f.functions.get(name).copied().unwrap_or(0)))
                 .collect();
             let min = times.iter().min_by_key(|&&(r, t)| (t, r)).copied();
-            let max = times.iter().max_by_key(|&&(r, t)| (t, u32::MAX - r)).copied();
+            let max = times
+                .iter()
+                .max_by_key(|&&(r, t)| (t, u32::MAX - r))
+                .copied();
             let (min_rank, min_ns) = min.unwrap_or_default();
             let (max_rank, max_ns) = max.unwrap_or_default();
             let total: u64 = times.iter().map(|t| t.1).sum();

@@ -6,11 +6,11 @@
 use crate::matrix::Select;
 use crate::plot::{self, Inputs};
 use crate::profile::{self, site_label, sorted_sites};
+use crate::report_glance::Glance;
 use base64::Engine;
 use conifer_analyze::human_bytes;
 use conifer_trace::decode::human_time;
 use conifer_trace::TraceFile;
-use crate::report_glance::Glance;
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -103,7 +103,11 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     let figures = conifer_analyze::rank_figures::rank_figures(trace);
     let spreads = conifer_analyze::imbalance::spreads(&figures);
     let sites = sorted_sites(&a, &t);
-    let labelled = sites.iter().map(|(site, st, time)| {
+    // MPI_Init's time is the launch's, not the program's.
+    let program_sites = sites
+        .iter()
+        .filter(|s| !s.1.function.starts_with("MPI_Init"));
+    let labelled = program_sites.map(|(site, st, time)| {
         let label = site_label(site, &st.function, st.source.as_deref());
         (label, time.total_ns)
     });
@@ -178,7 +182,11 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         sites.len(),
         if trace.record.forest.is_some() {
             "sites are the structure tree's file:line (program built with conifer cc)"
-        } else if a.sites.keys().any(|s| matches!(s, conifer_analyze::Site::Address { .. })) {
+        } else if a
+            .sites
+            .keys()
+            .any(|s| matches!(s, conifer_analyze::Site::Address { .. }))
+        {
             "sites are the recorded callers (--callsites), named by file:line from the \
              binary's debug information where it has any"
         } else {

@@ -19,9 +19,10 @@ pub struct Glance {
     pub span_ns: Option<f64>,
     /// Time in MPI over time in MPI and between calls, all ranks, without the recorder (%).
     pub mpi_percent: Option<f64>,
-    /// The most expensive call sites: label and time.
+    /// The most expensive call sites (`MPI_Init`'s left out): label and time.
     pub top_sites: Vec<(String, f64)>,
-    /// The function whose slowest rank spent the most above the mean.
+    /// The function whose slowest rank spent the most above the mean (`MPI_Init` left out:
+    /// its time is the launch's, not the program's).
     pub imbalance: Option<Spread>,
 }
 
@@ -47,7 +48,11 @@ impl Glance {
             span_ns: conifer_analyze::rank_figures::run_span_ns(trace),
             mpi_percent: (busy > 0.0).then(|| 100.0 * mpi / busy),
             top_sites: sites.into_iter().take(3).collect(),
-            imbalance: spreads.first().filter(|s| s.excess_ns() > 0.0).cloned(),
+            imbalance: spreads
+                .iter()
+                .find(|s| !s.function.starts_with("MPI_Init"))
+                .filter(|s| s.excess_ns() > 0.0)
+                .cloned(),
         }
     }
 
@@ -98,9 +103,10 @@ impl Glance {
             ),
             (
                 "in MPI (without the recorder)",
-                self.mpi_percent.map_or_else(|| "-".into(), |p| format!("{p:.1}% of the ranks' time")),
+                self.mpi_percent
+                    .map_or_else(|| "-".into(), |p| format!("{p:.1}% of the ranks' time")),
             ),
-            ("most expensive call sites", sites),
+            ("most expensive call sites (after MPI_Init)", sites),
             ("largest imbalance (time in MPI per rank)", imbalance),
         ];
         let mut h = String::from("<h2>At a glance</h2><table class=\"facts glance\">");
