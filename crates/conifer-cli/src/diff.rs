@@ -280,7 +280,14 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
         for (f, x, y) in &time_rows {
             let _ = writeln!(s, "{f:<26} {:>12} {:>12}", human_time(*x), human_time(*y));
         }
-        if diverging.is_empty() && same_ranks {
+        if !same_ranks {
+            let _ = writeln!(
+                s,
+                "\nthe runs have {} and {} ranks: their calls are not compared rank by rank \
+                 (compare the totals above)",
+                a.trace.meta.ranks, b.trace.meta.ranks
+            );
+        } else if diverging.is_empty() {
             let _ = writeln!(s, "\nevery rank makes the same calls: equal up to timing");
         } else {
             let _ = writeln!(

@@ -145,13 +145,13 @@ pub fn run(
         select.kind(),
         a.ranks,
         comm.map(|c| format!(", calls on {c}")).unwrap_or_default(),
-        total
+        with_unit(total, select.messages)
     );
     if a.ranks <= 32 {
         let width = rows
             .iter()
             .flatten()
-            .map(|v| v.to_string().len())
+            .map(|v| grouped(*v).len())
             .max()
             .unwrap_or(1)
             .max(3);
@@ -166,7 +166,7 @@ pub fn run(
                 if *v == 0 {
                     let _ = write!(s, " {:>width$}", ".");
                 } else {
-                    let _ = write!(s, " {v:>width$}");
+                    let _ = write!(s, " {:>width$}", grouped(*v));
                 }
             }
             s.push('\n');
@@ -186,7 +186,7 @@ pub fn run(
             entries.len()
         );
         for (v, i, j) in entries.iter().take(20) {
-            let _ = writeln!(s, "  {i:>6} -> {j:<6} {v}");
+            let _ = writeln!(s, "  {i:>6} -> {j:<6} {}", with_unit(*v, select.messages));
         }
     }
     if a.unresolved_calls > 0 {
@@ -225,4 +225,44 @@ fn check_comm(trace: &conifer_trace::Trace, comm: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `v` with its thousands grouped by commas (`44,605,100`), as the text matrix prints counts.
+fn grouped(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// A total with its unit: `89,210,200 bytes (85.1 MiB)` or `1,200 messages`.
+fn with_unit(v: u64, messages: bool) -> String {
+    if messages {
+        format!("{} messages", grouped(v))
+    } else if v >= 1024 {
+        format!("{} bytes ({})", grouped(v), conifer_analyze::human_bytes(v))
+    } else {
+        format!("{} bytes", grouped(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_grouped_by_thousands_with_their_unit() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(44_605_100), "44,605,100");
+        assert_eq!(with_unit(89_210_200, false), "89,210,200 bytes (85.1 MiB)");
+        assert_eq!(with_unit(512, false), "512 bytes");
+        assert_eq!(with_unit(1200, true), "1,200 messages");
+    }
 }
