@@ -238,7 +238,12 @@ impl Emitter<'_> {
             let mut back = Vec::new();
             for (k, item) in items.iter().enumerate() {
                 let slot = self.value(item, p, a.at, call, args, j)?;
-                back.push(format!("{slot} = t_[{k}];"));
+                // Only the proxy's own request variables take the result back: a slot the
+                // original passed as `MPI_REQUEST_NULL` (or a request it never saw made)
+                // is a constant.
+                if matches!(item, Value::Handle(_, HandleRef::Id(_))) {
+                    back.push(format!("{slot} = t_[{k}];"));
+                }
                 init.push(slot);
             }
             pre.push(format!(

@@ -1,0 +1,326 @@
+//! What arrived for point-to-point receives, as opposed to the capacity they posted.
+//!
+//! A receive's status records the bytes that arrived (`MPI_Get_count` with `MPI_BYTE`): the
+//! blocking receive's own, or, for a non-blocking one, the status of the call that completed
+//! its request. A request's symbolic id names its pool, one per creating signature (whose
+//! arguments, count and datatype included, come before the request), so a completion's
+//! request tells which receive it ends and the arrived bytes are credited to that receive's
+//! function, site and communicator. Receives whose status the trace does not have
+//! (`MPI_STATUS_IGNORE`) take what the matching sends bring ([`settle`]).
+//!
+//! Each rank is gathered on its own ([`RankArrivals`], turned into [`Gathered`] with the
+//! rank's context); [`settle`] runs once all ranks are in.
+
+mod settle;
+
+pub(crate) use settle::settle;
+
+use crate::call::Args;
+use crate::effect::{base, world_peer, Caller, Effect, Kind};
+use crate::Site;
+use conifer_trace::decode::Signature;
+use conifer_trace::value::{HandleKind, HandleRef, Rank, Value, REQUEST_LOCAL_BITS};
+use conifer_trace::Trace;
+use std::collections::HashMap;
+
+/// Where received bytes are credited: the receive's function, site and communicator.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    /// The function (C name).
+    pub function: String,
+    /// Its site.
+    pub site: Site,
+    /// The communicator, as the decoder prints it.
+    pub comm: Option<String>,
+}
+
+/// A message's envelope as the receiver sees it: sender (world rank), communicator (as the
+/// decoder prints it) and tag; `None` where the receive takes any (or the trace cannot
+/// tell).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Envelope {
+    /// Sender, world rank.
+    pub from: Option<u32>,
+    /// Communicator.
+    pub comm: Option<String>,
+    /// Tag.
+    pub tag: Option<i64>,
+}
+
+/// A receive's arguments as posted: its communicator value, source and tag.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Posted {
+    comm: Option<Value>,
+    source: Option<Rank>,
+    tag: Option<i64>,
+}
+
+/// A pool of receive requests: who creates them, their capacity and what they match.
+struct Pool {
+    key: usize,
+    capacity: u64,
+    posted: Posted,
+    /// Receives started.
+    started: u64,
+}
+
+/// One rank's receives, completions and sends, as met (in any order).
+#[derive(Default)]
+pub(crate) struct RankArrivals {
+    keys: Vec<Key>,
+    index: HashMap<Key, usize>,
+    pools: HashMap<u32, Pool>,
+    /// Completions with a status per pool: (source, tag) → (completions, bytes).
+    completions: HashMap<u32, HashMap<(Rank, i64), (u64, u64)>>,
+    /// Starts of persistent requests by pool.
+    starts: HashMap<u32, u64>,
+    /// Blocking receives with a status: (key, posted, status source, tag) → bytes.
+    known: HashMap<(usize, Posted, Rank, i64), u64>,
+    /// Blocking receives whose status was ignored: (key, posted) → capacity.
+    unknown: HashMap<(usize, Posted), u64>,
+    /// Bytes of this rank's point-to-point sends: (receiver, communicator, tag) → bytes.
+    sends: HashMap<(u32, Option<String>, Option<i64>), u64>,
+}
+
+/// A call as [`RankArrivals::add`] takes it.
+pub(crate) struct Seen<'a> {
+    /// Its arguments.
+    pub args: &'a Args<'a>,
+    /// Its effect.
+    pub effect: &'a Effect,
+    /// Called from Fortran (1-based indices).
+    pub fortran: bool,
+    /// Where its bytes are credited.
+    pub key: Key,
+}
+
+impl<'a> Seen<'a> {
+    /// Call `args` with effect `e`, credited to its function at `site`.
+    pub fn new(args: &'a Args<'a>, e: &'a Effect, fortran: bool, site: Site) -> Self {
+        Seen {
+            args,
+            effect: e,
+            fortran,
+            key: Key {
+                function: args.name.to_string(),
+                site,
+                comm: e.comm.clone(),
+            },
+        }
+    }
+}
+
+/// True when the signature's function is a Fortran binding.
+pub(crate) fn fortran(trace: &Trace, sig: &Signature) -> bool {
+    trace
+        .catalog
+        .iter()
+        .any(|f| f.id == sig.function && f.language == conifer_trace::Language::Fortran)
+}
+
+/// One rank's receives resolved against its communicators, ready for [`settle`].
+pub(crate) struct Gathered {
+    /// Where bytes are credited.
+    keys: Vec<Key>,
+    /// Per key, bytes known from statuses.
+    known: Vec<u64>,
+    /// Bytes known from statuses per envelope.
+    known_from: HashMap<Envelope, u64>,
+    /// Receives whose arrival is unknown: (key, what they match, capacity).
+    unknown: Vec<(usize, Envelope, u64)>,
+    /// Bytes this rank sends: (receiver, envelope as the receiver sees it) → bytes.
+    sends: Vec<(u32, Envelope, u64)>,
+}
+
+impl RankArrivals {
+    fn key(&mut self, key: Key) -> usize {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        self.keys.push(key.clone());
+        self.index.insert(key, self.keys.len() - 1);
+        self.keys.len() - 1
+    }
+
+    /// Adds `n` calls of `call` made by `caller`.
+    pub fn add(&mut self, call: Seen, caller: &dyn Caller, n: u64) {
+        let a = call.args;
+        let name = base(a.name);
+        let int = |slot: &str| match a.get(slot) {
+            Some(Value::Int(t)) if *t >= 0 => Some(*t),
+            _ => None,
+        };
+        if matches!(
+            name,
+            "Send" | "Ssend" | "Bsend" | "Rsend" | "Isend" | "Issend" | "Ibsend" | "Irsend"
+        ) || name.starts_with("Sendrecv")
+            || name.starts_with("Start")
+        {
+            let tag = int("tag")
+                .or_else(|| int("sendtag"))
+                .filter(|_| !name.starts_with("Start"));
+            for edge in call.effect.edges.iter().filter(|e| e.kind == Kind::P2p) {
+                let at = (edge.to, call.effect.comm.clone(), tag);
+                *self.sends.entry(at).or_default() += edge.bytes * n;
+            }
+        }
+        let capacity = |count: &str, dt: &str| {
+            let size = caller.types().size(a.get(dt)?)?;
+            Some(a.int(count)?.saturating_mul(size))
+        };
+        let source = match a.get("source") {
+            Some(Value::Rank(Rank::ProcNull)) => return self.complete(a, call.fortran, n),
+            Some(Value::Rank(r)) => Some(*r),
+            _ => None,
+        };
+        let tag_slot = if name.starts_with("Sendrecv") { "recvtag" } else { "tag" };
+        let posted = Posted {
+            comm: a.get("comm").cloned(),
+            source,
+            tag: int(tag_slot),
+        };
+        match name {
+            "Recv" | "Mrecv" | "Sendrecv" | "Sendrecv_replace" => {
+                let cap = if name == "Sendrecv" {
+                    capacity("recvcount", "recvtype")
+                } else {
+                    capacity("count", "datatype")
+                };
+                let key = self.key(call.key);
+                match a.get("status") {
+                    Some(Value::Status(s)) if s.source == Rank::ProcNull => {}
+                    Some(Value::Status(s)) => {
+                        let at = (key, posted, s.source, s.tag);
+                        *self.known.entry(at).or_default() += s.bytes.max(0) as u64 * n;
+                    }
+                    _ => *self.unknown.entry((key, posted)).or_default() += cap.unwrap_or(0) * n,
+                }
+            }
+            "Irecv" | "Imrecv" | "Recv_init" => {
+                let (Some(pool), Some(cap)) =
+                    (pool(a.get("request")), capacity("count", "datatype"))
+                else {
+                    return;
+                };
+                let key = self.key(call.key);
+                let started = if name == "Recv_init" { 0 } else { n };
+                let more = self.starts.remove(&pool).unwrap_or_default();
+                let p = self.pools.entry(pool).or_insert(Pool {
+                    key,
+                    capacity: cap,
+                    posted,
+                    started: 0,
+                });
+                p.started += started + more;
+            }
+            "Start" => self.start(a.get("request"), n),
+            "Startall" => {
+                if let Some(Value::Array(reqs)) = a.get("array_of_requests") {
+                    reqs.iter().for_each(|r| self.start(Some(r), n));
+                }
+            }
+            _ => self.complete(a, call.fortran, n),
+        }
+    }
+
+    /// `n` calls of `a`, a call that may complete requests.
+    fn complete(&mut self, a: &Args, fortran: bool, n: u64) {
+        for (r, status) in crate::completions::completed(a, fortran) {
+            if let (Some(pool), Some(Value::Status(s))) = (pool(Some(r)), status) {
+                let slot = self.completions.entry(pool).or_default();
+                let c = slot.entry((s.source, s.tag)).or_default();
+                c.0 += n;
+                c.1 += s.bytes.max(0) as u64 * n;
+            }
+        }
+    }
+
+    /// `n` starts of the persistent request `r`.
+    fn start(&mut self, r: Option<&Value>, n: u64) {
+        if let Some(pool) = pool(r) {
+            match self.pools.get_mut(&pool) {
+                Some(p) => p.started += n,
+                None => *self.starts.entry(pool).or_default() += n,
+            }
+        }
+    }
+
+    /// The rank's receives resolved with `caller`'s communicators.
+    pub fn gather(self, caller: &dyn Caller) -> Gathered {
+        let mut g = Gathered {
+            known: vec![0; self.keys.len()],
+            keys: self.keys,
+            known_from: HashMap::new(),
+            unknown: Vec::new(),
+            sends: Vec::new(),
+        };
+        let comm_name = |p: &Posted| p.comm.as_ref().map(|c| c.display(None).to_string());
+        let envelope = |p: &Posted, source: Option<&Rank>, tag: Option<i64>| Envelope {
+            from: p
+                .comm
+                .as_ref()
+                .zip(source)
+                .and_then(|(c, r)| world_peer(caller, c, r)),
+            comm: comm_name(p),
+            tag,
+        };
+        let known = |g: &mut Gathered, key: usize, e: Envelope, bytes: u64| {
+            g.known[key] += bytes;
+            *g.known_from.entry(e).or_default() += bytes;
+        };
+        for ((key, posted, source, tag), bytes) in self.known {
+            known(
+                &mut g,
+                key,
+                envelope(&posted, Some(&source), Some(tag)),
+                bytes,
+            );
+        }
+        for ((key, posted), cap) in self.unknown {
+            let e = envelope(&posted, posted.source.as_ref(), posted.tag);
+            g.unknown.push((key, e, cap));
+        }
+        for (id, p) in &self.pools {
+            let mut completed = 0;
+            for (&(source, tag), &(count, bytes)) in self.completions.get(id).into_iter().flatten()
+            {
+                if source == Rank::ProcNull {
+                    continue;
+                }
+                completed += count;
+                known(
+                    &mut g,
+                    p.key,
+                    envelope(&p.posted, Some(&source), Some(tag)),
+                    bytes,
+                );
+            }
+            let left = p.started.saturating_sub(completed) * p.capacity;
+            if left > 0 {
+                let e = envelope(&p.posted, p.posted.source.as_ref(), p.posted.tag);
+                g.unknown.push((p.key, e, left));
+            }
+        }
+        let me = caller.world();
+        for ((to, comm, tag), bytes) in self.sends {
+            g.sends.push((
+                to,
+                Envelope {
+                    from: Some(me),
+                    comm,
+                    tag,
+                },
+                bytes,
+            ));
+        }
+        g
+    }
+}
+
+/// The pool of a request handle value.
+fn pool(r: Option<&Value>) -> Option<u32> {
+    match r? {
+        Value::Handle(HandleKind::Request, HandleRef::Id(id)) => Some(id >> REQUEST_LOCAL_BITS),
+        _ => None,
+    }
+}
