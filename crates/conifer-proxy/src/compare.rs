@@ -9,10 +9,13 @@
 //!   `MPI_Test*`, `MPI_Iprobe`): only their function and counts are compared, since the
 //!   run decides which requests complete when.
 //!
-//! Requests are compared by their role: the call that created them, its function and its
-//! arguments but the buffer (`MPI_Irecv(count=8 datatype=MPI_INT source=3 tag=1
-//! comm=MPI_COMM_WORLD)`), not by their ids, whose numbering follows how many distinct
-//! creating signatures (buffers included) each program had met.
+//! Requests are compared by their role: the function that created them and its
+//! communicator (`request of MPI_Irecv on MPI_COMM_WORLD`, from the latest call that returned
+//! the id), not by their ids, whose pools follow the creating signatures, buffers included,
+//! each program had met. The creating call's other arguments are compared at that call; a
+//! proxy's trace cannot always tell two live requests of one handle apart (the proxy
+//! completes some requests with PMPI calls its recorder does not see, and the MPI reuses
+//! their handles), so a completion names them no more precisely than that.
 //!
 //! Ranks are compared restored (a peer is the rank it names for the caller), so codes the
 //! merge chose differently for the two runs still compare equal. Each difference says what
@@ -20,7 +23,7 @@
 
 use crate::args::NONDETERMINISTIC;
 use conifer_trace::decode::Call;
-use conifer_trace::value::{Buffer, HandleKind, HandleRef, Position, Value, REQUEST_LOCAL_BITS};
+use conifer_trace::value::{Buffer, HandleKind, HandleRef, Position, Value};
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::HashMap;
@@ -136,12 +139,13 @@ const USES_REQUEST: [&str; 7] = [
     "MPI_Grequest_complete",
 ];
 
-/// One rank's request pools, each named by the call that created its requests.
+/// One rank's live requests, each named by the call that created it (a request id is
+/// reused once its request completes: the latest creation names it).
 #[derive(Default)]
 struct Roles(HashMap<u32, String>);
 
 impl Roles {
-    /// Names the pool of the request `call` creates, if it creates one.
+    /// Names the request `call` creates, if it creates one.
     fn learn(&mut self, call: &Call) {
         if USES_REQUEST.contains(&call.name) {
             return;
@@ -154,25 +158,22 @@ impl Roles {
         else {
             return;
         };
-        let values = call.slots.iter().zip(&call.signature.values).enumerate();
-        let args: Vec<String> = values
-            .filter(|(k, (_, v))| *k != i && !ignored(v) && !matches!(v, Value::Buffer(_)))
-            .map(|(k, (slot, v))| format!("{slot}={}", v.display(call.position(k))))
-            .collect();
-        self.0
-            .entry(id >> REQUEST_LOCAL_BITS)
-            .or_insert_with(|| format!("{}({})", call.name, args.join(" ")));
+        let on = ["comm", "win", "fh"]
+            .iter()
+            .find_map(|c| call.slots.iter().position(|s| s == c))
+            .and_then(|k| call.signature.values.get(k))
+            .map(|c| format!(" on {}", c.display(None)))
+            .unwrap_or_default();
+        self.0.insert(*id, format!("{}{on}", call.name));
     }
 
     /// A value's text as compared: requests by their role, buffers by their kind.
     fn render(&self, v: &Value, at: Option<Position>) -> String {
         match v {
-            Value::Handle(HandleKind::Request, HandleRef::Id(id)) => {
-                match self.0.get(&(id >> REQUEST_LOCAL_BITS)) {
-                    Some(role) => format!("request of {role}"),
-                    None => "a request no traced call made".into(),
-                }
-            }
+            Value::Handle(HandleKind::Request, HandleRef::Id(id)) => match self.0.get(id) {
+                Some(role) => format!("request of {role}"),
+                None => "a request no traced call made".into(),
+            },
             Value::Buffer(b) => match b {
                 Buffer::Null => "NULL",
                 Buffer::InPlace => "MPI_IN_PLACE",
@@ -207,14 +208,19 @@ mod tests {
     #[test]
     fn requests_shown_by_role_and_buffers_by_kind() {
         let mut roles = Roles::default();
-        roles.0.insert(3, "MPI_Irecv(count=8)".into());
+        roles
+            .0
+            .insert((3 << 12) | 1, "MPI_Irecv on MPI_COMM_WORLD".into());
+        roles
+            .0
+            .insert(5 << 12, "MPI_Irecv on MPI_COMM_WORLD".into());
         let req = |id| Value::Handle(HandleKind::Request, HandleRef::Id(id));
-        // Pool 3, requests 1 and 0 of it: the same role whatever the index.
-        let a = Value::Array(vec![req((3 << 12) | 1), req(3 << 12)]);
+        // Requests of different ids made by the same call look the same.
+        let a = Value::Array(vec![req((3 << 12) | 1), req(5 << 12)]);
         let shown = roles.render(&a, None);
         assert_eq!(
             shown,
-            "[request of MPI_Irecv(count=8), request of MPI_Irecv(count=8)]"
+            "[request of MPI_Irecv on MPI_COMM_WORLD, request of MPI_Irecv on MPI_COMM_WORLD]"
         );
         assert_eq!(
             roles.render(&req(7 << 12), None),

@@ -173,7 +173,11 @@ impl RankArrivals {
             Some(Value::Rank(r)) => Some(*r),
             _ => None,
         };
-        let tag_slot = if name.starts_with("Sendrecv") { "recvtag" } else { "tag" };
+        let tag_slot = if name.starts_with("Sendrecv") {
+            "recvtag"
+        } else {
+            "tag"
+        };
         let posted = Posted {
             comm: a.get("comm").cloned(),
             source,
