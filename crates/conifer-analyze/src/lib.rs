@@ -17,12 +17,14 @@ mod error;
 mod matrix;
 pub mod messages;
 pub mod rank_figures;
+mod site;
 mod skeleton;
 pub mod types;
 pub mod waits;
 
 pub use error::AnalyzeError;
 pub use matrix::Matrix;
+pub use site::Site;
 
 use call::Args;
 use conifer_trace::decode::Signature;
@@ -42,7 +44,7 @@ pub struct Totals {
     /// Bytes sent.
     pub bytes_sent: u64,
     /// Bytes received: what arrived (for point-to-point receives from their statuses, else
-    /// from the matching sends; see [`arrivals`]), collectives' and one-sided gets' bytes.
+    /// from the matching sends; see `arrivals/`), collectives' and one-sided gets' bytes.
     pub bytes_received: u64,
     /// Receive capacity posted by point-to-point receives (count × type size): more than
     /// arrived when receive buffers are larger than the messages.
@@ -56,27 +58,6 @@ impl Totals {
         self.bytes_received += e.received * n;
         self.bytes_posted += e.posted * n;
     }
-}
-
-/// Where calls were made: a structure-tree call site (tree mode), else the recorded caller
-/// (`--callsites`), else the timing family of the signature (about one per call site), else
-/// the signature itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", content = "id", rename_all = "lowercase")]
-pub enum Site {
-    /// A call site of the structure tree (its id in the binary's tree).
-    Tree(u32),
-    /// A recorded caller: the return address as module key and offset.
-    Address {
-        /// [`conifer_trace::caller::module_key`] of the module.
-        module: u32,
-        /// Offset of the return address in the module's file.
-        offset: u64,
-    },
-    /// A timing family (index into the trace's timing families).
-    Family(u32),
-    /// A signature without timing.
-    Signature(u32),
 }
 
 /// One call site's statistics.

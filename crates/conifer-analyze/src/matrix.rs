@@ -12,7 +12,7 @@ pub struct Matrix {
     pub p2p_bytes: Vec<u64>,
     /// Point-to-point messages.
     pub p2p_messages: Vec<u64>,
-    /// Collective bytes (by the rule of [`effect`]).
+    /// Collective bytes (by the rule of [`crate::effect`]).
     pub coll_bytes: Vec<u64>,
     /// Collective messages: entries of at least one byte.
     pub coll_messages: Vec<u64>,

@@ -11,41 +11,19 @@
 //! Each rank is gathered on its own ([`RankArrivals`], turned into [`Gathered`] with the
 //! rank's context); [`settle`] runs once all ranks are in.
 
+mod gathered;
 mod settle;
 
+pub(crate) use gathered::{Envelope, Gathered, Key};
 pub(crate) use settle::settle;
 
 use crate::call::Args;
 use crate::effect::{base, world_peer, Caller, Effect, Kind};
-use crate::Site;
+use crate::site::Site;
 use conifer_trace::decode::Signature;
 use conifer_trace::value::{HandleKind, HandleRef, Rank, Value, REQUEST_LOCAL_BITS};
 use conifer_trace::Trace;
 use std::collections::HashMap;
-
-/// Where received bytes are credited: the receive's function, site and communicator.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Key {
-    /// The function (C name).
-    pub function: String,
-    /// Its site.
-    pub site: Site,
-    /// The communicator, as the decoder prints it.
-    pub comm: Option<String>,
-}
-
-/// A message's envelope as the receiver sees it: sender (world rank), communicator (as the
-/// decoder prints it) and tag; `None` where the receive takes any (or the trace cannot
-/// tell).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Envelope {
-    /// Sender, world rank.
-    pub from: Option<u32>,
-    /// Communicator.
-    pub comm: Option<String>,
-    /// Tag.
-    pub tag: Option<i64>,
-}
 
 /// A receive's arguments as posted: its communicator value, source and tag.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -54,6 +32,9 @@ struct Posted {
     source: Option<Rank>,
     tag: Option<i64>,
 }
+
+/// Completions by their status's (source, tag): (completions, bytes).
+type ByStatus = HashMap<(Rank, i64), (u64, u64)>;
 
 /// A pool of receive requests: who creates them, their capacity and what they match.
 struct Pool {
@@ -70,8 +51,8 @@ pub(crate) struct RankArrivals {
     keys: Vec<Key>,
     index: HashMap<Key, usize>,
     pools: HashMap<u32, Pool>,
-    /// Completions with a status per pool: (source, tag) → (completions, bytes).
-    completions: HashMap<u32, HashMap<(Rank, i64), (u64, u64)>>,
+    /// Completions with a status per pool.
+    completions: HashMap<u32, ByStatus>,
     /// Starts of persistent requests by pool.
     starts: HashMap<u32, u64>,
     /// Blocking receives with a status: (key, posted, status source, tag) → bytes.
@@ -116,20 +97,6 @@ pub(crate) fn fortran(trace: &Trace, sig: &Signature) -> bool {
         .catalog
         .iter()
         .any(|f| f.id == sig.function && f.language == conifer_trace::Language::Fortran)
-}
-
-/// One rank's receives resolved against its communicators, ready for [`settle`].
-pub(crate) struct Gathered {
-    /// Where bytes are credited.
-    keys: Vec<Key>,
-    /// Per key, bytes known from statuses.
-    known: Vec<u64>,
-    /// Bytes known from statuses per envelope.
-    known_from: HashMap<Envelope, u64>,
-    /// Receives whose arrival is unknown: (key, what they match, capacity).
-    unknown: Vec<(usize, Envelope, u64)>,
-    /// Bytes this rank sends: (receiver, envelope as the receiver sees it) → bytes.
-    sends: Vec<(u32, Envelope, u64)>,
 }
 
 impl RankArrivals {

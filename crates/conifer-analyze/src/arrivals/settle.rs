@@ -6,7 +6,7 @@
 //! A receive never gets more than its capacity. A partial trace, or a send never received,
 //! may leave a share above what really arrived.
 
-use super::{Envelope, Gathered, Key};
+use super::gathered::{Envelope, Gathered, Key};
 use std::collections::HashMap;
 
 /// The received bytes of every rank's receives, per key.
