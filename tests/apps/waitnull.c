@@ -12,6 +12,10 @@
  *   odd iterations:  MPI_Waitany until it returns MPI_UNDEFINED, then a
  *                    MPI_Testall (flag set at once: every slot is null);
  * then a second exchange completed by MPI_Waitsome until MPI_UNDEFINED.
+ * Last, once: an MPI_Irecv from the left (slot 0, the others null) polled by
+ * one MPI_Testany before an MPI_Barrier, after which the left neighbour sends:
+ * that poll cannot find the message (flag 0, index MPI_UNDEFINED); then
+ * MPI_Waitany completes it.
  * Every received value is checked; a RESULT line says OK or FAIL.
  */
 #include "tally.h"
@@ -73,6 +77,21 @@ int main(int argc, char **argv)
         while (outcount != MPI_UNDEFINED);
         fail |= check(rank, size, it, rbuf);
     }
+    /* An unsuccessful poll: the message is sent only after the barrier. */
+    int index, flag;
+    for (int s = 0; s < 4; s++)
+        req[s] = MPI_REQUEST_NULL;
+    if (rank > 0)
+        MPI(Irecv, rbuf, N, MPI_INT, rank - 1, 7, MPI_COMM_WORLD, &req[0]);
+    MPI(Testany, 4, req, &index, &flag, MPI_STATUS_IGNORE);
+    fail |= rank > 0 && (flag || index != MPI_UNDEFINED);
+    MPI(Barrier, MPI_COMM_WORLD);
+    for (int i = 0; i < N; i++)
+        sbuf[i] = rank;
+    if (rank + 1 < size)
+        MPI(Send, sbuf, N, MPI_INT, rank + 1, 7, MPI_COMM_WORLD);
+    MPI(Waitany, 4, req, &index, MPI_STATUS_IGNORE);
+    fail |= rank > 0 && (index != 0 || rbuf[0] != rank - 1);
     MPI(Finalize);
     tally_print(rank);
     tally_result(rank, "%s", fail ? "FAIL" : "OK");
