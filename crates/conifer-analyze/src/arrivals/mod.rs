@@ -38,11 +38,11 @@ type ByStatus = HashMap<(Rank, i64), (u64, u64)>;
 
 /// A pool of receive requests: who creates them, their capacity and what they match.
 struct Pool {
-    key: usize,
     capacity: u64,
     posted: Posted,
-    /// Receives started.
-    started: u64,
+    /// Receives started, per key of the call that started them (the `MPI_Irecv`, or the
+    /// `MPI_Start`/`MPI_Startall` of a persistent receive, where its sends count too).
+    started: HashMap<usize, u64>,
 }
 
 /// One rank's receives, completions and sends, as met (in any order).
@@ -53,8 +53,8 @@ pub(crate) struct RankArrivals {
     pools: HashMap<u32, Pool>,
     /// Completions with a status per pool.
     completions: HashMap<u32, ByStatus>,
-    /// Starts of persistent requests by pool.
-    starts: HashMap<u32, u64>,
+    /// Starts of persistent requests by pool, per key of the starting call.
+    starts: HashMap<u32, HashMap<usize, u64>>,
     /// Blocking receives with a status: (key, posted, status source, tag) → bytes.
     known: HashMap<(usize, Posted, Rank, i64), u64>,
     /// Blocking receives whose status was ignored: (key, posted) → capacity.
@@ -120,7 +120,7 @@ impl RankArrivals {
         if matches!(
             name,
             "Send" | "Ssend" | "Bsend" | "Rsend" | "Isend" | "Issend" | "Ibsend" | "Irsend"
-        ) || name.starts_with("Sendrecv")
+        ) || name.contains("endrecv")
             || name.starts_with("Start")
         {
             let tag = int("tag")
@@ -140,7 +140,7 @@ impl RankArrivals {
             Some(Value::Rank(r)) => Some(*r),
             _ => None,
         };
-        let tag_slot = if name.starts_with("Sendrecv") {
+        let tag_slot = if name.contains("endrecv") {
             "recvtag"
         } else {
             "tag"
@@ -167,27 +167,37 @@ impl RankArrivals {
                     _ => *self.unknown.entry((key, posted)).or_default() += cap.unwrap_or(0) * n,
                 }
             }
-            "Irecv" | "Imrecv" | "Recv_init" => {
-                let (Some(pool), Some(cap)) =
-                    (pool(a.get("request")), capacity("count", "datatype"))
-                else {
+            "Irecv" | "Imrecv" | "Recv_init" | "Isendrecv" | "Isendrecv_replace" => {
+                let cap = if name == "Isendrecv" {
+                    capacity("recvcount", "recvtype")
+                } else {
+                    capacity("count", "datatype")
+                };
+                let (Some(pool), Some(cap)) = (pool(a.get("request")), cap) else {
                     return;
                 };
                 let key = self.key(call.key);
-                let started = if name == "Recv_init" { 0 } else { n };
                 let more = self.starts.remove(&pool).unwrap_or_default();
                 let p = self.pools.entry(pool).or_insert(Pool {
-                    key,
                     capacity: cap,
                     posted,
-                    started: 0,
+                    started: HashMap::new(),
                 });
-                p.started += started + more;
+                if name != "Recv_init" {
+                    *p.started.entry(key).or_default() += n;
+                }
+                for (k, m) in more {
+                    *p.started.entry(k).or_default() += m;
+                }
             }
-            "Start" => self.start(a.get("request"), n),
+            "Start" => {
+                let key = self.key(call.key);
+                self.start(a.get("request"), key, n)
+            }
             "Startall" => {
+                let key = self.key(call.key);
                 if let Some(Value::Array(reqs)) = a.get("array_of_requests") {
-                    reqs.iter().for_each(|r| self.start(Some(r), n));
+                    reqs.iter().for_each(|r| self.start(Some(r), key, n));
                 }
             }
             _ => self.complete(a, call.fortran, n),
@@ -206,13 +216,14 @@ impl RankArrivals {
         }
     }
 
-    /// `n` starts of the persistent request `r`.
-    fn start(&mut self, r: Option<&Value>, n: u64) {
+    /// `n` starts of the persistent request `r` by calls of `key`.
+    fn start(&mut self, r: Option<&Value>, key: usize, n: u64) {
         if let Some(pool) = pool(r) {
-            match self.pools.get_mut(&pool) {
-                Some(p) => p.started += n,
-                None => *self.starts.entry(pool).or_default() += n,
-            }
+            let started = match self.pools.get_mut(&pool) {
+                Some(p) => &mut p.started,
+                None => self.starts.entry(pool).or_default(),
+            };
+            *started.entry(key).or_default() += n;
         }
     }
 
@@ -252,24 +263,32 @@ impl RankArrivals {
             g.unknown.push((key, e, cap));
         }
         for (id, p) in &self.pools {
-            let mut completed = 0;
+            let (mut completed, mut arrived) = (0, 0);
             for (&(source, tag), &(count, bytes)) in self.completions.get(id).into_iter().flatten()
             {
                 if source == Rank::ProcNull {
                     continue;
                 }
                 completed += count;
-                known(
-                    &mut g,
-                    p.key,
-                    envelope(&p.posted, Some(&source), Some(tag)),
-                    bytes,
-                );
+                arrived += bytes;
+                let e = envelope(&p.posted, Some(&source), Some(tag));
+                *g.known_from.entry(e).or_default() += bytes;
             }
-            let left = p.started.saturating_sub(completed) * p.capacity;
-            if left > 0 {
-                let e = envelope(&p.posted, p.posted.source.as_ref(), p.posted.tag);
-                g.unknown.push((p.key, e, left));
+            // What arrived, and the capacity whose arrival is unknown, go to the starting
+            // calls in proportion to their starts (one key but for persistent receives
+            // started at several sites).
+            let mut keys: Vec<(usize, u64)> = p.started.iter().map(|(&k, &n)| (k, n)).collect();
+            keys.sort_unstable();
+            let weights: Vec<u64> = keys.iter().map(|k| k.1).collect();
+            let total: u64 = weights.iter().sum();
+            let left = total.saturating_sub(completed) * p.capacity;
+            let e = envelope(&p.posted, p.posted.source.as_ref(), p.posted.tag);
+            let (bytes, unknown) = (split(arrived, &weights), split(left, &weights));
+            for (((key, _), b), u) in keys.iter().zip(bytes).zip(unknown) {
+                g.known[*key] += b;
+                if u > 0 {
+                    g.unknown.push((*key, e.clone(), u));
+                }
             }
         }
         let me = caller.world();
@@ -286,6 +305,23 @@ impl RankArrivals {
         }
         g
     }
+}
+
+/// `amount` split in proportion to `weights` (rounded down, the remainder to the first).
+fn split(amount: u64, weights: &[u64]) -> Vec<u64> {
+    let total: u64 = weights.iter().sum();
+    if total == 0 {
+        return vec![0; weights.len()];
+    }
+    let mut out: Vec<u64> = weights
+        .iter()
+        .map(|&w| (u128::from(amount) * u128::from(w) / u128::from(total)) as u64)
+        .collect();
+    let rest = amount - out.iter().sum::<u64>();
+    if let Some(first) = out.first_mut() {
+        *first += rest;
+    }
+    out
 }
 
 /// The pool of a request handle value.
