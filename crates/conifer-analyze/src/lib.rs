@@ -8,25 +8,31 @@
 //! [`analyze_expanded`] computes the same [`Analysis`] by expanding every call
 //! (`Trace::calls`), as the reference the tests compare with.
 
+mod arrivals;
 pub mod call;
+mod completions;
 pub mod context;
 pub mod effect;
 mod error;
 pub mod imbalance;
+mod matrix;
 pub mod messages;
 pub mod rank_figures;
+mod site;
 mod skeleton;
 pub mod types;
 pub mod waits;
 
 pub use error::AnalyzeError;
+pub use matrix::Matrix;
+pub use site::Site;
 
 use call::Args;
 use conifer_trace::decode::Signature;
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use context::RankContext;
-use effect::{Effect, Kind};
+use effect::Effect;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -38,8 +44,12 @@ pub struct Totals {
     pub calls: u64,
     /// Bytes sent.
     pub bytes_sent: u64,
-    /// Bytes received (posted receive sizes).
+    /// Bytes received: what arrived (for point-to-point receives from their statuses, else
+    /// from the matching sends; see `arrivals/`), collectives' and one-sided gets' bytes.
     pub bytes_received: u64,
+    /// Receive capacity posted by point-to-point receives (count × type size): more than
+    /// arrived when receive buffers are larger than the messages.
+    pub bytes_posted: u64,
 }
 
 impl Totals {
@@ -47,28 +57,8 @@ impl Totals {
         self.calls += n;
         self.bytes_sent += e.sent * n;
         self.bytes_received += e.received * n;
+        self.bytes_posted += e.posted * n;
     }
-}
-
-/// Where calls were made: a structure-tree call site (tree mode), else the recorded caller
-/// (`--callsites`), else the timing family of the signature (about one per call site), else
-/// the signature itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", content = "id", rename_all = "lowercase")]
-pub enum Site {
-    /// A call site of the structure tree (its id in the binary's tree).
-    Tree(u32),
-    /// A recorded caller: the return address as module key and offset.
-    Address {
-        /// [`conifer_trace::caller::module_key`] of the module.
-        module: u32,
-        /// Offset of the return address in the module's file.
-        offset: u64,
-    },
-    /// A timing family (index into the trace's timing families).
-    Family(u32),
-    /// A signature without timing.
-    Signature(u32),
 }
 
 /// One call site's statistics.
@@ -84,66 +74,6 @@ pub struct SiteStats {
     pub families: BTreeMap<u32, u64>,
     /// Calls per rank.
     pub per_rank: Vec<u64>,
-}
-
-/// A dense `ranks × ranks` matrix, row = sender, column = receiver (world ranks).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Matrix {
-    /// Ranks.
-    pub n: u32,
-    /// Point-to-point (and one-sided) bytes.
-    pub p2p_bytes: Vec<u64>,
-    /// Point-to-point messages.
-    pub p2p_messages: Vec<u64>,
-    /// Collective bytes (by the rule of [`effect`]).
-    pub coll_bytes: Vec<u64>,
-    /// Collective messages: entries of at least one byte.
-    pub coll_messages: Vec<u64>,
-}
-
-impl Matrix {
-    fn new(n: u32) -> Matrix {
-        let z = vec![0; (n as usize) * (n as usize)];
-        Matrix {
-            n,
-            p2p_bytes: z.clone(),
-            p2p_messages: z.clone(),
-            coll_bytes: z.clone(),
-            coll_messages: z,
-        }
-    }
-
-    fn add(&mut self, e: &Effect, times: u64) {
-        for edge in &e.edges {
-            if edge.from >= self.n || edge.to >= self.n {
-                continue;
-            }
-            let i = edge.from as usize * self.n as usize + edge.to as usize;
-            match edge.kind {
-                Kind::P2p => {
-                    self.p2p_bytes[i] += edge.bytes * times;
-                    self.p2p_messages[i] += times;
-                }
-                Kind::Coll => {
-                    if edge.bytes > 0 {
-                        self.coll_bytes[i] += edge.bytes * times;
-                        self.coll_messages[i] += times;
-                    }
-                }
-            }
-        }
-    }
-
-    /// The entry (`from`, `to`) of the chosen metric and kinds.
-    pub fn get(&self, from: u32, to: u32, messages: bool, p2p: bool, coll: bool) -> u64 {
-        let i = from as usize * self.n as usize + to as usize;
-        let (p, c) = if messages {
-            (self.p2p_messages[i], self.coll_messages[i])
-        } else {
-            (self.p2p_bytes[i], self.coll_bytes[i])
-        };
-        (if p2p { p } else { 0 }) + (if coll { c } else { 0 })
-    }
 }
 
 /// Everything [`analyze`] computes.
@@ -294,6 +224,28 @@ impl Analysis {
         }
         if self.matrix_comm.is_none() || self.matrix_comm == e.comm {
             self.matrix.add(e, n);
+        }
+    }
+
+    /// Credits `bytes` that arrived at `rank`'s receives of `key`.
+    fn credit(&mut self, rank: u32, key: &arrivals::Key, bytes: u64) {
+        let sums = [
+            self.functions.get_mut(&key.function),
+            self.sites.get_mut(&key.site).map(|s| &mut s.totals),
+            key.comm.as_ref().and_then(|c| self.comms.get_mut(c)),
+            self.per_rank.get_mut(rank as usize),
+        ];
+        for t in sums.into_iter().flatten() {
+            t.bytes_received += bytes;
+        }
+    }
+
+    /// Credits what arrived at every rank's receives ([`arrivals::settle`]).
+    fn settle(&mut self, ranks: Vec<arrivals::Gathered>) {
+        for (rank, credits) in arrivals::settle(ranks).into_iter().enumerate() {
+            for (key, bytes) in credits {
+                self.credit(rank as u32, &key, bytes);
+            }
         }
     }
 }
@@ -483,6 +435,7 @@ pub fn analyze_with(
     let (ranks, families, comms, mut a) = start(trace, options);
     // Threads with the same grammar, tree and streams have the same weighted calls.
     let mut shared: HashMap<(u32, u32, u32), std::rc::Rc<Weighted>> = HashMap::new();
+    let mut arrived = Vec::new();
     for (rank, entry) in trace.record.ranks.iter().enumerate() {
         let rank = rank as u32;
         let mut threads = Vec::new();
@@ -530,6 +483,7 @@ pub fn analyze_with(
             })
             .collect();
         let ctx = RankContext::new(trace, &comms, rank, args.iter().flatten().copied());
+        let mut arrivals = arrivals::RankArrivals::default();
         for ((sig, t, site, n), args) in sigs.iter().zip(&args) {
             let Some(args) = args else {
                 a.unknown_functions += n;
@@ -539,9 +493,13 @@ pub fn analyze_with(
             let (s, source) = site_of(trace, &families, *t, *site, sig.caller);
             let family = families.get(*t as usize).copied().flatten();
             a.add(rank, args.name, s, source, family, &e, *n);
+            let seen = arrivals::Seen::new(args, &e, arrivals::fortran(trace, sig), s);
+            arrivals.add(seen, &ctx, *n);
         }
+        arrived.push(arrivals.gather(&ctx));
         progress(u64::from(rank) + 1, u64::from(ranks));
     }
+    a.settle(arrived);
     Ok(a)
 }
 
@@ -554,9 +512,11 @@ pub fn analyze_expanded(
 ) -> Result<Analysis, AnalyzeError> {
     let (ranks, families, comms, mut a) = start(trace, options);
     let reader = trace.reader();
+    let mut arrived = Vec::new();
     for rank in 0..ranks {
         let entry = &trace.record.ranks[rank as usize];
         let ctx = RankContext::of_rank(&reader, &comms, rank)?;
+        let mut arrivals = arrivals::RankArrivals::default();
         let terminals = (0..entry.threads.len())
             .flat_map(|thread| trace.record.thread_terminals(entry, thread));
         for (call, t) in reader.calls(rank).zip(terminals) {
@@ -570,9 +530,13 @@ pub fn analyze_expanded(
             let (s, source) = site_of(trace, &families, t, call.site, call.signature.caller);
             let family = families.get(t as usize).copied().flatten();
             a.add(rank, call.name, s, source, family, &e, 1);
+            let fortran = arrivals::fortran(trace, &call.signature);
+            arrivals.add(arrivals::Seen::new(&args, &e, fortran, s), &ctx, 1);
         }
+        arrived.push(arrivals.gather(&ctx));
         progress(u64::from(rank) + 1, u64::from(ranks));
     }
+    a.settle(arrived);
     Ok(a)
 }
 

@@ -1,6 +1,7 @@
 //! Skeleton signatures (value streams): a skeleton's calls differ only in the values of its
-//! streams. Only the streamed values the statistics depend on — counts, block lengths, sizes —
-//! matter; the others (tags, buffer offsets, statuses) are filled with placeholders. With one
+//! streams. Only the streamed values the statistics depend on — counts, block lengths, sizes,
+//! and statuses (the bytes that arrived, and the tag that says which send they came from) —
+//! matter; the others (other integers, buffer offsets) are filled with placeholders. With one
 //! such stream, its value counts come from the series' compressed form (runs, repeats and
 //! grammar multiplicities, never expanded); with several, the streams are read in step.
 
@@ -16,6 +17,8 @@ struct Spot {
     inner: Option<usize>,
     /// Index of its (first) series.
     series: usize,
+    /// Its series: 1, or 2 for a status (tag, bytes).
+    width: usize,
     /// True when the statistics depend on its value.
     relevant: bool,
 }
@@ -29,18 +32,19 @@ fn spots(sig: &Signature, slots: &[String]) -> Vec<Spot> {
     let mut out = Vec::new();
     let mut series = 0;
     let mut visit = |v: &Value, top: usize, inner: Option<usize>, out: &mut Vec<Spot>| {
-        let (width, int) = match v {
-            Value::StreamedInt => (1, true),
+        let slot = slots.get(top).map_or("", String::as_str);
+        let (width, relevant) = match v {
+            Value::StreamedInt => (1, matters(slot)),
             Value::StreamedOffset(_) => (1, false),
-            Value::StreamedStatus(..) => (2, false),
+            Value::StreamedStatus(..) => (2, true),
             _ => return,
         };
-        let slot = slots.get(top).map_or("", String::as_str);
         out.push(Spot {
             top,
             inner,
             series,
-            relevant: int && matters(slot),
+            width,
+            relevant,
         });
         series += width;
     };
@@ -76,12 +80,16 @@ fn fill(sig: &Signature, spots: &[Spot], values: &[u64]) -> Signature {
             }
             Value::StreamedInt => Value::Int(0),
             Value::StreamedOffset(id) => Value::Buffer(Buffer::Segment { id, offset: 0 }),
-            Value::StreamedStatus(source, error) => Value::Status(Status {
-                source,
-                tag: 0,
-                error,
-                bytes: 0,
-            }),
+            Value::StreamedStatus(source, error) => {
+                let tag = next.next().copied().unwrap_or(0);
+                let bytes = next.next().copied().unwrap_or(0);
+                Value::Status(Status {
+                    source,
+                    tag: tag as i64,
+                    error,
+                    bytes: bytes as i64,
+                })
+            }
             other => other,
         };
     }
@@ -103,10 +111,8 @@ pub fn fills(
     let relevant: Vec<usize> = spots
         .iter()
         .filter(|s| s.relevant)
-        .map(|s| s.series)
+        .flat_map(|s| s.series..s.series + s.width)
         .collect();
-    let relevant_spots: Vec<Spot> = spots.iter().copied().filter(|s| s.relevant).collect();
-    let _ = relevant_spots;
     if relevant.is_empty() {
         return calls
             .iter()

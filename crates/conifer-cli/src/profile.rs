@@ -196,6 +196,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
                 "calls": a.per_rank[r].calls,
                 "bytes_sent": a.per_rank[r].bytes_sent,
                 "bytes_received": a.per_rank[r].bytes_received,
+                "bytes_posted": a.per_rank[r].bytes_posted,
             })
         })
         .collect();
@@ -209,6 +210,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
                 "calls": tot.calls,
                 "bytes_sent": tot.bytes_sent,
                 "bytes_received": tot.bytes_received,
+                "bytes_posted": tot.bytes_posted,
                 "time_ns": time.total_ns,
                 "mean_ns": time.mean_ns(),
                 "min_ns": time.min_ns,
@@ -227,6 +229,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
                 "calls": st.totals.calls,
                 "bytes_sent": st.totals.bytes_sent,
                 "bytes_received": st.totals.bytes_received,
+                "bytes_posted": st.totals.bytes_posted,
                 "time_ns": time.total_ns,
                 "mean_ns": time.mean_ns(),
                 "min_ns": time.min_ns,
@@ -268,6 +271,19 @@ pub fn sorted_sites<'a>(
             .then(x.0.cmp(y.0))
     });
     v
+}
+
+/// What the byte columns mean, printed under the functions.
+const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' statuses, else \
+     from the matching sends; posted: receive capacity posted, count × type size, \
+     not data moved)";
+
+/// A row's posted receive capacity, `-` when it posts none.
+fn posted(t: &conifer_analyze::Totals) -> String {
+    match t.bytes_posted {
+        0 => "-".into(),
+        b => human_bytes(b),
+    }
 }
 
 fn pct(part: f64, whole: f64) -> String {
@@ -344,8 +360,8 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     let _ = writeln!(s, "\n@--- functions ---");
     let _ = writeln!(
         s,
-        "{:<24} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
-        "function", "calls", "time", "MPI%", "mean", "min", "max", "sent", "received"
+        "{:<24} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
+        "function", "calls", "time", "MPI%", "mean", "min", "max", "sent", "received", "posted"
     );
     let mut fns: Vec<_> = a.functions.iter().collect();
     fns.sort_by(|x, y| {
@@ -357,7 +373,7 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         let time = t.functions.get(name).copied().unwrap_or_default();
         let _ = writeln!(
             s,
-            "{:<24} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
+            "{:<24} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
             name,
             tot.calls,
             human_time(time.total_ns),
@@ -366,9 +382,11 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
             human_time(time.min_ns),
             human_time(time.max_ns),
             human_bytes(tot.bytes_sent),
-            human_bytes(tot.bytes_received)
+            human_bytes(tot.bytes_received),
+            posted(tot)
         );
     }
+    let _ = writeln!(s, "{BYTES_NOTE}");
     let sites = sorted_sites(a, t);
     let _ = writeln!(
         s,
@@ -378,13 +396,23 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
-        "site", "function", "calls", "time", "MPI%", "mean", "min", "max", "sent", "received"
+        "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
+        "site",
+        "function",
+        "calls",
+        "time",
+        "MPI%",
+        "mean",
+        "min",
+        "max",
+        "sent",
+        "received",
+        "posted"
     );
     for (site, st, time) in sites.iter().take(top) {
         let _ = writeln!(
             s,
-            "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}",
+            "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
             site_label(site, &st.function, st.source.as_deref()),
             st.function,
             st.totals.calls,
@@ -394,23 +422,25 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
             human_time(time.min_ns),
             human_time(time.max_ns),
             human_bytes(st.totals.bytes_sent),
-            human_bytes(st.totals.bytes_received)
+            human_bytes(st.totals.bytes_received),
+            posted(&st.totals)
         );
     }
     if !a.comms.is_empty() {
         let _ = writeln!(s, "\n@--- communicators ---");
         let _ = writeln!(
             s,
-            "{:<24} {:>10} {:>11} {:>11}",
-            "communicator", "calls", "sent", "received"
+            "{:<24} {:>10} {:>11} {:>11} {:>11}",
+            "communicator", "calls", "sent", "received", "posted"
         );
         for (c, tot) in &a.comms {
             let _ = writeln!(
                 s,
-                "{c:<24} {:>10} {:>11} {:>11}",
+                "{c:<24} {:>10} {:>11} {:>11} {:>11}",
                 tot.calls,
                 human_bytes(tot.bytes_sent),
-                human_bytes(tot.bytes_received)
+                human_bytes(tot.bytes_received),
+                posted(tot)
             );
         }
     }

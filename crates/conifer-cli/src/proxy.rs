@@ -20,6 +20,15 @@ pub fn run(
     against: Option<&Path>,
 ) -> Result<ExitCode, String> {
     let trace = load(file)?;
+    if check && trace.meta.partial {
+        // Its proxy would stop where the run stopped, inside an unfinished exchange, and
+        // hang or die in the MPI's abort: there is nothing to compare a run with.
+        return Err(format!(
+            "{}: {}; --check needs a trace of a run that finished (conifer proxy -o DIR still writes its proxy)",
+            file.display(),
+            crate::stats::partial_summary(&trace.meta)
+        ));
+    }
     let compute = match compute {
         "sleep" => Compute::Sleep,
         "spin" => Compute::Spin,
@@ -104,6 +113,7 @@ fn report(
     for d in &differences {
         println!("rank {} call {}: {}", d.rank, d.index, d.why);
     }
+    println!("note: {}", conifer_proxy::compare::PLACEMENT_NOTE);
     if differences.is_empty() {
         println!(
             "proxy matches: {} calls on {} ranks ({} lines of C; {})",

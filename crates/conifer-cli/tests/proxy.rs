@@ -155,6 +155,68 @@ fn check_reports_a_proxy_of_another_program() {
     assert_eq!(other.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("rank 0 call"), "{stdout}");
     assert!(stdout.contains("proxy differs"), "{stdout}");
+    // Every difference says which side had what.
+    for line in stdout.lines().filter(|l| l.starts_with("rank ")) {
+        assert!(
+            line.contains("original: ") && line.contains("proxy: "),
+            "{line}"
+        );
+    }
+}
+
+/// waitnull.c passes request arrays with `MPI_REQUEST_NULL` in the slots of missing
+/// neighbours to `MPI_Waitall`, `MPI_Waitany`, `MPI_Testall` and `MPI_Waitsome`, and makes
+/// one `MPI_Testany` that cannot succeed (its index is recorded as ignored): the proxy must
+/// compile (no result written back into the constant), pass the poll an index to write
+/// (not NULL, which the MPI rejects) and match.
+#[test]
+fn request_arrays_holding_request_null_build_and_match() {
+    let dir = scratch("proxy_waitnull");
+    check(&dir, "waitnull");
+}
+
+/// A trace of a run that ended early has nothing a proxy run could be compared with:
+/// `--check` says so in one line and fails, without building or running anything.
+#[test]
+fn check_refuses_a_partial_trace_in_one_line() {
+    let dir = scratch("proxy_partial");
+    let trace = dir.join("run.cft");
+    {
+        let _lock = mpi_lock();
+        // crash.c: rank 1 dereferences a null pointer in round 2 of 4.
+        let out = conifer_run_raw(4, &trace, &dir)
+            .arg(apps_dir().join("crash"))
+            .args(["segv", "4", "2"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "the run should fail");
+    }
+    let merged = dir.join("merged.cft");
+    run_ok(
+        Command::new(conifer())
+            .arg("merge")
+            .arg(dir.join("run.cft.partial"))
+            .arg("-o")
+            .arg(&merged),
+    );
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(conifer())
+        .args(["proxy", "--check"])
+        .arg(&merged)
+        .arg("-o")
+        .arg(dir.join("proxy"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("partial trace"), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

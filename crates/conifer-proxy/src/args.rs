@@ -238,7 +238,12 @@ impl Emitter<'_> {
             let mut back = Vec::new();
             for (k, item) in items.iter().enumerate() {
                 let slot = self.value(item, p, a.at, call, args, j)?;
-                back.push(format!("{slot} = t_[{k}];"));
+                // Only the proxy's own request variables take the result back: a slot the
+                // original passed as `MPI_REQUEST_NULL` (or a request it never saw made)
+                // is a constant.
+                if matches!(item, Value::Handle(_, HandleRef::Id(_))) {
+                    back.push(format!("{slot} = t_[{k}];"));
+                }
                 init.push(slot);
             }
             pre.push(format!(
@@ -272,7 +277,9 @@ impl Emitter<'_> {
                     format!("&{}", self.objects.handle(*kind, *id))
                 }
                 Some(Value::Ignored) if p.kind == "ERROR_CODE" => "MPI_ERRCODES_IGNORE".into(),
-                Some(Value::Ignored) => "NULL".into(),
+                // An output MPI allows to be NULL; any other (an unsuccessful `MPI_Testany`'s
+                // index is recorded as ignored) gets scratch memory like the rest.
+                Some(Value::Ignored) if p.optional => "NULL".into(),
                 // Each output parameter gets its own scratch slice (`outcount` and
                 // `array_of_indices` must not alias).
                 _ if base == "void" => format!("(void *)(o_any_ + 4096 * {})", j % 16),

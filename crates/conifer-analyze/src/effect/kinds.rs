@@ -33,8 +33,13 @@ pub struct Edge {
 pub struct Effect {
     /// Bytes the caller sends (all destinations).
     pub sent: u64,
-    /// Bytes the caller receives (the posted receive sizes).
+    /// Bytes the caller receives, as far as the call itself tells: collectives and
+    /// one-sided gets. What arrives for a point-to-point receive is known only from its
+    /// status or its matching send (`crate::arrivals`), so it is not counted here.
     pub received: u64,
+    /// Receive capacity the caller posts: `count` × type size of point-to-point receives
+    /// (more than arrives when the buffer is larger than the message).
+    pub posted: u64,
     /// Matrix entries.
     pub edges: Vec<Edge>,
     /// The call's message size (bytes of its send buffer, else of its receive buffer), for

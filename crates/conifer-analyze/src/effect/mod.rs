@@ -96,6 +96,7 @@ pub fn evaluate(a: &Args, caller: &dyn Caller) -> Effect {
 fn add(e: &mut Effect, p: &Effect) {
     e.sent += p.sent;
     e.received += p.received;
+    e.posted += p.posted;
     e.edges.extend_from_slice(&p.edges);
     e.size = e.size.or(p.size);
     e.unresolved |= p.unresolved;

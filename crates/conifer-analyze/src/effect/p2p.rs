@@ -45,15 +45,16 @@ impl Peers<'_> {
         }
     }
 
-    /// The receive half of a call: `count` elements of `dt` from the rank in parameter
-    /// `source`. A receive from `MPI_PROC_NULL` receives nothing.
+    /// The receive half of a call: capacity for `count` elements of `dt` from the rank in
+    /// parameter `source` (what arrives is worked out in `crate::arrivals`). A receive from
+    /// `MPI_PROC_NULL` posts nothing.
     pub fn recv(&self, e: &mut Effect, count: &str, dt: &str, source: &str) {
         let b = self.bytes(count, dt);
         e.size = e.size.or(b);
         if let Some(Value::Rank(Rank::ProcNull)) = self.a.get(source) {
             return;
         }
-        e.received += b.unwrap_or(0);
+        e.posted += b.unwrap_or(0);
         if b.is_none() {
             e.unresolved = true;
         }

@@ -163,44 +163,10 @@ impl<'t> Planner<'t> {
                     steps.push(Step::Free(*h));
                 }
             }
-            "Wait" | "Test" => {
-                let done = name == "Wait" || flag(&a);
-                if let (true, Some(r)) = (done, a.get("request")) {
-                    steps.extend(complete(r, a.get("status")));
-                }
-            }
-            "Waitall" | "Testall" => {
-                let done = name == "Waitall" || flag(&a);
-                if let (true, Some(Value::Array(reqs))) = (done, a.get("array_of_requests")) {
-                    let statuses = a.get("array_of_statuses");
-                    for (i, r) in reqs.iter().enumerate() {
-                        steps.extend(complete(r, nth(statuses, i)));
-                    }
-                }
-            }
-            "Waitany" | "Testany" => {
-                let done = name == "Waitany" || flag(&a);
-                let index = index_of(a.get("index"), fortran);
-                if let (true, Some(i), Some(Value::Array(reqs))) =
-                    (done, index, a.get("array_of_requests"))
-                {
-                    if let Some(r) = reqs.get(i) {
-                        steps.extend(complete(r, a.get("status")));
-                    }
-                }
-            }
-            "Waitsome" | "Testsome" => {
-                let reqs = a.get("array_of_requests");
-                let statuses = a.get("array_of_statuses");
-                let outcount = a.int("outcount").unwrap_or(0) as usize;
-                if let (Some(Value::Array(reqs)), Some(Value::Array(indices))) =
-                    (reqs, a.get("array_of_indices"))
-                {
-                    for (k, index) in indices.iter().take(outcount).enumerate() {
-                        if let Some(r) = index_of(Some(index), fortran).and_then(|i| reqs.get(i)) {
-                            steps.extend(complete(r, nth(statuses, k)));
-                        }
-                    }
+            "Wait" | "Test" | "Waitall" | "Testall" | "Waitany" | "Testany" | "Waitsome"
+            | "Testsome" => {
+                for (r, status) in crate::completions::completed(&a, fortran) {
+                    steps.extend(complete(r, status));
                 }
             }
             _ => {
@@ -379,27 +345,4 @@ fn collective_operation(name: &str) -> Option<String> {
     COLLECTIVES
         .contains(&operation.as_str())
         .then_some(operation)
-}
-
-/// True when the call's `flag` output is set.
-fn flag(a: &Args) -> bool {
-    matches!(a.get("flag"), Some(Value::Int(f)) if *f != 0)
-}
-
-/// The `i`th element of an array of statuses.
-fn nth(statuses: Option<&Value>, i: usize) -> Option<&Value> {
-    match statuses {
-        Some(Value::Array(items)) => items.get(i),
-        _ => None,
-    }
-}
-
-/// An index output as a 0-based position (Fortran's are 1-based); `None` for
-/// `MPI_UNDEFINED` and other negative values.
-fn index_of(v: Option<&Value>, fortran: bool) -> Option<usize> {
-    let Some(Value::Int(i)) = v else {
-        return None;
-    };
-    let i = if fortran { *i - 1 } else { *i };
-    usize::try_from(i).ok()
 }

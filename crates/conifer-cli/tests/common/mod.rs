@@ -384,5 +384,7 @@ pub fn bundled_apps() -> Vec<(&'static str, u32, Vec<&'static str>)> {
         ("butterfly", 4, vec!["3"]),
         ("torus", 6, vec!["3"]),
         ("randpeers", 5, vec!["6"]),
+        ("overpost", 4, vec!["5"]),
+        ("waitnull", 4, vec!["3"]),
     ]
 }

@@ -1,0 +1,73 @@
+//! Received bytes are the bytes that arrived, posted receive capacity is a figure of its
+//! own: `conifer profile` on overpost.c, whose receives post 1024 doubles and get far fewer.
+//! Every expected value is derived by hand from the app's header comment.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+
+/// overpost.c, 4 ranks, 5 iterations (its default), per rank: phase A sends
+/// 2 × 8 × Σ(100 + 10·it) = 9600 B (received with Irecv, statuses recorded), phase B
+/// 8 × 50 × 5 = 2000 B (Isend; MPI_Recv with MPI_STATUS_IGNORE), phase C 8 × 25 × 5 =
+/// 1000 B (Isend; Irecv completed by Waitall with MPI_STATUSES_IGNORE). Every receive
+/// posts 1024 doubles = 8192 B: 3 Irecv and 1 Recv per iteration.
+#[test]
+fn profile_counts_received_bytes_as_they_arrived_and_posted_capacity_apart() {
+    let ranks = 4u64;
+    let per_rank_sent = 9600 + 2000 + 1000;
+    let irecv_received = ranks * (9600 + 1000);
+    let recv_received = ranks * 2000;
+    let irecv_posted = ranks * 3 * 5 * 8192;
+    let recv_posted = ranks * 5 * 8192;
+
+    let dir = scratch("received-overpost");
+    let trace = traced(&dir, "overpost", 4, &[], &apps_dir().join("overpost"), &[]);
+    let out = run_ok(
+        Command::new(conifer())
+            .arg("profile")
+            .arg(&trace)
+            .arg("--json"),
+    );
+    let profile: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let functions = profile["functions"].as_array().unwrap();
+    let function = |name: &str| {
+        functions
+            .iter()
+            .find(|f| f["function"] == name)
+            .unwrap_or_else(|| panic!("{name} in the profile"))
+    };
+    let sum = |field: &str| -> u64 { functions.iter().map(|f| f[field].as_u64().unwrap()).sum() };
+    assert_eq!(sum("bytes_sent"), ranks * per_rank_sent, "bytes sent");
+    assert_eq!(
+        sum("bytes_received"),
+        ranks * per_rank_sent,
+        "bytes received"
+    );
+    assert_eq!(
+        sum("bytes_posted"),
+        irecv_posted + recv_posted,
+        "bytes posted"
+    );
+    assert_eq!(function("MPI_Irecv")["bytes_received"], irecv_received);
+    assert_eq!(function("MPI_Recv")["bytes_received"], recv_received);
+    assert_eq!(function("MPI_Irecv")["bytes_posted"], irecv_posted);
+    assert_eq!(function("MPI_Recv")["bytes_posted"], recv_posted);
+    for r in profile["per_rank"].as_array().unwrap() {
+        assert_eq!(r["bytes_received"], per_rank_sent, "rank {}", r["rank"]);
+        assert_eq!(r["bytes_posted"], 4 * 5 * 8192, "rank {}", r["rank"]);
+    }
+
+    // The text profile shows the two apart, and says what each means.
+    let out = run_ok(Command::new(conifer()).arg("profile").arg(&trace));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("function "))
+        .expect("a functions table");
+    assert!(
+        header.contains("received") && header.contains("posted"),
+        "{header}"
+    );
+    assert!(text.contains("posted: receive capacity"), "{text}");
+}
