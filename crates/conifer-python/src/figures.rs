@@ -33,7 +33,8 @@ pub fn total_calls(trace: &Trace) -> u64 {
         .sum()
 }
 
-/// Per function: calls, bytes, and time in MPI summed over ranks (without the recorder).
+/// Per function: calls, bytes sent, received (arrived) and posted (receive capacity), and time
+/// in MPI summed over ranks (without the recorder).
 pub fn profile<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDict>> {
     let a = analysis(trace)?;
     let figures = rank_figures(trace);
@@ -63,6 +64,13 @@ pub fn profile<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDic
         names
             .iter()
             .map(|n| a.functions[*n].bytes_received)
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "bytes_posted",
+        names
+            .iter()
+            .map(|n| a.functions[*n].bytes_posted)
             .collect::<Vec<_>>(),
     )?;
     d.set_item("time_ns", names.iter().map(|n| time(n)).collect::<Vec<_>>())?;

@@ -86,7 +86,8 @@ class Trace:
         return frame
 
     def profile(self) -> pd.DataFrame:
-        """Per MPI function: ``calls``, ``bytes_sent``, ``bytes_received`` and ``time_ns``
+        """Per MPI function: ``calls``, ``bytes_sent``, ``bytes_received`` (what arrived),
+        ``bytes_posted`` (the receive buffers' capacity) and ``time_ns``
         (inside MPI, summed over ranks, without the recorder; missing for traces without exact
         per-rank totals)."""
         frame = pd.DataFrame(self._native.profile_columns()).set_index("function")
