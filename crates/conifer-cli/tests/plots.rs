@@ -124,3 +124,25 @@ fn ranks_are_bars_labelled_zero_to_last() {
     assert!(!svg.contains(">4</text>"), "a rank 4 on a 4-rank run");
     assert!(svg.contains("inMPI") && svg.contains("betweenMPIcalls"));
 }
+
+/// heapbuf.c sends from heap blocks it frees: the trace keeps `free` records, which are not MPI
+/// functions and are not drawn as one.
+#[test]
+fn memory_free_records_are_not_drawn_as_functions() {
+    let dir = scratch("plots-free");
+    let trace = traced(&dir, "heapbuf", 2, &[], &apps_dir().join("heapbuf"), &[]);
+    let stats = stats_json(&trace);
+    assert!(
+        stats.to_string().contains("\"free\""),
+        "heapbuf's trace should hold free records: {stats}"
+    );
+    let (out, svg) = plot_kind("functions", &trace, "functions.svg", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg: String = svg.split_whitespace().collect();
+    assert!(svg.contains(">MPI_Sendrecv</text>"), "{svg}");
+    assert!(!svg.contains(">free</text>"), "free drawn as a function");
+}

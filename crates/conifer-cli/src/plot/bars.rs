@@ -100,10 +100,12 @@ fn bucket_start(b: u32) -> String {
 /// Time per function (horizontal bars), longest first.
 pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     area.fill(&WHITE).map_err(err)?;
+    // Memory `free` records (segments MPI used, freed by the program) are not MPI functions.
     let mut v: Vec<(&String, f64)> = inp
         .times
         .functions
         .iter()
+        .filter(|(f, _)| f.as_str() != "free")
         .map(|(f, t)| (f, t.total_ns))
         .collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
