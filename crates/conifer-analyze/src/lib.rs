@@ -24,7 +24,7 @@ pub mod types;
 pub mod waits;
 
 pub use error::AnalyzeError;
-pub use matrix::Matrix;
+pub use matrix::{Matrix, MatrixSelect, UnknownWord};
 pub use site::Site;
 
 use call::Args;

@@ -62,3 +62,74 @@ impl Matrix {
         (if p2p { p } else { 0 }) + (if coll { c } else { 0 })
     }
 }
+
+/// Which entries of a [`Matrix`] a reader shows: bytes or messages, and which kinds of calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatrixSelect {
+    /// Messages (else bytes).
+    pub messages: bool,
+    /// Point-to-point and one-sided calls.
+    pub p2p: bool,
+    /// Collectives.
+    pub coll: bool,
+}
+
+/// A word [`MatrixSelect::from_words`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnknownWord {
+    /// Not `bytes` or `messages`.
+    Metric(String),
+    /// Not `p2p`, `coll` or `all`.
+    Kind(String),
+}
+
+impl MatrixSelect {
+    /// The selection of `metric` (`bytes`, `messages`) and `kind` (`p2p`, `coll`, `all`).
+    pub fn from_words(metric: &str, kind: &str) -> Result<MatrixSelect, UnknownWord> {
+        let messages = match metric {
+            "bytes" => false,
+            "messages" => true,
+            m => return Err(UnknownWord::Metric(m.to_string())),
+        };
+        let (p2p, coll) = match kind {
+            "p2p" => (true, false),
+            "coll" => (false, true),
+            "all" => (true, true),
+            k => return Err(UnknownWord::Kind(k.to_string())),
+        };
+        Ok(MatrixSelect {
+            messages,
+            p2p,
+            coll,
+        })
+    }
+
+    /// The selected entries of `m`, a row per sender.
+    pub fn rows(&self, m: &Matrix) -> Vec<Vec<u64>> {
+        (0..m.n)
+            .map(|i| {
+                (0..m.n)
+                    .map(|j| m.get(i, j, self.messages, self.p2p, self.coll))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `bytes` or `messages`.
+    pub fn metric(&self) -> &'static str {
+        if self.messages {
+            "messages"
+        } else {
+            "bytes"
+        }
+    }
+
+    /// `p2p`, `coll` or `all`.
+    pub fn kind(&self) -> &'static str {
+        match (self.p2p, self.coll) {
+            (true, false) => "p2p",
+            (false, true) => "coll",
+            _ => "all",
+        }
+    }
+}

@@ -359,7 +359,7 @@ fn main() -> ExitCode {
             csv,
             json,
             expand,
-        } => matrix::Select::parse(&metric, &kind)
+        } => matrix::parse_select(&metric, &kind)
             .and_then(|sel| matrix::run(&file, sel, comm.as_deref(), csv, json, expand)),
         Command::Plot {
             kind,
@@ -370,7 +370,7 @@ fn main() -> ExitCode {
             from,
             to,
             ranks,
-        } => matrix::Select::parse(&metric, &kind_of_calls).and_then(|sel| {
+        } => matrix::parse_select(&metric, &kind_of_calls).and_then(|sel| {
             let window = plot::WindowArgs { from, to, ranks };
             plot::run(&kind, &file, &output, sel, &window)
         }),

@@ -2,7 +2,6 @@
 //! world ranks), computed on the compressed form.
 
 use crate::output::{emit, emit_json};
-use conifer_analyze::Analysis;
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -22,67 +21,19 @@ On an inter-communicator (MPI_Intercomm_create), sends and Allreduce go to the r
 group; its other collectives are left out of the matrix. A message is one entry of a call \
 (a collective's entry of 0 bytes is not one).";
 
-/// Which entries to show.
-#[derive(Clone, Copy)]
-pub struct Select {
-    /// Messages instead of bytes.
-    pub messages: bool,
-    /// Include point-to-point.
-    pub p2p: bool,
-    /// Include collectives.
-    pub coll: bool,
-}
+/// Which entries to show (the analysis' selection, shared with the Python package).
+pub use conifer_analyze::MatrixSelect as Select;
 
-impl Select {
-    /// From `--metric` and `--kind`.
-    pub fn parse(metric: &str, kind: &str) -> Result<Select, String> {
-        let messages = match metric {
-            "bytes" => false,
-            "messages" => true,
-            m => return Err(format!("unknown --metric {m:?}: use bytes or messages")),
-        };
-        let (p2p, coll) = match kind {
-            "p2p" => (true, false),
-            "coll" => (false, true),
-            "all" => (true, true),
-            k => return Err(format!("unknown --kind {k:?}: use p2p, coll or all")),
-        };
-        Ok(Select {
-            messages,
-            p2p,
-            coll,
-        })
-    }
-
-    /// The rows of the selected matrix.
-    pub fn rows(&self, a: &Analysis) -> Vec<Vec<u64>> {
-        let n = a.matrix.n;
-        (0..n)
-            .map(|i| {
-                (0..n)
-                    .map(|j| a.matrix.get(i, j, self.messages, self.p2p, self.coll))
-                    .collect()
-            })
-            .collect()
-    }
-
-    /// `bytes` or `messages`.
-    pub fn metric(&self) -> &'static str {
-        if self.messages {
-            "messages"
-        } else {
-            "bytes"
+/// The selection of `--metric` and `--kind` (one-line errors naming the option).
+pub fn parse_select(metric: &str, kind: &str) -> Result<Select, String> {
+    Select::from_words(metric, kind).map_err(|word| match word {
+        conifer_analyze::UnknownWord::Metric(m) => {
+            format!("unknown --metric {m:?}: use bytes or messages")
         }
-    }
-
-    /// `p2p`, `coll` or `all`.
-    pub fn kind(&self) -> &'static str {
-        match (self.p2p, self.coll) {
-            (true, false) => "p2p",
-            (false, true) => "coll",
-            _ => "all",
+        conifer_analyze::UnknownWord::Kind(k) => {
+            format!("unknown --kind {k:?}: use p2p, coll or all")
         }
-    }
+    })
 }
 
 /// Runs `conifer matrix`.
@@ -106,7 +57,7 @@ pub fn run(
     } else {
         crate::analysis::analyze(&trace, &options)?
     };
-    let rows = select.rows(&a);
+    let rows = select.rows(&a.matrix);
     if json {
         emit_json(&serde_json::json!({
             "ranks": a.ranks,

@@ -261,7 +261,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     let _ = write!(h, "<p class=\"note\">{}</p>", esc(crate::matrix::RULE));
     h.push_str(&img(&plot::svg("matrix", &inp, sel_all())?));
     if a.ranks <= 16 {
-        let rows = sel_all().rows(&a);
+        let rows = sel_all().rows(&a.matrix);
         h.push_str("<table class=\"matrix\"><tr><th>bytes: sender \\ receiver</th>");
         for j in 0..a.ranks {
             let _ = write!(h, "<th>{j}</th>");

@@ -411,15 +411,7 @@ fn report_renders_in_headless_chromium() {
             "section {section}"
         );
     }
-    let chromium = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("chromium is installed by scripts/setup.sh");
+    let chromium = chromium();
     let url = format!("file://{}", html.display());
     let shot = dir.join("report.png");
     let profile = dir.join("chromium-profile");
@@ -459,16 +451,7 @@ fn report_renders_in_headless_chromium() {
         );
     }
     // The title as the browser sees it.
-    let dom = Command::new("timeout")
-        .arg("120")
-        .arg(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    let dom = dump_dom(&html, &profile);
     assert!(
         dom.contains("<title>Conifer report: stencil2d.cft</title>"),
         "{dom:.300}"

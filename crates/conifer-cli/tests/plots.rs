@@ -10,20 +10,9 @@ use std::process::{Command, Output};
 /// ring.c on 4 ranks with every call's time (in a directory of its own per `tag`): rank r
 /// Sendrecvs with r ± 1, 20 times.
 fn ring_trace(tag: &str) -> PathBuf {
-    let scratch = scratch(&format!("plots-{tag}"));
-    let trace = scratch.join("ring.cft");
-    let _guard = mpi_lock();
-    let mut cmd = Command::new("timeout");
-    cmd.arg("300")
-        .arg(conifer())
-        .args(["run", "-n", "4", "--timing", "lossless", "-o"])
-        .arg(&trace)
-        .current_dir(&scratch);
-    if !is_mpich() {
-        cmd.arg("--launcher-arg=--oversubscribe");
-    }
-    run_ok(cmd.arg(apps_dir().join("ring")));
-    trace
+    let dir = scratch(&format!("plots-{tag}"));
+    let options = ["--timing", "lossless"];
+    traced(&dir, "ring", 4, &options, &apps_dir().join("ring"), &[])
 }
 
 fn plot(trace: &PathBuf, out: &str, extra: &[&str]) -> (Output, String) {

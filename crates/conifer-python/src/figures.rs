@@ -2,6 +2,7 @@
 //! the CLI computes them: the per-function profile, per-rank figures and the matrix.
 
 use conifer_analyze::rank_figures::rank_figures;
+use conifer_analyze::{MatrixSelect, Totals, UnknownWord};
 use conifer_trace::timing_mode::TimingMode;
 use conifer_trace::Trace;
 use pyo3::exceptions::PyValueError;
@@ -39,40 +40,19 @@ pub fn profile<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDic
     let a = analysis(trace)?;
     let figures = rank_figures(trace);
     let names: Vec<&String> = a.functions.keys().collect();
+    let exact = !figures.is_empty() && figures.iter().all(|f| f.exact);
     let time = |name: &str| -> Option<u64> {
-        let exact = figures.iter().all(|f| f.exact) && !figures.is_empty();
         exact.then(|| figures.iter().filter_map(|f| f.functions.get(name)).sum())
+    };
+    let totals = |field: fn(&Totals) -> u64| -> Vec<u64> {
+        names.iter().map(|n| field(&a.functions[*n])).collect()
     };
     let d = PyDict::new(py);
     d.set_item("function", names.clone())?;
-    d.set_item(
-        "calls",
-        names
-            .iter()
-            .map(|n| a.functions[*n].calls)
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_sent",
-        names
-            .iter()
-            .map(|n| a.functions[*n].bytes_sent)
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_received",
-        names
-            .iter()
-            .map(|n| a.functions[*n].bytes_received)
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_posted",
-        names
-            .iter()
-            .map(|n| a.functions[*n].bytes_posted)
-            .collect::<Vec<_>>(),
-    )?;
+    d.set_item("calls", totals(|t| t.calls))?;
+    d.set_item("bytes_sent", totals(|t| t.bytes_sent))?;
+    d.set_item("bytes_received", totals(|t| t.bytes_received))?;
+    d.set_item("bytes_posted", totals(|t| t.bytes_posted))?;
     d.set_item("time_ns", names.iter().map(|n| time(n)).collect::<Vec<_>>())?;
     Ok(d)
 }
@@ -107,32 +87,11 @@ pub fn ranks<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDict>
 
 /// The matrix rows of `kind` and `metric`, as `conifer matrix --json` prints them.
 pub fn matrix(trace: &Trace, kind: &str, metric: &str) -> PyResult<Vec<Vec<u64>>> {
-    let messages = match metric {
-        "bytes" => false,
-        "messages" => true,
-        m => {
-            return Err(PyValueError::new_err(format!(
-                "unknown metric {m:?}: use bytes or messages"
-            )))
-        }
-    };
-    let (p2p, coll) = match kind {
-        "p2p" => (true, false),
-        "coll" => (false, true),
-        "all" => (true, true),
-        k => {
-            return Err(PyValueError::new_err(format!(
-                "unknown kind {k:?}: use p2p, coll or all"
-            )))
-        }
-    };
-    let a = analysis(trace)?;
-    let n = a.matrix.n;
-    Ok((0..n)
-        .map(|i| {
-            (0..n)
-                .map(|j| a.matrix.get(i, j, messages, p2p, coll))
-                .collect()
+    let select = MatrixSelect::from_words(metric, kind).map_err(|word| {
+        PyValueError::new_err(match word {
+            UnknownWord::Metric(m) => format!("unknown metric {m:?}: use bytes or messages"),
+            UnknownWord::Kind(k) => format!("unknown kind {k:?}: use p2p, coll or all"),
         })
-        .collect())
+    })?;
+    Ok(select.rows(&analysis(trace)?.matrix))
 }

@@ -24,17 +24,7 @@ pub fn of_rank(
     let mut streams = Vec::new();
     let stream_ids = intern(&mut streams, std::mem::take(&mut record.streams));
     let mut grammars: Vec<FrozenGrammar> = Vec::new();
-    let threads: Vec<u32> = record
-        .grammars
-        .into_iter()
-        .map(|g| match grammars.iter().position(|known| *known == g) {
-            Some(i) => i as u32,
-            None => {
-                grammars.push(g);
-                grammars.len() as u32 - 1
-            }
-        })
-        .collect();
+    let threads = intern(&mut grammars, record.grammars);
     let time = RankTime::of(&record.timing);
     let mut timing = Vec::new();
     let mut histograms = record.histograms.into_iter();

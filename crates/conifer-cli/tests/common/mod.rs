@@ -388,3 +388,36 @@ pub fn bundled_apps() -> Vec<(&'static str, u32, Vec<&'static str>)> {
         ("waitnull", 4, vec!["3"]),
     ]
 }
+
+/// The headless browser `scripts/setup.sh` installs (the first of its names that runs).
+pub fn chromium() -> &'static str {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("chromium is installed by scripts/setup.sh")
+}
+
+/// The DOM of `html` as headless Chromium renders it (its profile in `profile`), under a
+/// 120 s timeout; fails the test when the browser does.
+pub fn dump_dom(html: &Path, profile: &Path) -> String {
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
