@@ -47,6 +47,39 @@ pub struct TraceOptions {
     /// with `MPI_Pcontrol(0)`, which works without this option); also `CONIFER_START_OFF=1`.
     #[arg(long)]
     pub start_off: bool,
+    /// Also write a message log (`FILE.msglog/`): what MPI handed back to each rank —
+    /// received data, collective results, statuses and other outputs — so that
+    /// `conifer replay` can rerun a rank alone (also `CONIFER_LOG_MESSAGES=1`).
+    #[arg(long)]
+    pub log_messages: bool,
+    /// With --log-messages: log only these ranks (`0,4-7`; also `CONIFER_LOG_RANKS`).
+    #[arg(long, value_name = "LIST", value_parser = parse_rank_list, requires = "log_messages")]
+    pub log_ranks: Option<String>,
+}
+
+/// Checks a list of ranks and ranges (`0,4-7`).
+pub fn parse_rank_list(list: &str) -> Result<String, String> {
+    rank_list(list).map(|_| list.to_string())
+}
+
+/// The ranks of a list of ranks and ranges (`0,4-7`), in order.
+pub fn rank_list(list: &str) -> Result<Vec<u32>, String> {
+    let bad = |part: &str| format!("`{part}` is not a rank or a range of ranks (e.g. `0,4-7`)");
+    let mut ranks = Vec::new();
+    for part in list.split(',').map(str::trim) {
+        let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad(part));
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if a > b {
+                    return Err(bad(part));
+                }
+                ranks.extend(a..=b);
+            }
+            None => ranks.push(number(part)?),
+        }
+    }
+    Ok(ranks)
 }
 
 /// Checks an `--exclude` list: every item a function name or `queries`.
@@ -93,6 +126,12 @@ impl TraceOptions {
         if self.start_off {
             env.push(("CONIFER_START_OFF", "1".into()));
         }
+        if self.log_messages {
+            env.push(("CONIFER_LOG_MESSAGES", "1".into()));
+        }
+        if let Some(list) = &self.log_ranks {
+            env.push(("CONIFER_LOG_RANKS", list.into()));
+        }
         env
     }
 
@@ -119,6 +158,12 @@ impl TraceOptions {
         }
         if self.start_off {
             args.push("--start-off".into());
+        }
+        if self.log_messages {
+            args.push("--log-messages".into());
+        }
+        if let Some(list) = &self.log_ranks {
+            args.push(format!("--log-ranks={list}").into());
         }
         args
     }

@@ -15,6 +15,7 @@ mod output;
 mod plot;
 mod profile;
 mod proxy;
+mod replay;
 mod report;
 mod report_glance;
 mod sim;
@@ -203,6 +204,30 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Replay ranks alone from the message log of a run traced with `--log-messages`
+    /// (PHANTOM): the program runs as one process without a launcher, its MPI calls answered
+    /// from the log, its computation between calls timed on this machine for `sim --replayed`.
+    Replay {
+        /// The trace whose message log (`FILE.msglog/`) is replayed.
+        file: PathBuf,
+        /// Ranks to replay (`0`, `0,4-7`).
+        #[arg(long, default_value = "0")]
+        rank: String,
+        /// Replay one rank per behaviour class (the same calls, recorded computation within
+        /// 10%) and let it stand for the others.
+        #[arg(long, conflicts_with = "rank")]
+        representatives: bool,
+        /// Replays to run at once on this node (PHANTOM's concurrent replay, so the ranks
+        /// share memory bandwidth as in the run).
+        #[arg(long, default_value_t = 1)]
+        concurrent: usize,
+        /// The MPI the program uses (default: told from the program's libraries).
+        #[arg(long, value_parser = ["openmpi", "mpich"])]
+        mpi: Option<String>,
+        /// The program and its arguments, as traced.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        program: Vec<String>,
     },
     /// Measure this machine's MPI (ping-pong and message trains, 1 B to 4 MiB, Netgauge's
     /// PRTT method) and fit the simulator's parameters, written as a `conifer sim --net`
@@ -409,6 +434,21 @@ fn main() -> ExitCode {
             plot: plot.as_deref(),
             top,
             json,
+        }),
+        Command::Replay {
+            file,
+            rank,
+            representatives,
+            concurrent,
+            mpi,
+            program,
+        } => replay::run(&replay::Args {
+            file: &file,
+            ranks: &rank,
+            representatives,
+            concurrent,
+            mpi: mpi.as_deref(),
+            program: &program,
         }),
         Command::Calibrate {
             ranks,

@@ -110,6 +110,20 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
 /// recorder's own time is left out, so the prediction is of an untraced run).
 fn computation_source(trace: &conifer_trace::Trace) -> &'static str {
     use conifer_export::timeline::Timestamps;
+    let replayed = trace
+        .meta
+        .options
+        .iter()
+        .any(|o| o == conifer_sim::replayed::OPTION);
+    if replayed {
+        return match conifer_export::timeline::timestamps(trace) {
+            Timestamps::Reconstructed => {
+                "measured by `conifer replay` on the replay's machine: each call's timing \
+                 family's mean replayed interval, scaled to the rank's replayed total"
+            }
+            _ => "each call's interval measured by `conifer replay` on the replay's machine",
+        };
+    }
     match conifer_export::timeline::timestamps(trace) {
         Timestamps::Exact => {
             "each call's recorded interval, exact (--timing lossless), without the recorder's \

@@ -169,6 +169,7 @@ pub fn wrapper(
     id: u16,
     encoding: &Encoding,
     poll: Option<&PollKey>,
+    log: &crate::message_log::MessageLog,
 ) -> TokenStream {
     let mut sig = function.signature.clone();
     sig.ident = Ident::new(&function.name, Span::call_site());
@@ -208,6 +209,11 @@ pub fn wrapper(
         None => (inputs, quote! { #epilogue rec.finish(&ret); }),
     };
     let record_early = early_record(&function.name, prologue);
+    let crate::message_log::MessageLog {
+        before: log_before,
+        after: log_after,
+        replay,
+    } = log;
     let body = if finish_early {
         quote! {
             #record_early
@@ -219,9 +225,11 @@ pub fn wrapper(
         quote! {
             if let Some(rec) = rec.as_mut() { #inputs rec.before_pmpi(); }
             #before
+            #log_before
             let ret = #pmpi_call;
             if let Some(rec) = rec.as_mut() { rec.after_pmpi(&ret); #epilogue_and_finish }
             drop(rec);
+            if call.is_outermost() && crate::msglog::logging() { #log_after }
             // Hooks run once the record is finished and its lock released.
             #after
         }
@@ -231,6 +239,7 @@ pub fn wrapper(
         pub #sig {
             static ANCHOR: crate::stack::Anchor = crate::stack::Anchor::new();
             let call = crate::thread::CallGuard::enter();
+            if call.is_outermost() && crate::replay::active() { #replay }
             #[allow(unused_mut)]
             let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id, &ANCHOR) } else { None };
             #body

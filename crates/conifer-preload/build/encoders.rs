@@ -153,19 +153,25 @@ fn input_memo_key(args: &[Arg]) -> Option<TokenStream> {
 }
 
 /// True for a buffer argument (its address is recorded, never its contents).
-fn is_buffer(arg: &Arg) -> bool {
+pub fn is_buffer(arg: &Arg) -> bool {
     arg.spec
         .as_ref()
         .is_some_and(|s| s.kind == "BUFFER" || s.kind.starts_with("C_BUFFER"))
 }
 
-struct Arg {
-    ident: Ident,
-    ty: Type,
-    spec: Option<Param>,
+/// A wrapped function's parameter: its name, C type and entry in the spec (when the header
+/// and the standard agree on the parameters).
+pub struct Arg {
+    /// The parameter's name in `mpi.h`.
+    pub ident: Ident,
+    /// Its C type as bindgen rendered it.
+    pub ty: Type,
+    /// The standard's description of it.
+    pub spec: Option<Param>,
 }
 
-fn args(sig: &Signature, spec: Option<&Function>) -> Vec<Arg> {
+/// The parameters of `sig`, paired with the spec's by position.
+pub fn args(sig: &Signature, spec: Option<&Function>) -> Vec<Arg> {
     let c_params: Vec<&FnArg> = sig.inputs.iter().collect();
     // Pair by position only when the header and the standard agree on the parameter count.
     let spec_params = spec
@@ -188,7 +194,8 @@ fn args(sig: &Signature, spec: Option<&Function>) -> Vec<Arg> {
         .collect()
 }
 
-fn kind_ident(kind: &str) -> TokenStream {
+/// The `HandleKind` variant of a handle kind name, as an expression.
+pub fn kind_ident(kind: &str) -> TokenStream {
     let k = Ident::new(kind, Span::call_site());
     quote! { conifer_format::value::HandleKind::#k }
 }
@@ -247,8 +254,9 @@ const PER_PEER_ARRAYS: [&str; 7] = [
     "recvtypes",
 ];
 
-/// The length of an array parameter as an expression, or `None` when it cannot be known safely.
-fn length(function: &str, args: &[Arg], arg: &Arg, after_call: bool) -> Option<TokenStream> {
+/// The length of an array parameter as an expression, or `None` when it cannot be known safely
+/// (group sizes and grid dimensions are asked of the recorder, `rec`).
+pub fn length(function: &str, args: &[Arg], arg: &Arg, after_call: bool) -> Option<TokenStream> {
     let spec = arg.spec.as_ref()?;
     let extents = spec.length.as_ref()?;
     let mut factors = Vec::new();

@@ -257,6 +257,7 @@ fn binding_code(
 ) -> (TokenStream, Vec<String>) {
     let ret = return_type(function);
     let stem = function.fortran_stem();
+    let stem_name = &stem;
     let profiling_names = &binding.real;
     let (entry, inner) = match binding.tag {
         "" => (
@@ -362,6 +363,9 @@ fn binding_code(
         unsafe fn #inner(#(#params: #types,)* anchor: &crate::stack::Anchor) #ret {
             #locals
             let call = crate::thread::CallGuard::enter();
+            if call.is_outermost() && crate::replay::active() {
+                return crate::replay::unsupported(#stem_name, "Fortran calls are not replayed yet");
+            }
             let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id, anchor) } else { None };
             #early
             #before

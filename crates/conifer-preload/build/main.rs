@@ -9,6 +9,7 @@ mod c_wrappers;
 mod elf_symbols;
 mod encoders;
 mod fortran_wrappers;
+mod message_log;
 mod mpi_install;
 mod predefined;
 
@@ -92,7 +93,14 @@ fn main() {
         let spec_entry = spec.iter().find(|s| s.name == f.name);
         let encoding = encoders::encoding(&f.name, &f.signature, spec_entry, &[]);
         let poll = encoders::poll_key(&f.name, &f.signature, spec_entry);
-        code.push(c_wrappers::wrapper(f, i as u16, &encoding, poll.as_ref()));
+        let log = message_log::code(f, spec_entry, i as u16);
+        code.push(c_wrappers::wrapper(
+            f,
+            i as u16,
+            &encoding,
+            poll.as_ref(),
+            &log,
+        ));
         slots.push(encoding.slots);
     }
     for (i, f) in f_functions.iter().enumerate() {

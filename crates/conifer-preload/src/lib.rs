@@ -21,9 +21,11 @@ mod finalize;
 mod fortran;
 mod heap;
 mod mpi;
+mod msglog;
 mod pairwise;
 mod partial;
 mod record;
+mod replay;
 mod run_info;
 mod runtime;
 mod slice;
@@ -36,7 +38,8 @@ mod thread;
     clippy::missing_safety_doc,
     clippy::too_many_arguments,
     clippy::unnecessary_cast,
-    unused_imports
+    unused_imports,
+    unused_mut
 )]
 pub mod wrappers {
     use crate::mpi::*;

@@ -10,6 +10,7 @@ pub fn after_init() {
     crate::record::after_init();
     crate::clock_sync::at_init();
     crate::partial::arm();
+    crate::msglog::after_init();
 }
 
 /// The stand-in for `MPI_Finalize`'s MPI part while it is recorded (the real one runs after
@@ -22,6 +23,7 @@ pub fn finalize_wait() {
 /// recording and writes the trace.
 pub fn before_finalize() {
     crate::partial::disarm();
+    crate::msglog::at_finalize();
     crate::slice::report();
     crate::record::stop();
     crate::heap::stop_tracking();

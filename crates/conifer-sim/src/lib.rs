@@ -21,6 +21,8 @@ pub mod collectives;
 pub mod engine;
 pub mod keys;
 pub mod params;
+pub mod replayed;
+pub mod representatives;
 #[cfg(test)]
 mod tests;
 

@@ -10,6 +10,7 @@
 use serde::Deserialize;
 
 pub mod fnv;
+pub mod message_log;
 pub mod recording;
 pub mod slicing;
 

@@ -1,0 +1,134 @@
+//! A trace whose computation is the one measured by replay (`conifer replay`, PHANTOM) rather
+//! than the one the run recorded: each rank takes the computation intervals of a replayed rank
+//! — itself, or the representative of its behaviour class ([`crate::representatives`]) — call
+//! by call. With per-call timing (`--timing lossless` or `lossy`) every call's interval is
+//! replaced; in every timing mode the ranks' computation totals and the timing families'
+//! interval statistics are recomputed from the replayed intervals. Call durations (time in
+//! MPI) stay as recorded: the simulator predicts them.
+
+use conifer_trace::histogram::{bin_of, Bins};
+use conifer_trace::timeline::{self, CallTime};
+use conifer_trace::timing::Timing;
+use conifer_trace::Trace;
+use std::collections::BTreeMap;
+
+/// The option a trace with replayed computation lists in its metadata.
+pub const OPTION: &str = "computation=replayed";
+
+/// Puts replayed computation into `trace`: rank `r` takes the intervals `times[&source[r]]`
+/// (the computation before each call of its main thread, ns); ranks whose source has no times
+/// keep what they recorded. Fails when a rank's calls do not line up with its source's.
+pub fn apply(
+    trace: &mut Trace,
+    times: &BTreeMap<u32, Vec<u64>>,
+    source: &[u32],
+) -> Result<(), String> {
+    let timing_index = trace.record.timing_index();
+    let memory = memory_records(trace);
+    let mut families = vec![(Timing::default(), Bins::default()); trace.record.timing.len()];
+    let mut replaced: Vec<Option<Vec<u64>>> = vec![None; trace.record.ranks.len()];
+    for (r, entry) in trace.record.ranks.iter().enumerate() {
+        let Some(intervals) = source.get(r).and_then(|s| times.get(s)) else {
+            continue;
+        };
+        if entry.threads.len() != 1 {
+            return Err(format!(
+                "rank {r} ran MPI on {} threads: replay covers ranks that call MPI from one thread",
+                entry.threads.len()
+            ));
+        }
+        let per_call = spread(trace, &memory, r, intervals)?;
+        for (terminal, &ns) in trace.record.thread_terminals(entry, 0).zip(&per_call) {
+            if let Some(family) = timing_index.get(terminal as usize).copied().flatten() {
+                let (stats, bins) = &mut families[family as usize];
+                stats.add(ns as f64);
+                bins.add(bin_of(ns as f64), 1);
+            }
+        }
+        replaced[r] = Some(per_call);
+    }
+    let all = replaced.iter().all(Option::is_some);
+    for (r, (entry, intervals)) in trace.record.ranks.iter_mut().zip(&replaced).enumerate() {
+        let Some(intervals) = intervals else {
+            continue;
+        };
+        let total: u64 = intervals.iter().sum();
+        entry.time.compute_ns = total as f64;
+        entry.totals.compute_ns = total;
+        if let Some(bytes) = entry.timelines.get_mut(0) {
+            let recorded = timeline::decode(bytes, intervals.len() as u64)
+                .ok_or_else(|| format!("rank {r}'s recorded timeline cannot be read"))?;
+            let updated: Vec<CallTime> = recorded
+                .iter()
+                .zip(intervals)
+                .map(|(t, &interval_ns)| CallTime {
+                    interval_ns,
+                    duration_ns: t.duration_ns,
+                })
+                .collect();
+            *bytes = timeline::encode(&updated);
+        }
+    }
+    if all {
+        for (family, (stats, bins)) in trace.record.timing.iter_mut().zip(families) {
+            family.stats.interval = stats;
+            if let Some(histogram) = family.histogram.as_mut() {
+                histogram.interval = bins;
+            }
+        }
+    }
+    if !trace.meta.options.iter().any(|o| o == OPTION) {
+        trace.meta.options.push(OPTION.to_string());
+    }
+    Ok(())
+}
+
+/// The replayed intervals of rank `r`'s calls, one per terminal of its main thread: the
+/// trace also holds the program's `free` of buffers MPI used (memory records), which the
+/// replay does not stop at, so the computation between two MPI calls goes to the MPI call
+/// and the records between get none.
+fn spread(trace: &Trace, memory: &[bool], r: usize, intervals: &[u64]) -> Result<Vec<u64>, String> {
+    let entry = &trace.record.ranks[r];
+    let mut replayed = intervals.iter();
+    let mut out = Vec::with_capacity(intervals.len());
+    for terminal in trace.record.thread_terminals(entry, 0) {
+        if memory.get(terminal as usize).copied().unwrap_or(false) {
+            out.push(0);
+            continue;
+        }
+        match replayed.next() {
+            Some(&ns) => out.push(ns),
+            None => return Err(mismatch(r, out.len() + 1, intervals.len())),
+        }
+    }
+    if replayed.next().is_some() {
+        return Err(mismatch(r, out.len(), intervals.len()));
+    }
+    Ok(out)
+}
+
+fn mismatch(r: usize, traced: usize, replayed: usize) -> String {
+    format!(
+        "rank {r}'s calls in the trace ({traced} or more) do not line up with its replay's ({replayed}): was recording switched off for part of the run, or functions excluded?"
+    )
+}
+
+/// For each terminal, whether it is a memory record (the program's `free` of a buffer MPI
+/// used) rather than an MPI call.
+fn memory_records(trace: &Trace) -> Vec<bool> {
+    let free: Vec<u16> = trace
+        .catalog
+        .iter()
+        .filter(|f| f.name == "free")
+        .map(|f| f.id)
+        .collect();
+    trace
+        .record
+        .signatures
+        .iter()
+        .map(|s| {
+            let function = conifer_trace::varint::Reader::new(s).u64();
+            function.is_some_and(|f| free.iter().any(|&id| u64::from(id) == f))
+        })
+        .collect()
+}
