@@ -69,12 +69,13 @@ int main(int argc, char **argv) {
     int iter = 0;
     while (iter < maxiter) {
         MPI_Request req[4];
+        MPI_Status statuses[4];
         MPI_Irecv(&u[0], cols, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &req[0]);
         MPI_Irecv(&u[(rows + 1) * cols], cols, MPI_DOUBLE, down, 2, MPI_COMM_WORLD, &req[1]);
         if (perturbed) u[cols] += 1.0;
         MPI_Isend(&u[cols], cols, MPI_DOUBLE, up, 2, MPI_COMM_WORLD, &req[2]);
         MPI_Isend(&u[rows * cols], cols, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &req[3]);
-        MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+        MPI_Waitall(4, req, statuses);
 
         MPI_Status status;
         MPI_Sendrecv(&u[rows * cols], 1, strided, down, 3, sample, 1, strided, up, 3,

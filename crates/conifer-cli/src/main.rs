@@ -11,6 +11,7 @@ mod installed;
 mod launch;
 mod matrix;
 mod merge;
+mod msglog_summary;
 mod output;
 mod plot;
 mod profile;
@@ -215,7 +216,7 @@ enum Command {
         #[arg(long, default_value = "0")]
         rank: String,
         /// Replay one rank per behaviour class (the same calls, recorded computation within
-        /// 10%) and let it stand for the others.
+        /// 10% or 20 µs) and let it stand for the others.
         #[arg(long, conflicts_with = "rank")]
         representatives: bool,
         /// Replays to run at once on this node (PHANTOM's concurrent replay, so the ranks

@@ -228,6 +228,7 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
             "functions_per_rank": per_rank,
             "left_out": left_out,
             "timing": timing.json(&trace, &names),
+            "message_log": crate::msglog_summary::of(path),
         });
         outln!(
             out,
@@ -288,6 +289,9 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     let sizes: Vec<String> = sections.iter().map(|(t, n)| format!("{t} {n}")).collect();
     outln!(out, "sections    {}", sizes.join(", "));
     outln!(out, "timing      {}", timing.line());
+    if let Some(log) = crate::msglog_summary::of(path) {
+        outln!(out, "msglog      {}", log.line());
+    }
     if let Some(line) = crate::stats_timing::clocks_line(&trace) {
         outln!(out, "clocks      {line}");
     }

@@ -18,24 +18,48 @@ pub struct Class {
     pub compute_ns: (f64, f64),
 }
 
+/// Computation differences below this (ns) are timer noise, not behaviour: a few context
+/// switches' worth.
+pub const NOISE_NS: f64 = 20_000.0;
+
 /// The classes of `trace`'s ranks: the same calls (grammars and trees), and recorded
-/// computation within `tolerance` (relative, e.g. 0.1) of the class's smallest.
+/// computation within `tolerance` (relative, e.g. 0.1) or [`NOISE_NS`] of the class's
+/// smallest.
 pub fn classes(trace: &Trace, tolerance: f64) -> Vec<Class> {
     let figures = rank_figures(trace);
-    let mut by_calls: BTreeMap<(&[u32], &[u32]), Vec<(f64, u32)>> = BTreeMap::new();
-    for (r, entry) in trace.record.ranks.iter().enumerate() {
-        let compute = figures.get(r).map_or(0.0, |f| f.compute_ns);
+    let ranks: Vec<(Vec<u32>, f64)> = trace
+        .record
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(r, entry)| {
+            let calls = [
+                entry.threads.as_slice(),
+                &[u32::MAX],
+                entry.trees.as_slice(),
+            ]
+            .concat();
+            (calls, figures.get(r).map_or(0.0, |f| f.compute_ns))
+        })
+        .collect();
+    group(&ranks, tolerance)
+}
+
+/// The classes of ranks given, per rank, what identifies its calls and its computation (ns).
+fn group(ranks: &[(Vec<u32>, f64)], tolerance: f64) -> Vec<Class> {
+    let mut by_calls: BTreeMap<&[u32], Vec<(f64, u32)>> = BTreeMap::new();
+    for (r, (calls, compute)) in ranks.iter().enumerate() {
         by_calls
-            .entry((&entry.threads, &entry.trees))
+            .entry(calls)
             .or_default()
-            .push((compute, r as u32));
+            .push((*compute, r as u32));
     }
     let mut classes = Vec::new();
     for mut ranks in by_calls.into_values() {
         ranks.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut start = 0;
         while start < ranks.len() {
-            let limit = ranks[start].0 * (1.0 + tolerance);
+            let limit = (ranks[start].0 * (1.0 + tolerance)).max(ranks[start].0 + NOISE_NS);
             let end = start
                 + ranks[start..]
                     .iter()
@@ -68,4 +92,26 @@ pub fn sources(classes: &[Class], ranks: usize) -> Vec<u32> {
         }
     }
     source
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_split_by_calls_then_by_computation() {
+        // Calls [0]: 1.0, 1.05 and 1.5 ms; calls [1]: 1.0 and 1.01 ms.
+        let ranks = [(0, 1.0e6), (1, 1.0e6), (0, 1.05e6), (0, 1.5e6), (1, 1.01e6)]
+            .map(|(g, ns)| (vec![g], ns));
+        let found = group(&ranks, 0.1);
+        let members: Vec<Vec<u32>> = found.iter().map(|c| c.members.clone()).collect();
+        assert_eq!(members, vec![vec![0, 2], vec![1, 4], vec![3]]);
+        assert_eq!(sources(&found, 5), vec![2, 4, 2, 3, 4]);
+    }
+
+    #[test]
+    fn tiny_differences_are_noise() {
+        let ranks = [10_000.0, 25_000.0, 29_000.0].map(|ns| (vec![0], ns));
+        assert_eq!(group(&ranks, 0.1).len(), 1);
+    }
 }

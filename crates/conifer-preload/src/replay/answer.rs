@@ -22,8 +22,6 @@ struct Reader {
     /// Payloads that later entries may refer to, by number.
     payloads: HashMap<u64, Vec<u8>>,
     next_payload: u64,
-    /// Calls answered so far.
-    calls: u64,
     /// The rank replayed (for messages).
     rank: String,
 }
@@ -57,7 +55,6 @@ fn open() -> Reader {
         stream,
         payloads: HashMap::new(),
         next_payload: 0,
-        calls: 0,
         rank,
     }
 }
@@ -95,9 +92,10 @@ fn check_header(path: &str, header: &str) {
 pub fn check_finished() {
     let mut r = READER.lock().unwrap_or_else(|e| e.into_inner());
     if get_varint(&mut r.stream).is_some() {
-        let (rank, calls) = (r.rank.clone(), r.calls);
+        // MPI_Finalize is not counted yet: its number is the count so far.
+        let (rank, call) = (r.rank.clone(), super::times::calls_so_far());
         fail(&format!(
-            "rank {rank} diverged: the program finalised after {calls} logged calls, the run made more"
+            "rank {rank} diverged at call #{call} (MPI_Finalize): the run made more calls before it"
         ));
     }
 }
@@ -116,7 +114,6 @@ impl Answer {
     /// (name and value of each).
     pub fn begin(function: u16, inputs: &[(&str, i64)]) -> Answer {
         let mut r = READER.lock().unwrap_or_else(|e| e.into_inner());
-        r.calls += 1;
         let name = |id: u64| {
             crate::wrappers::FUNCTION_NAMES
                 .get(id as usize)
@@ -125,15 +122,15 @@ impl Answer {
         };
         let here = name(u64::from(function));
         let Some(logged) = get_varint(&mut r.stream) else {
-            let (rank, calls) = (r.rank.clone(), r.calls);
+            let (rank, call) = (r.rank.clone(), call_number());
             fail(&format!(
-                "rank {rank} diverged at call {calls} ({here}): the run had finalised by then"
+                "rank {rank} diverged at call #{call} ({here}): the run had finalised by then"
             ));
         };
         if logged != u64::from(function) {
-            let (rank, calls) = (r.rank.clone(), r.calls);
+            let (rank, call) = (r.rank.clone(), call_number());
             fail(&format!(
-                "rank {rank} diverged at call {calls}: the program calls {here}, the run called {}; it does not repeat the run given the same messages",
+                "rank {rank} diverged at call #{call}: the program calls {here}, the run called {}; it does not repeat the run given the same messages",
                 name(logged)
             ));
         }
@@ -147,14 +144,14 @@ impl Answer {
         }
         for ((input, now), then) in inputs.iter().map(|(n, v)| (n, *v)).zip(logged_inputs) {
             if now != then {
-                let (rank, calls) = (r.rank.clone(), r.calls);
+                let (rank, call) = (r.rank.clone(), call_number());
                 let what = if *input == "data sent" {
                     format!("the data sent differs from the run's (checksum {now:016x}, the run's {then:016x})")
                 } else {
                     format!("{input} is {now}, the run had {then}")
                 };
                 fail(&format!(
-                    "rank {rank} diverged at call {calls} ({here}): {what}; the program does not repeat the run given the same messages"
+                    "rank {rank} diverged at call #{call} ({here}): {what}; the program does not repeat the run given the same messages"
                 ));
             }
         }
@@ -327,10 +324,15 @@ impl Answer {
             .copied()
             .unwrap_or("?");
         fail(&format!(
-            "the log's entry for call {} ({name}) does not match this build's outputs: log the run again with this build",
-            self.r.calls
+            "the log's entry for call #{} ({name}) does not match this build's outputs: log the run again with this build",
+            call_number()
         ))
     }
+}
+
+/// The number of the call being answered, from 0 as `conifer decode` numbers them.
+fn call_number() -> usize {
+    super::times::calls_so_far().saturating_sub(1)
 }
 
 fn truncated() -> ! {

@@ -29,6 +29,12 @@ pub fn enter() -> u64 {
     now
 }
 
+/// The number of MPI calls the program has made so far (the one being answered included),
+/// counted as `conifer decode` numbers them from 0 plus one.
+pub fn calls_so_far() -> usize {
+    TIMES.lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
 /// Called as the call returns to the program (`entered`: what [`enter`] returned).
 pub fn leave(_entered: u64) {
     LAST_EXIT.store(now_ns(), Ordering::Relaxed);

@@ -1,0 +1,267 @@
+//! PHANTOM's message log and single-rank replay: `conifer run --log-messages` and
+//! `conifer replay`, on the NPB-style Jacobi app (data-dependent convergence, halo exchange
+//! with requests, a strided datatype, a split communicator, rooted collectives).
+//! The run's own output is the independent reference: a rank replayed alone must print exactly
+//! what it printed in the run, iteration count and checksums included.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Jacobi's arguments: a 64×64 grid, stopping when the residual drops below 2e-2 (a few
+/// hundred iterations, decided by the data), at most 400 iterations.
+const ARGS: [&str; 3] = ["64", "2e-2", "400"];
+
+fn ranks() -> u32 {
+    if is_mpich() {
+        2
+    } else {
+        4
+    }
+}
+
+/// Traces Jacobi with a message log; returns the trace and the run's output line per rank.
+fn logged_run(dir: &Path, options: &[&str]) -> (PathBuf, Vec<String>) {
+    let mut all = vec!["--log-messages", "--timing", "lossless"];
+    all.extend_from_slice(options);
+    let (trace, out) = traced_run(
+        dir,
+        "jacobi",
+        ranks(),
+        &all,
+        &apps_dir().join("jacobi"),
+        &ARGS,
+    );
+    (trace, lines_with(&out.stdout, "rank "))
+}
+
+fn replay(dir: &Path, trace: &Path, options: &[&str], env: &[(&str, &str)]) -> Output {
+    let _guard = mpi_lock();
+    Command::new("timeout")
+        .arg("300")
+        .arg(conifer())
+        .arg("replay")
+        .arg(trace)
+        .args(options)
+        .arg("--")
+        .arg(apps_dir().join("jacobi"))
+        .args(ARGS)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .output()
+        .expect("conifer replay starts")
+}
+
+/// The line rank `r` printed.
+fn line_of(lines: &[String], r: u32) -> &str {
+    let prefix = format!("rank {r}:");
+    lines
+        .iter()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no line of rank {r} in {lines:?}"))
+}
+
+/// The MPI calls of rank `r` in the trace, as `conifer decode` numbers them.
+fn decoded_mpi_calls(trace: &Path, r: u32) -> Vec<String> {
+    let out = run_ok(
+        Command::new(conifer())
+            .args(["decode", "--rank", &r.to_string()])
+            .arg(trace),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(2)
+                .is_some_and(|f| f.starts_with("MPI_"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+fn times_of(trace: &Path, r: u32) -> Vec<u64> {
+    let path = PathBuf::from(format!("{}.msglog/replay-{r}.times", trace.display()));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let body = &bytes[bytes.iter().position(|&b| b == b'\n').expect("header line") + 1..];
+    body.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_rank_replayed_alone_prints_what_it_printed_in_the_run() {
+    let dir = scratch("replay_output");
+    let (trace, run_lines) = logged_run(&dir, &[]);
+    assert_eq!(run_lines.len(), ranks() as usize, "{run_lines:?}");
+    let all = format!("0-{}", ranks() - 1);
+    let out = replay(&dir, &trace, &["--rank", &all, "--concurrent", "2"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let replayed = lines_with(&out.stdout, "rank ");
+    for r in 0..ranks() {
+        assert_eq!(line_of(&replayed, r), line_of(&run_lines, r), "rank {r}");
+        // One computation interval per MPI call the rank made (memory records are not calls).
+        let calls = decoded_mpi_calls(&trace, r).len();
+        assert_eq!(times_of(&trace, r).len(), calls, "rank {r}");
+        assert!(
+            stderr.contains(&format!("replayed rank {r}: {calls} calls")),
+            "{stderr}"
+        );
+    }
+    // The log's size as stats shows it is the files' size on disk.
+    let on_disk: u64 = std::fs::read_dir(format!("{}.msglog", trace.display()))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    let stats = stats_json(&trace);
+    assert_eq!(stats["message_log"]["bytes"].as_u64(), Some(on_disk));
+    assert_eq!(stats["message_log"]["ranks"].as_u64(), Some(ranks() as u64));
+}
+
+#[test]
+fn a_program_that_sends_other_data_than_in_the_run_diverges_loudly() {
+    let dir = scratch("replay_diverges");
+    let (trace, _) = logged_run(&dir, &[]);
+    let out = replay(&dir, &trace, &["--rank", "1"], &[("JACOBI_PERTURB", "1")]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Rank 1 changes its data right before its first MPI_Isend: the call `decode` shows.
+    let first_isend = decoded_mpi_calls(&trace, 1)
+        .into_iter()
+        .find(|l| l.contains("MPI_Isend"))
+        .expect("rank 1 sends");
+    let number = first_isend.split_whitespace().nth(1).expect("#N");
+    assert!(
+        stderr.contains(&format!(
+            "rank 1 diverged at call {number} (MPI_Isend): the data sent differs"
+        )),
+        "{stderr}\nexpected call {number}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn replayed_computation_is_what_the_simulator_uses() {
+    let dir = scratch("replay_sim");
+    let (trace, _) = logged_run(&dir, &[]);
+    let all = format!("0-{}", ranks() - 1);
+    let out = replay(&dir, &trace, &["--rank", &all], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replayed = dir.join("jacobi.replayed.cft");
+    let sim = run_ok(
+        Command::new(conifer())
+            .args(["sim", "--json"])
+            .arg(&replayed),
+    );
+    let report: serde_json::Value = serde_json::from_slice(&sim.stdout).unwrap();
+    let ranks_json = report["ranks"].as_array().expect("per-rank figures");
+    for r in 0..ranks() {
+        let replayed_ns: u64 = times_of(&trace, r).iter().sum();
+        let simulated = ranks_json[r as usize]["compute_ns"].as_f64().unwrap();
+        assert!(
+            (simulated - replayed_ns as f64).abs() <= 1.0 + 1e-9 * replayed_ns as f64,
+            "rank {r}: the simulator computes {simulated} ns, the replay measured {replayed_ns}"
+        );
+    }
+    let text = run_ok(Command::new(conifer()).arg("sim").arg(&replayed));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("measured by `conifer replay`"));
+}
+
+#[test]
+fn representatives_replay_one_rank_per_class_of_identical_calls() {
+    let dir = scratch("replay_representatives");
+    let ring = apps_dir().join("ring");
+    let n = ranks();
+    let trace = traced(&dir, "ring", n, &["--log-messages"], &ring, &[]);
+    let stats = stats_json(&trace);
+    let grammars = stats["unique_grammars"].as_u64().unwrap();
+    let _guard = mpi_lock();
+    let out = Command::new("timeout")
+        .arg("300")
+        .arg(conifer())
+        .args(["replay", "--representatives"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&ring)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Ranks of one grammar make the same calls: at most one class per grammar (more only
+    // where the recorded computation differs by over 10%).
+    let classes = stderr.matches(" stands for ranks ").count() as u64;
+    assert!(classes >= grammars && classes <= n as u64, "{stderr}");
+    assert!(
+        stderr.contains(&format!("{classes} replays instead of {n}")),
+        "{stderr}"
+    );
+    assert!(dir.join("ring.replayed.cft").is_file());
+}
+
+#[test]
+fn replay_refuses_what_it_cannot_do_in_one_line() {
+    let dir = scratch("replay_errors");
+    let unlogged = traced(&dir, "plain", 2, &[], &apps_dir().join("ring"), &[]);
+    let out = Command::new(conifer())
+        .args(["replay", "--rank", "0"])
+        .arg(&unlogged)
+        .arg("--")
+        .arg(apps_dir().join("ring"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no message log for rank 0"), "{stderr}");
+    assert!(stderr.contains("--log-messages"), "{stderr}");
+
+    let out = Command::new(conifer())
+        .args(["replay", "--rank", "5"])
+        .arg(&unlogged)
+        .arg("--")
+        .arg(apps_dir().join("ring"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("the trace has ranks 0 to 1, not 5"),
+        "{stderr}"
+    );
+
+    // A Fortran program: its calls are not replayed yet, and the replay says so.
+    let fortran = traced(
+        &dir,
+        "ring_f",
+        2,
+        &["--log-messages"],
+        &apps_dir().join("ring_f"),
+        &[],
+    );
+    let _guard = mpi_lock();
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(conifer())
+        .args(["replay", "--rank", "0"])
+        .arg(&fortran)
+        .arg("--")
+        .arg(apps_dir().join("ring_f"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("Fortran calls are not replayed yet"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
