@@ -8,6 +8,7 @@ mod build_suite;
 mod measure;
 mod prediction_suite;
 mod readers_suite;
+mod replay_suite;
 mod report;
 mod runner;
 mod size_suite;

@@ -50,7 +50,7 @@ fn programs(setup: &Setup) -> Vec<(String, Vec<String>)> {
 }
 
 /// Runs `cmd` in the scratch directory with Open MPI's root permission; its stdout.
-fn run(setup: &Setup, cmd: &mut Command) -> Result<Vec<u8>, String> {
+pub(crate) fn run(setup: &Setup, cmd: &mut Command) -> Result<Vec<u8>, String> {
     let out = cmd
         .current_dir(&setup.scratch)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -69,12 +69,14 @@ fn run(setup: &Setup, cmd: &mut Command) -> Result<Vec<u8>, String> {
 }
 
 /// The network parameters fitted here, as `conifer calibrate --json` reports them.
-struct Calibration {
-    file: PathBuf,
-    report: Value,
+pub(crate) struct Calibration {
+    /// The parameter file.
+    pub file: PathBuf,
+    /// `conifer calibrate --json`'s report.
+    pub report: Value,
 }
 
-fn calibrate(setup: &Setup, quick: bool) -> Result<Calibration, String> {
+pub(crate) fn calibrate(setup: &Setup, quick: bool) -> Result<Calibration, String> {
     let file = setup.scratch.join("net.toml");
     let mut cmd = Command::new(setup.bin.join("conifer"));
     cmd.args(["calibrate", "-n", "2", "--json", "--mpi", &setup.mpi, "-o"])
@@ -88,7 +90,7 @@ fn calibrate(setup: &Setup, quick: bool) -> Result<Calibration, String> {
 }
 
 /// `tests/tools/span.c` built with the MPI's compiler.
-fn span_library(setup: &Setup) -> Result<PathBuf, String> {
+pub(crate) fn span_library(setup: &Setup) -> Result<PathBuf, String> {
     let lib = setup.bin.join("libspan.so");
     let mut cmd = Command::new(format!("mpicc.{}", setup.mpi));
     cmd.args(["-O2", "-shared", "-fPIC", "-o"])
@@ -99,7 +101,7 @@ fn span_library(setup: &Setup) -> Result<PathBuf, String> {
 }
 
 /// Rank 0's span (ns) of one untraced run of `program` on 2 ranks.
-fn untraced_span(setup: &Setup, lib: &Path, program: &[String]) -> Result<f64, String> {
+pub(crate) fn untraced_span(setup: &Setup, lib: &Path, program: &[String]) -> Result<f64, String> {
     let out = setup.scratch.join("span.txt");
     let _ = std::fs::remove_file(&out);
     let mut cmd = Command::new("timeout");
@@ -132,7 +134,7 @@ fn trace(setup: &Setup, program: &[String], timing: &str, trace: &Path) -> Resul
 }
 
 /// `conifer sim`'s predicted time (ns) of `trace` with the calibrated parameters.
-fn predict(setup: &Setup, net: &Path, trace: &Path) -> Result<f64, String> {
+pub(crate) fn predict(setup: &Setup, net: &Path, trace: &Path) -> Result<f64, String> {
     let mut cmd = Command::new(setup.bin.join("conifer"));
     cmd.arg("sim").arg(trace).args(["--json", "--net"]).arg(net);
     let report: Value =
@@ -212,11 +214,11 @@ fn simgrid(setup: &Setup, params: &Value, trace: &Path, name: &str) -> Result<Op
 }
 
 /// A signed relative error as a report cell (percent).
-fn error(predicted: f64, measured: f64) -> Value {
+pub(crate) fn error(predicted: f64, measured: f64) -> Value {
     round(100.0 * (predicted - measured) / measured, 1)
 }
 
-fn mean_and_max(errors: &[f64]) -> (Value, Value) {
+pub(crate) fn mean_and_max(errors: &[f64]) -> (Value, Value) {
     let abs: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
     (
         round(abs.iter().sum::<f64>() / abs.len().max(1) as f64, 1),
@@ -226,7 +228,7 @@ fn mean_and_max(errors: &[f64]) -> (Value, Value) {
 
 /// The machine's 1-minute load average (`/proc/loadavg`): two busy-polling ranks on two
 /// cores slow down severalfold when anything else runs, so the table says how busy it was.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|t| t.split_whitespace().next().map(str::to_string))

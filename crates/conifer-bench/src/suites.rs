@@ -487,5 +487,12 @@ pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
             Err(why) => tables.push(failed(title, why)),
         }
     }
+    let title = "Prediction from replay";
+    if chosen(title) {
+        match crate::replay_suite::replay_tables(setup, quick) {
+            Ok(more) => tables.extend(more),
+            Err(why) => tables.push(failed(title, why)),
+        }
+    }
     tables
 }

@@ -40,24 +40,37 @@ pub fn times_path(trace: &Path, rank: u32) -> PathBuf {
     log_dir(trace).join(format!("replay-{rank}.times"))
 }
 
-/// The computation before each call of a replayed rank, in ns, from its times file.
-pub fn read_times(path: &Path) -> Result<Vec<u64>, String> {
+/// A replayed rank's times file: the computation before each call, in ns, and the share of
+/// the replay the rank was on a CPU (its intervals are already scaled by it).
+pub struct Times {
+    /// Computation before each call, ns.
+    pub intervals: Vec<u64>,
+    /// CPU time over wall time of the replay (1 on an idle machine).
+    pub on_cpu: f64,
+}
+
+/// Reads a replayed rank's times file.
+pub fn read_times(path: &Path) -> Result<Times, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let body = bytes
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|at| &bytes[at + 1..])
-        .ok_or_else(|| format!("{} is not a replay times file", path.display()))?;
-    if body.len() % 8 != 0 {
-        return Err(format!(
-            "{} is truncated: replay the rank again",
+    let bad = || {
+        format!(
+            "{} is not a replay times file: replay the rank again",
             path.display()
-        ));
+        )
+    };
+    let at = bytes.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[..at]).map_err(|_| bad())?;
+    let body = &bytes[at + 1..];
+    if body.len() % 8 != 0 {
+        return Err(bad());
     }
-    Ok(body
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("eight bytes")))
-        .collect())
+    Ok(Times {
+        intervals: body
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("eight bytes")))
+            .collect(),
+        on_cpu: header["on_cpu"].as_f64().unwrap_or(1.0),
+    })
 }
 
 /// Where the trace with replayed computation goes: `T.replayed.cft` beside `T.cft`.
@@ -133,7 +146,7 @@ fn write_replayed(
     }
     let mut times = BTreeMap::new();
     for &r in replayed {
-        times.insert(r, read_times(&times_path(file, r))?);
+        times.insert(r, read_times(&times_path(file, r))?.intervals);
     }
     let covered = source.iter().filter(|s| times.contains_key(s)).count();
     replayed::apply(&mut trace, &times, &source)?;
@@ -187,11 +200,12 @@ fn replay_ranks(args: &Args, ranks: &[u32]) -> Result<(), String> {
             continue;
         }
         let times = read_times(&times_path(args.file, rank))?;
-        let compute: u64 = times.iter().sum();
+        let compute: u64 = times.intervals.iter().sum();
         eprintln!(
-            "conifer: replayed rank {rank}: {} calls in {wall:.2} s; computation {} (measured here, between calls)",
-            times.len(),
-            human_time(compute as f64)
+            "conifer: replayed rank {rank}: {} calls in {wall:.2} s; computation {} (measured here, between calls; on a CPU {:.0}% of the replay, intervals scaled by that)",
+            times.intervals.len(),
+            human_time(compute as f64),
+            100.0 * times.on_cpu
         );
     }
     match failed {

@@ -67,9 +67,9 @@ pub fn code(function: &CFunction, spec: Option<&Function>, id: u16) -> MessageLo
     let finalize = (name == "MPI_Finalize").then(|| quote! { crate::replay::at_finalize(); });
     let real = quote! {
         #finalize
-        let t = crate::replay::enter();
+        crate::replay::enter();
         let ret = crate::mpi::#pmpi(#(#call_args),*);
-        crate::replay::leave(t);
+        crate::replay::leave();
         return ret;
     };
     let unsupported = |why: &str| MessageLog {
@@ -86,8 +86,8 @@ pub fn code(function: &CFunction, spec: Option<&Function>, id: u16) -> MessageLo
             before: quote! {},
             after: quote! {},
             replay: quote! {
-                let t = crate::replay::enter();
-                crate::replay::leave(t);
+                crate::replay::enter();
+                crate::replay::leave();
                 return crate::mpi::MPI_SUCCESS as ::std::ffi::c_int;
             },
         };
@@ -485,14 +485,14 @@ fn assemble(
             }
         },
         replay: quote! {
-            let t = crate::replay::enter();
+            crate::replay::enter();
             #replay_saved
             let mut a = crate::replay::Answer::begin(#id, &[#(#replay_inputs),*]);
             #(#replay_items)*
             #replay_start
             #replay_done
             let ret = a.finish();
-            crate::replay::leave(t);
+            crate::replay::leave();
             return ret;
         },
     }
