@@ -223,6 +223,10 @@ enum Command {
         /// share memory bandwidth as in the run).
         #[arg(long, default_value_t = 1)]
         concurrent: usize,
+        /// Stop at the first send whose data differs from the run's (by default such sends
+        /// are counted and reported: programs that send uninitialised buffers still replay).
+        #[arg(long)]
+        strict: bool,
         /// The MPI the program uses (default: told from the program's libraries).
         #[arg(long, value_parser = ["openmpi", "mpich"])]
         mpi: Option<String>,
@@ -441,6 +445,7 @@ fn main() -> ExitCode {
             rank,
             representatives,
             concurrent,
+            strict,
             mpi,
             program,
         } => replay::run(&replay::Args {
@@ -448,6 +453,7 @@ fn main() -> ExitCode {
             ranks: &rank,
             representatives,
             concurrent,
+            strict,
             mpi: mpi.as_deref(),
             program: &program,
         }),

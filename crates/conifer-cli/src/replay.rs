@@ -24,6 +24,8 @@ pub struct Args<'a> {
     pub representatives: bool,
     /// Replays run at once.
     pub concurrent: usize,
+    /// Stop at the first send whose data differs from the run's.
+    pub strict: bool,
     /// The MPI of the program, when not told from it.
     pub mpi: Option<&'a str>,
     /// The program and its arguments.
@@ -223,6 +225,7 @@ fn spawn(args: &Args, library: &Path, dir: &Path, rank: u32) -> Result<Child, St
         .env("LD_PRELOAD", library)
         .env("CONIFER_REPLAY", dir.join(format!("rank-{rank}.log")))
         .env("CONIFER_REPLAY_TIMES", times_path(args.file, rank))
+        .env("CONIFER_REPLAY_STRICT", if args.strict { "1" } else { "0" })
         .env_remove("CONIFER_LOG_MESSAGES")
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", args.program[0]))

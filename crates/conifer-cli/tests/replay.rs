@@ -123,10 +123,23 @@ fn a_rank_replayed_alone_prints_what_it_printed_in_the_run() {
 }
 
 #[test]
-fn a_program_that_sends_other_data_than_in_the_run_diverges_loudly() {
+fn a_program_that_sends_other_data_than_in_the_run_is_caught() {
     let dir = scratch("replay_diverges");
     let (trace, _) = logged_run(&dir, &[]);
+    // By default other data is reported, and the replay follows the run's calls to the end.
     let out = replay(&dir, &trace, &["--rank", "1"], &[("JACOBI_PERTURB", "1")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("rank 1 sent other data than in the run"),
+        "{stderr}"
+    );
+    let out = replay(
+        &dir,
+        &trace,
+        &["--rank", "1", "--strict"],
+        &[("JACOBI_PERTURB", "1")],
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Rank 1 changes its data right before its first MPI_Isend: the call `decode` shows.
