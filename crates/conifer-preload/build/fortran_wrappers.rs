@@ -257,7 +257,6 @@ fn binding_code(
 ) -> (TokenStream, Vec<String>) {
     let ret = return_type(function);
     let stem = function.fortran_stem();
-    let stem_name = &stem;
     let profiling_names = &binding.real;
     let (entry, inner) = match binding.tag {
         "" => (
@@ -285,6 +284,24 @@ fn binding_code(
     let poll = view
         .as_ref()
         .and_then(|(sig, _)| encoders::poll_key(&function.name, sig, Some(function)));
+    let ierror_arg = match function.fortran_params.last() {
+        Some(p) if p.name == "ierror" => {
+            Some(format_ident!("a{}", function.fortran_params.len() - 1))
+        }
+        _ => None,
+    };
+    let no_strings = Vec::new();
+    let log = crate::message_log::code(&crate::message_log::Wrapper {
+        name: &function.name,
+        sig: view.as_ref().map(|(sig, _)| *sig),
+        spec: Some(function),
+        id,
+        real: quote! { real(#(#params),*) },
+        ierror: ierror_arg.clone().filter(|_| ret.is_empty()),
+        strings: view
+            .as_ref()
+            .map_or(&no_strings, |(_, (_, strings))| strings),
+    });
     let (locals, prologue, epilogue, slots) = match view {
         Some((sig, (locals, strings))) => {
             let e = encoders::encoding(&function.name, sig, Some(function), &strings);
@@ -335,6 +352,17 @@ fn binding_code(
             quote! { if let Some(rec) = rec.as_mut() { rec.after_pmpi(&#ierror); #epilogue rec.finish(&#ierror); } drop(rec); },
         ),
     };
+    let crate::message_log::MessageLog {
+        before: log_before,
+        after: log_after,
+        replay: log_replay,
+    } = log;
+    // The logged result of a subroutine is its `ierror`.
+    let log_ret = if ret.is_empty() {
+        quote! { let ret: ::std::ffi::c_int = #ierror; }
+    } else {
+        quote! {}
+    };
     let direct = quote! { #bind real(#(#params),*); };
     let forward = match binding.tag {
         "" => sliced_forward(function, direct),
@@ -364,14 +392,17 @@ fn binding_code(
             #locals
             let call = crate::thread::CallGuard::enter();
             if call.is_outermost() && crate::replay::active() {
-                return crate::replay::unsupported(#stem_name, "Fortran calls are not replayed yet");
+                let real: unsafe extern "C" fn(#(#types),*) #ret = ::std::mem::transmute(#entry.get());
+                #log_replay
             }
             let mut rec = if call.is_outermost() { crate::record::Call::start(&call, #id, anchor) } else { None };
             #early
             #before
             let real: unsafe extern "C" fn(#(#types),*) #ret = ::std::mem::transmute(#entry.get());
+            #log_before
             #forward
             #late
+            if call.is_outermost() && crate::msglog::logging() { #log_ret #log_after }
             #after
             drop(call);
             #result

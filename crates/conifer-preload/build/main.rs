@@ -93,7 +93,20 @@ fn main() {
         let spec_entry = spec.iter().find(|s| s.name == f.name);
         let encoding = encoders::encoding(&f.name, &f.signature, spec_entry, &[]);
         let poll = encoders::poll_key(&f.name, &f.signature, spec_entry);
-        let log = message_log::code(f, spec_entry, i as u16);
+        let pmpi = &f.signature.ident;
+        let call_args: Vec<syn::Ident> = encoders::args(&f.signature, spec_entry)
+            .into_iter()
+            .map(|a| a.ident)
+            .collect();
+        let log = message_log::code(&message_log::Wrapper {
+            name: &f.name,
+            sig: Some(&f.signature),
+            spec: spec_entry,
+            id: i as u16,
+            real: quote! { crate::mpi::#pmpi(#(#call_args),*) },
+            ierror: None,
+            strings: &[],
+        });
         code.push(c_wrappers::wrapper(
             f,
             i as u16,

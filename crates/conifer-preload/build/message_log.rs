@@ -6,12 +6,12 @@
 //! for real (`conifer_spec::message_log::runs_locally`) are not logged.
 
 use crate::arg_types::{shape, Base, Shape};
-use crate::c_wrappers::CFunction;
 use crate::encoders::{args, is_buffer, kind_ident, length, Arg};
 use conifer_spec::message_log::{completion, runs_locally, Completion};
 use conifer_spec::Function;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
+use syn::Signature;
 
 /// A wrapper's message-log code.
 pub struct MessageLog {
@@ -56,19 +56,34 @@ struct Started {
     persistent: bool,
 }
 
-/// The message-log code of `function` (wrapper id `id`).
-pub fn code(function: &CFunction, spec: Option<&Function>, id: u16) -> MessageLog {
-    let pmpi = &function.signature.ident;
-    let call_args: Vec<Ident> = args(&function.signature, spec)
-        .into_iter()
-        .map(|a| a.ident)
-        .collect();
-    let name = function.name.as_str();
+/// The wrapper a message-log code goes into.
+pub struct Wrapper<'a> {
+    /// The function (C spelling).
+    pub name: &'a str,
+    /// Its C signature: the wrapper's parameters, or the Fortran wrapper's C view of them.
+    pub sig: Option<&'a Signature>,
+    /// Its entry in the spec.
+    pub spec: Option<&'a Function>,
+    /// Its wrapper id.
+    pub id: u16,
+    /// The call of the real procedure (its value is what the wrapper returns).
+    pub real: TokenStream,
+    /// A Fortran subroutine's `ierror` argument: the answer is written there, and the
+    /// wrapper returns nothing.
+    pub ierror: Option<Ident>,
+    /// The hidden length of each CHARACTER parameter of a Fortran procedure.
+    pub strings: &'a [(String, Ident)],
+}
+
+/// The message-log code of a wrapper.
+pub fn code(w: &Wrapper) -> MessageLog {
+    let name = w.name;
     let finalize = (name == "MPI_Finalize").then(|| quote! { crate::replay::at_finalize(); });
+    let real = &w.real;
     let real = quote! {
         #finalize
         crate::replay::enter();
-        let ret = crate::mpi::#pmpi(#(#call_args),*);
+        let ret = #real;
         crate::replay::leave();
         return ret;
     };
@@ -77,18 +92,19 @@ pub fn code(function: &CFunction, spec: Option<&Function>, id: u16) -> MessageLo
         after: quote! {},
         replay: quote! { return crate::replay::unsupported(#name, #why); },
     };
-    let Some(spec) = spec else {
+    let Some(spec) = w.spec else {
         return unsupported("it is not in the MPI standard's function table");
     };
     if name == "MPI_Pcontrol" {
         // Profiling control only: nothing to log, nothing for the replay to do.
+        // `MPI_SUCCESS` is 0 (C), or nothing (the Fortran subroutine).
         return MessageLog {
             before: quote! {},
             after: quote! {},
             replay: quote! {
                 crate::replay::enter();
                 crate::replay::leave();
-                return crate::mpi::MPI_SUCCESS as ::std::ffi::c_int;
+                return Default::default();
             },
         };
     }
@@ -99,12 +115,15 @@ pub fn code(function: &CFunction, spec: Option<&Function>, id: u16) -> MessageLo
             replay: real,
         };
     }
-    let args = args(&function.signature, Some(spec));
+    let Some(sig) = w.sig else {
+        return unsupported("its arguments have no C equivalent Conifer reads");
+    };
+    let args = args(sig, Some(spec));
     if args.len() != spec.params.len() {
         return unsupported("its header declaration differs from the standard's");
     }
-    match items(name, &args) {
-        Ok((items, started)) => assemble(name, id, &args, &items, started.as_ref()),
+    match items(name, &args, w.strings) {
+        Ok((items, started)) => assemble(w, &args, &items, started.as_ref()),
         Err(why) => unsupported(&why),
     }
 }
@@ -178,7 +197,11 @@ fn blocks(name: &str, args: &[Arg], buffer: &str) -> Result<(TokenStream, TokenS
 }
 
 /// The inputs and outputs of a logged call, and the receive its request starts (if any).
-fn items(name: &str, args: &[Arg]) -> Result<(Vec<Item>, Option<Started>), String> {
+fn items(
+    name: &str,
+    args: &[Arg],
+    strings: &[(String, Ident)],
+) -> Result<(Vec<Item>, Option<Started>), String> {
     let creates_request = args.iter().any(|a| {
         a.spec
             .as_ref()
@@ -313,7 +336,10 @@ fn items(name: &str, args: &[Arg]) -> Result<(Vec<Item>, Option<Started>), Strin
                     mutable: true,
                 },
                 _,
-            ) => items.push(Item::Text(quote! { #id })),
+            ) => items.push(match strings.iter().find(|(p, _)| p == pname) {
+                Some((_, len)) => Item::Raw(quote! { #id as *mut u8 }, quote! { #len }),
+                None => Item::Text(quote! { #id }),
+            }),
             _ => return Err(format!("its output `{pname}` cannot be logged")),
         }
     }
@@ -340,13 +366,8 @@ fn completion_args(name: &str, args: &[Arg]) -> Option<(Completion, TokenStream,
     }
 }
 
-fn assemble(
-    name: &str,
-    id: u16,
-    args: &[Arg],
-    items: &[Item],
-    started: Option<&Started>,
-) -> MessageLog {
+fn assemble(w: &Wrapper, args: &[Arg], items: &[Item], started: Option<&Started>) -> MessageLog {
+    let (name, id) = (w.name, w.id);
     let msglog = quote! { crate::msglog };
     let null = quote! { ::std::ptr::null() };
     let pointer = |names: &[&str], ty: TokenStream| {
@@ -362,10 +383,8 @@ fn assemble(
                 pointer(&["outcount"], int.clone()),
                 pointer(&["array_of_indices"], int.clone()),
             );
-            let statuses = pointer(
-                &["status", "array_of_statuses"],
-                quote! { crate::mpi::MPI_Status },
-            );
+            let statuses = ident_of(args, &["status", "array_of_statuses"])
+                .map_or(null.clone(), |id| quote! { #id as *const _ });
             quote! {
                 #msglog::completion::Outcome {
                     completion: conifer_spec::message_log::Completion::#variant,
@@ -449,8 +468,10 @@ fn assemble(
             } = s;
             let pending = |blocks: TokenStream| {
                 quote! {
-                    #msglog::pending::start(crate::record::bits(*#request), #msglog::pending::Pending {
-                        buf: #buf as *mut _, datatype: #datatype, blocks: #blocks,
+                    #msglog::pending::start(#msglog::ProgramValue::to_bits(*#request), #msglog::pending::Pending {
+                        buf: #buf as *mut _,
+                        datatype: crate::msglog::layout::CDatatype::datatype(#datatype),
+                        blocks: #blocks,
                         point_to_point: #point_to_point, persistent: #persistent,
                     });
                 }
@@ -474,10 +495,23 @@ fn assemble(
         Some(saved) => quote! { let msglog_saved = #saved; },
         None => quote! {},
     };
+    let finish = match &w.ierror {
+        Some(ierror) => quote! {
+            let ret: ::std::ffi::c_int = a.finish();
+            crate::replay::leave();
+            crate::fortran::set_ierror(#ierror, ret);
+            return;
+        },
+        None => quote! {
+            let ret = a.finish();
+            crate::replay::leave();
+            return ret;
+        },
+    };
     MessageLog {
         before,
         after: quote! {
-            if let Some(mut e) = #msglog::Entry::begin(#id, #msglog::ReturnBits::to_bits(ret), &[#(#log_inputs),*]) {
+            if let Some(mut e) = #msglog::Entry::begin(#id, #msglog::ProgramValue::to_bits(ret), &[#(#log_inputs),*]) {
                 #(#log_items)*
                 #log_start
                 #log_done
@@ -491,9 +525,7 @@ fn assemble(
             #(#replay_items)*
             #replay_start
             #replay_done
-            let ret = a.finish();
-            crate::replay::leave();
-            return ret;
+            #finish
         },
     }
 }

@@ -131,3 +131,14 @@ pub type FortranInt = std::ffi::c_int;
 /// Fortran `INTEGER` handles, seen by the recorder through the MPI's own f2c conversions so a
 /// Fortran call is recorded exactly as the equivalent C call.
 pub mod handles;
+
+/// Writes `value` to a Fortran procedure's `ierror` (an absent optional one is a null
+/// pointer).
+///
+/// # Safety
+/// `ierror` is null or points to a writable Fortran `INTEGER`.
+pub unsafe fn set_ierror(ierror: *mut c_void, value: std::ffi::c_int) {
+    if !ierror.is_null() {
+        *(ierror as *mut std::ffi::c_int) = value;
+    }
+}

@@ -12,6 +12,14 @@ macro_rules! fortran_handle {
         #[derive(Clone, Copy)]
         pub struct $name(pub FortranInt);
 
+        impl crate::msglog::ProgramValue for $name {
+            fn to_bits(self) -> u64 {
+                self.0 as u32 as u64
+            }
+            fn from_bits(bits: u64) -> Self {
+                $name(bits as u32 as FortranInt)
+            }
+        }
         impl HandleBits for $name {
             fn bits(self) -> u64 {
                 // SAFETY: f2c accepts any Fortran handle value.
@@ -48,6 +56,20 @@ fortran_handle! {
 #[derive(Clone, Copy)]
 pub struct FRequest(pub FortranInt);
 
+impl crate::msglog::ProgramValue for FRequest {
+    fn to_bits(self) -> u64 {
+        self.0 as u32 as u64
+    }
+    fn from_bits(bits: u64) -> Self {
+        FRequest(bits as u32 as FortranInt)
+    }
+}
+impl crate::msglog::layout::CDatatype for FDatatype {
+    fn datatype(self) -> MPI_Datatype {
+        // SAFETY: f2c accepts any Fortran handle value.
+        unsafe { conifer_f2c_type(self.0) }
+    }
+}
 impl HandleBits for FRequest {
     fn bits(self) -> u64 {
         crate::slice::fortran::request_bits(self.0).bits()
@@ -81,14 +103,16 @@ pub struct FStatus(pub [u8; std::mem::size_of::<MPI_Status>()]);
 
 impl StatusSlot for FStatus {
     unsafe fn read(ptr: *const Self) -> Option<MPI_Status> {
-        if ptr.is_null()
-            || ptr.cast::<FortranInt>() == MPI_F_STATUS_IGNORE.cast_const()
-            || super::is_f08_status_ignore(ptr as usize, false)
-        {
+        if Self::is_ignore(ptr) {
             return None;
         }
         let mut status: MPI_Status = std::mem::zeroed();
         (PMPI_Status_f2c(ptr.cast(), &mut status) == 0).then_some(status)
+    }
+    unsafe fn is_ignore(ptr: *const Self) -> bool {
+        ptr.is_null()
+            || ptr.cast::<FortranInt>() == MPI_F_STATUS_IGNORE.cast_const()
+            || super::is_f08_status_ignore(ptr as usize, false)
     }
     unsafe fn is_ignore_array(ptr: *const Self) -> bool {
         ptr.cast::<FortranInt>() == MPI_F_STATUSES_IGNORE.cast_const()

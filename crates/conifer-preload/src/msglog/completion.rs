@@ -2,11 +2,13 @@
 //! array, each with the status MPI gave it (null when the call ignores statuses).
 
 use crate::mpi::*;
+use crate::record::StatusSlot;
 use conifer_spec::message_log::Completion;
 use std::ffi::c_int;
 
-/// The arguments of a completion call that say what it completed (null where it has none).
-pub struct Outcome {
+/// The arguments of a completion call that say what it completed (null where it has none),
+/// its statuses of either binding (`S`).
+pub struct Outcome<S> {
     /// How the call reports completions.
     pub completion: Completion,
     /// Requests in its array (1 for `MPI_Wait`/`MPI_Test`).
@@ -20,23 +22,21 @@ pub struct Outcome {
     /// `array_of_indices` of `Waitsome`/`Testsome`.
     pub indices: *const c_int,
     /// `status`, or `array_of_statuses`.
-    pub statuses: *const MPI_Status,
+    pub statuses: *const S,
 }
 
-impl Outcome {
-    /// The slots completed, each with its status (null when ignored).
+impl<S: StatusSlot> Outcome<S> {
+    /// The slots completed, each with its status (`None` when ignored).
     ///
     /// # Safety
     /// The pointers are the call's own arguments, after the call returned successfully.
-    pub unsafe fn completed(&self) -> Vec<(usize, *const MPI_Status)> {
-        let ignored = self.statuses.is_null()
-            || self.statuses.cast() == conifer_status_ignore()
-            || self.statuses.cast() == conifer_statuses_ignore();
+    pub unsafe fn completed(&self) -> Vec<(usize, Option<MPI_Status>)> {
+        let ignored = S::is_ignore(self.statuses) || S::is_ignore_array(self.statuses);
         let status = |i: usize| {
             if ignored {
-                std::ptr::null()
+                None
             } else {
-                self.statuses.add(i)
+                S::read(self.statuses.add(i))
             }
         };
         let flag = || !self.flag.is_null() && *self.flag != 0;

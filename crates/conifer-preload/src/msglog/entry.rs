@@ -3,11 +3,13 @@
 //! outputs, so entries of concurrent threads never interleave.
 
 use super::completion::Outcome;
-use super::layout::{self, Blocks};
+use super::layout::{self, Blocks, CDatatype};
 use super::pending::{self, Pending};
 use super::predefined;
 use super::wire::{self, put_signed, put_varint};
+use super::ProgramValue;
 use crate::mpi::*;
+use crate::record::StatusSlot;
 use conifer_format::value::HandleKind;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -108,14 +110,13 @@ impl Entry {
         out.extend_from_slice(bytes);
     }
 
-    /// `n` statuses at `ptr` (absent when it is null or an ignore sentinel).
+    /// `n` statuses of either binding at `ptr` (absent when it is null or an ignore
+    /// sentinel).
     ///
     /// # Safety
     /// As [`Entry::raw`].
-    pub unsafe fn statuses(&mut self, ptr: *const MPI_Status, n: usize) {
-        let ignored = ptr.is_null()
-            || ptr.cast() == conifer_status_ignore()
-            || ptr.cast() == conifer_statuses_ignore();
+    pub unsafe fn statuses<S: StatusSlot>(&mut self, ptr: *const S, n: usize) {
+        let ignored = S::is_ignore(ptr) || S::is_ignore_array(ptr);
         self.raw(if ignored { std::ptr::null() } else { ptr }, n);
     }
 
@@ -136,12 +137,7 @@ impl Entry {
     ///
     /// # Safety
     /// `ptr` is null or points to `n` handles.
-    pub unsafe fn handles<H: crate::record::HandleBits>(
-        &mut self,
-        kind: HandleKind,
-        ptr: *const H,
-        n: usize,
-    ) {
+    pub unsafe fn handles<H: ProgramValue>(&mut self, kind: HandleKind, ptr: *const H, n: usize) {
         let out = &mut self.w().scratch;
         if ptr.is_null() {
             out.push(wire::ABSENT);
@@ -150,7 +146,7 @@ impl Entry {
         out.push(wire::HANDLES);
         put_varint(out, n as u64);
         for i in 0..n {
-            let bits = (*ptr.add(i)).bits();
+            let bits = (*ptr.add(i)).to_bits();
             match predefined::code_of(kind, bits) {
                 Some(code) => put_varint(out, u64::from(code) + 1),
                 None => {
@@ -165,9 +161,14 @@ impl Entry {
     ///
     /// # Safety
     /// `buf` and `datatype` describe memory MPI wrote for every block.
-    pub unsafe fn received(&mut self, buf: *const c_void, datatype: MPI_Datatype, blocks: &Blocks) {
+    pub unsafe fn received(
+        &mut self,
+        buf: *const c_void,
+        datatype: impl CDatatype,
+        blocks: &Blocks,
+    ) {
         self.w().scratch.push(wire::DATA);
-        self.data(buf, datatype, blocks);
+        self.data(buf, datatype.datatype(), blocks);
     }
 
     /// Nothing for an output significant elsewhere (a root-only buffer on another rank).
@@ -194,7 +195,7 @@ impl Entry {
     ///
     /// # Safety
     /// `outcome` holds the call's own arguments after it returned.
-    pub unsafe fn completed(&mut self, saved: &[u64], outcome: &Outcome) {
+    pub unsafe fn completed<S: StatusSlot>(&mut self, saved: &[u64], outcome: &Outcome<S>) {
         for (slot, status) in outcome.completed() {
             let Some(&request) = saved.get(slot) else {
                 continue;

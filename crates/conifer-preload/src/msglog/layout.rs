@@ -3,7 +3,7 @@
 //! back (`MPI_Pack`/`MPI_Unpack`, so derived datatypes with holes write only what MPI wrote).
 
 use crate::mpi::*;
-use crate::record::AsI64;
+use crate::record::{AsI64, CommHandle, StatusSlot};
 use std::ffi::{c_int, c_void};
 
 /// A buffer's layout: `(displacement in extents, elements)` per block.
@@ -14,30 +14,39 @@ pub fn one(count: impl AsI64) -> Blocks {
     vec![(0, count.as_i64().max(0) as usize)]
 }
 
+/// A datatype handle of either binding, as the C datatype.
+pub trait CDatatype: Copy {
+    /// The C datatype.
+    fn datatype(self) -> MPI_Datatype;
+}
+
+impl CDatatype for MPI_Datatype {
+    fn datatype(self) -> MPI_Datatype {
+        self
+    }
+}
+
 /// What a receive of at most `count` elements got: the status's count when it has one
 /// (a status-ignoring receive logs its whole capacity).
 ///
 /// # Safety
-/// `status` is null, the ignore sentinel, or a status MPI filled in; `datatype` is valid.
-pub unsafe fn received<S>(count: impl AsI64, status: *const S, datatype: MPI_Datatype) -> Blocks {
+/// `status` is null, an ignore sentinel, or a status MPI filled in; `datatype` is valid.
+pub unsafe fn received<S: StatusSlot>(
+    count: impl AsI64,
+    status: *const S,
+    datatype: impl CDatatype,
+) -> Blocks {
     let capacity = count.as_i64().max(0) as usize;
-    let got = status_count(status.cast(), datatype).unwrap_or(capacity);
+    let got = status_count(S::read(status), datatype.datatype()).unwrap_or(capacity);
     vec![(0, got.min(capacity))]
 }
 
-/// The elements a status says arrived, when it says.
-///
-/// # Safety
-/// As [`received`].
-pub unsafe fn status_count(status: *const MPI_Status, datatype: MPI_Datatype) -> Option<usize> {
-    if status.is_null()
-        || status.cast() == conifer_status_ignore()
-        || status.cast() == conifer_statuses_ignore()
-    {
-        return None;
-    }
+/// The elements a status says arrived, when there is a status and it says.
+pub fn status_count(status: Option<MPI_Status>, datatype: MPI_Datatype) -> Option<usize> {
+    let status = status?;
     let mut n: c_int = 0;
-    let ok = PMPI_Get_count(status, datatype, &mut n) == MPI_SUCCESS as c_int;
+    // SAFETY: a status MPI filled in, an out-pointer to a local.
+    let ok = unsafe { PMPI_Get_count(&status, datatype, &mut n) } == MPI_SUCCESS as c_int;
     (ok && n >= 0).then_some(n as usize)
 }
 
@@ -46,7 +55,8 @@ pub unsafe fn status_count(status: *const MPI_Status, datatype: MPI_Datatype) ->
 ///
 /// # Safety
 /// `comm` is a valid communicator.
-pub unsafe fn peer_count(comm: MPI_Comm) -> usize {
+pub unsafe fn peer_count(comm: impl CommHandle) -> usize {
+    let comm = comm.comm();
     let (mut inter, mut size) = (0, 0);
     PMPI_Comm_test_inter(comm, &mut inter);
     if inter != 0 {
@@ -61,7 +71,7 @@ pub unsafe fn peer_count(comm: MPI_Comm) -> usize {
 ///
 /// # Safety
 /// `comm` is a valid communicator.
-pub unsafe fn per_peer(count: impl AsI64, comm: MPI_Comm) -> Blocks {
+pub unsafe fn per_peer(count: impl AsI64, comm: impl CommHandle) -> Blocks {
     let n = count.as_i64().max(0);
     (0..peer_count(comm) as i64)
         .map(|i| (i * n, n as usize))
@@ -75,7 +85,7 @@ pub unsafe fn per_peer(count: impl AsI64, comm: MPI_Comm) -> Blocks {
 pub unsafe fn varied<C: AsI64, D: AsI64>(
     counts: *const C,
     displs: *const D,
-    comm: MPI_Comm,
+    comm: impl CommHandle,
 ) -> Blocks {
     if counts.is_null() || displs.is_null() {
         return Vec::new();
@@ -94,9 +104,9 @@ pub unsafe fn varied<C: AsI64, D: AsI64>(
 ///
 /// # Safety
 /// `counts` holds one entry per rank of `comm`.
-pub unsafe fn own_of<C: AsI64>(counts: *const C, comm: MPI_Comm) -> Blocks {
+pub unsafe fn own_of<C: AsI64>(counts: *const C, comm: impl CommHandle) -> Blocks {
     let mut rank = 0;
-    PMPI_Comm_rank(comm, &mut rank);
+    PMPI_Comm_rank(comm.comm(), &mut rank);
     if counts.is_null() || rank < 0 {
         return Vec::new();
     }
@@ -107,7 +117,8 @@ pub unsafe fn own_of<C: AsI64>(counts: *const C, comm: MPI_Comm) -> Blocks {
 ///
 /// # Safety
 /// `comm` is a valid communicator.
-pub unsafe fn is_root(root: impl AsI64, comm: MPI_Comm) -> bool {
+pub unsafe fn is_root(root: impl AsI64, comm: impl CommHandle) -> bool {
+    let comm = comm.comm();
     let mut inter = 0;
     PMPI_Comm_test_inter(comm, &mut inter);
     if inter != 0 {

@@ -115,13 +115,13 @@ pub fn at_finalize() {
 pub unsafe fn sent_checksum(
     buf: *const c_void,
     count: impl crate::record::AsI64,
-    datatype: MPI_Datatype,
+    datatype: impl layout::CDatatype,
 ) -> i64 {
     if buf == conifer_in_place() {
         return 0;
     }
     let mut packed = Vec::new();
-    layout::pack(buf, datatype, &layout::one(count), &mut packed);
+    layout::pack(buf, datatype.datatype(), &layout::one(count), &mut packed);
     if packed.is_empty() {
         0
     } else {
@@ -133,21 +133,30 @@ pub unsafe fn sent_checksum(
 ///
 /// # Safety
 /// `requests` is null or points to `n` handles.
-pub unsafe fn saved<H: crate::record::HandleBits>(requests: *const H, n: usize) -> Vec<u64> {
+pub unsafe fn saved<H: ProgramValue>(requests: *const H, n: usize) -> Vec<u64> {
     if requests.is_null() {
         return Vec::new();
     }
-    (0..n).map(|i| (*requests.add(i)).bits()).collect()
+    (0..n).map(|i| (*requests.add(i)).to_bits()).collect()
 }
 
-/// The bits a return value is logged as.
-pub trait ReturnBits: Copy {
+/// A value as the program holds it — a return value, or a handle (a C handle's bits, a
+/// Fortran handle's `INTEGER`) — and as the log keeps it.
+pub trait ProgramValue: Copy {
     /// The value as logged.
     fn to_bits(self) -> u64;
     /// The value from its logged bits.
     fn from_bits(bits: u64) -> Self;
 }
-impl ReturnBits for c_int {
+impl ProgramValue for isize {
+    fn to_bits(self) -> u64 {
+        self as u64
+    }
+    fn from_bits(bits: u64) -> Self {
+        bits as isize
+    }
+}
+impl ProgramValue for c_int {
     fn to_bits(self) -> u64 {
         self as i64 as u64
     }
@@ -155,7 +164,7 @@ impl ReturnBits for c_int {
         bits as i64 as c_int
     }
 }
-impl ReturnBits for i64 {
+impl ProgramValue for i64 {
     fn to_bits(self) -> u64 {
         self as u64
     }
@@ -163,7 +172,7 @@ impl ReturnBits for i64 {
         bits as i64
     }
 }
-impl ReturnBits for f64 {
+impl ProgramValue for f64 {
     fn to_bits(self) -> u64 {
         f64::to_bits(self)
     }
@@ -171,7 +180,7 @@ impl ReturnBits for f64 {
         f64::from_bits(bits)
     }
 }
-impl<T> ReturnBits for *mut T {
+impl<T> ProgramValue for *mut T {
     fn to_bits(self) -> u64 {
         self as usize as u64
     }

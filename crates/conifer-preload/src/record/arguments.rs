@@ -173,6 +173,11 @@ pub trait StatusSlot: Sized {
     /// # Safety
     /// `ptr` is null, a sentinel, or a status MPI filled in.
     unsafe fn read(ptr: *const Self) -> Option<MPI_Status>;
+    /// True for null and the status-ignore sentinel.
+    ///
+    /// # Safety
+    /// None: compares addresses only.
+    unsafe fn is_ignore(ptr: *const Self) -> bool;
     /// True for the statuses-ignore sentinel.
     ///
     /// # Safety
@@ -182,7 +187,10 @@ pub trait StatusSlot: Sized {
 
 impl StatusSlot for MPI_Status {
     unsafe fn read(ptr: *const Self) -> Option<MPI_Status> {
-        (!ptr.is_null() && ptr.cast() != conifer_status_ignore()).then(|| *ptr)
+        (!Self::is_ignore(ptr)).then(|| *ptr)
+    }
+    unsafe fn is_ignore(ptr: *const Self) -> bool {
+        ptr.is_null() || ptr.cast() == conifer_status_ignore()
     }
     unsafe fn is_ignore_array(ptr: *const Self) -> bool {
         ptr.cast() == conifer_statuses_ignore()

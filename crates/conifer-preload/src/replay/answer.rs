@@ -4,11 +4,13 @@
 //! call returned. The first difference ends the replay with one line saying what differed.
 
 use crate::mpi::*;
+use crate::msglog::layout::CDatatype;
 use crate::msglog::layout::{self, Blocks};
 use crate::msglog::pending::{self, Pending};
 use crate::msglog::predefined;
 use crate::msglog::wire::{self, get_signed, get_varint};
-use crate::msglog::ReturnBits;
+use crate::msglog::ProgramValue;
+use crate::record::StatusSlot;
 use conifer_format::value::HandleKind;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -236,13 +238,13 @@ impl Answer {
         }
     }
 
-    /// Writes statuses as the run got them (nothing where the program ignores them).
+    /// Writes statuses of either binding as the run got them (nothing where the program
+    /// ignores them).
     ///
     /// # Safety
     /// As [`Answer::raw`].
-    pub unsafe fn statuses(&mut self, ptr: *mut MPI_Status) {
-        let ignored = ptr.cast_const().cast() == conifer_status_ignore()
-            || ptr.cast_const().cast() == conifer_statuses_ignore();
+    pub unsafe fn statuses<S: StatusSlot>(&mut self, ptr: *mut S) {
+        let ignored = S::is_ignore(ptr) || S::is_ignore_array(ptr);
         self.raw(if ignored { std::ptr::null_mut() } else { ptr });
     }
 
@@ -250,7 +252,7 @@ impl Answer {
     ///
     /// # Safety
     /// `ptr` is null or has room for the handles the run got.
-    pub unsafe fn handles<H: ReturnBits>(&mut self, kind: HandleKind, ptr: *mut H) {
+    pub unsafe fn handles<H: ProgramValue>(&mut self, kind: HandleKind, ptr: *mut H) {
         match self.tag() {
             wire::ABSENT => {}
             wire::HANDLES => {
@@ -277,10 +279,10 @@ impl Answer {
     ///
     /// # Safety
     /// `buf` and `datatype` describe writable memory for what the run received.
-    pub unsafe fn received(&mut self, buf: *mut c_void, datatype: MPI_Datatype) {
+    pub unsafe fn received(&mut self, buf: *mut c_void, datatype: impl CDatatype) {
         match self.tag() {
             wire::ABSENT => {}
-            wire::DATA => self.data(buf, datatype),
+            wire::DATA => self.data(buf, datatype.datatype()),
             _ => self.unexpected(),
         }
     }
@@ -343,7 +345,7 @@ impl Answer {
     }
 
     /// Ends the entry: what the call returned in the run.
-    pub fn finish<R: ReturnBits>(mut self) -> R {
+    pub fn finish<R: ProgramValue>(mut self) -> R {
         if self.tag() != wire::END {
             self.unexpected();
         }
