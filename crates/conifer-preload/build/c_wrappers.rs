@@ -214,6 +214,7 @@ pub fn wrapper(
         after: log_after,
         replay,
     } = log;
+    let log_after = crate::message_log::when_logging(log_after, &quote! {});
     let body = if finish_early {
         quote! {
             #record_early
@@ -229,7 +230,7 @@ pub fn wrapper(
             let ret = #pmpi_call;
             if let Some(rec) = rec.as_mut() { rec.after_pmpi(&ret); #epilogue_and_finish }
             drop(rec);
-            if call.is_outermost() && crate::msglog::logging() { #log_after }
+            #log_after
             // Hooks run once the record is finished and its lock released.
             #after
         }

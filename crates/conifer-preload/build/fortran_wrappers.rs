@@ -363,6 +363,7 @@ fn binding_code(
     } else {
         quote! {}
     };
+    let log_after = crate::message_log::when_logging(&log_after, &log_ret);
     let direct = quote! { #bind real(#(#params),*); };
     let forward = match binding.tag {
         "" => sliced_forward(function, direct),
@@ -402,7 +403,7 @@ fn binding_code(
             #log_before
             #forward
             #late
-            if call.is_outermost() && crate::msglog::logging() { #log_ret #log_after }
+            #log_after
             #after
             drop(call);
             #result

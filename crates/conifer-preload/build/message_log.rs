@@ -56,6 +56,15 @@ struct Started {
     persistent: bool,
 }
 
+/// The logging code `after` of the outermost call of a thread while this rank logs, after
+/// `setup`; nothing when there is nothing to log.
+pub fn when_logging(after: &TokenStream, setup: &TokenStream) -> TokenStream {
+    if after.is_empty() {
+        return quote! {};
+    }
+    quote! { if call.is_outermost() && crate::msglog::logging() { #setup #after } }
+}
+
 /// The wrapper a message-log code goes into.
 pub struct Wrapper<'a> {
     /// The function (C spelling).

@@ -38,6 +38,7 @@ mod thread;
     clippy::missing_safety_doc,
     clippy::too_many_arguments,
     clippy::unnecessary_cast,
+    clippy::let_unit_value,
     unused_imports,
     unused_mut
 )]

@@ -133,7 +133,10 @@ fn extent(datatype: MPI_Datatype) -> isize {
     let (mut lb, mut extent): (MPI_Aint, MPI_Aint) = (0, 0);
     // SAFETY: out-pointers to locals; an invalid datatype leaves 0.
     unsafe { PMPI_Type_get_extent(datatype, &mut lb, &mut extent) };
-    extent as isize
+    // `MPI_Aint` is `isize` in one MPI's header, `i64` in another's.
+    #[allow(clippy::unnecessary_cast)]
+    let extent = extent as isize;
+    extent
 }
 
 /// Appends the data of `blocks` of `buf` to `out`, packed.

@@ -12,7 +12,7 @@ mod answer;
 mod times;
 
 pub use answer::Answer;
-pub use times::{at_finalize, enter, leave};
+pub use times::{enter, leave};
 
 use std::sync::OnceLock;
 
@@ -28,4 +28,10 @@ pub fn active() -> bool {
 pub fn unsupported<R>(function: &str, why: &str) -> R {
     say!("replay: {function} cannot be replayed from a message log: {why}");
     std::process::exit(5);
+}
+
+/// At the program's `MPI_Finalize`: checks the log is used up and writes the times.
+pub fn at_finalize() {
+    answer::check_finished();
+    times::write();
 }
