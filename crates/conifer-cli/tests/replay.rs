@@ -250,6 +250,33 @@ fn replay_refuses_what_it_cannot_do_in_one_line() {
         stderr.contains("the trace has ranks 0 to 1, not 5"),
         "{stderr}"
     );
+
+    // Another program than the one logged: refused before its first call is answered.
+    let logged = traced(
+        &dir,
+        "logged",
+        2,
+        &["--log-messages"],
+        &apps_dir().join("ring"),
+        &[],
+    );
+    let _guard = mpi_lock();
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(conifer())
+        .args(["replay", "--rank", "0"])
+        .arg(&logged)
+        .arg("--")
+        .arg(apps_dir().join("jacobi"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("logged from another build of this program"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]
