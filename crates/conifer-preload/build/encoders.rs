@@ -541,6 +541,13 @@ fn pointer_code(
             };
             quote! { { let len = #len; rec.handles_before(#k, #id, len, #array); } }
         }
+        // One handle passed by pointer (`MPI_Cancel`'s request): the handle it points to.
+        (Base::Handle(kind), false, "in") => {
+            let k = kind_ident(kind);
+            quote! {
+                if #id.is_null() { rec.ignored(); } else { rec.handle(#k, crate::record::bits(*#id)); }
+            }
+        }
         (Base::Handle(kind), true, "in") => {
             let k = kind_ident(kind);
             let len = len?;
