@@ -433,7 +433,9 @@ pub fn encoding(
             (true, Some(guard)) => quote! { if #guard { #code } else { rec.ignored(); } },
             _ => code,
         };
-        let guarded = if after && has_flag && arg.ident != "flag" {
+        // `MPI_Testany` sets its index whatever the flag (`MPI_UNDEFINED` when none completed).
+        let always = name == "MPI_Testany" && arg.ident == "index";
+        let guarded = if after && has_flag && arg.ident != "flag" && !always {
             quote! { if crate::record::flag_set(flag) { #guarded } else { rec.ignored(); } }
         } else {
             guarded
@@ -495,6 +497,9 @@ fn pointer_code(
     let array = spec.length.is_some();
     Some(match (base, array, dir) {
         (Base::Int, false, "out") if ranky => quote! { rec.rank_out(#id, #comm); },
+        (Base::Int, false, "out") if spec.kind == "INDEX" && function.ends_with("any") => {
+            quote! { rec.index_out(#id); }
+        }
         (Base::Int, false, "out") if is_address_output(function, spec) => {
             quote! { rec.address_out(#id); }
         }

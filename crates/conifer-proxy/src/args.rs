@@ -293,8 +293,8 @@ impl Emitter<'_> {
                     format!("&{}", self.objects.handle(*kind, *id))
                 }
                 Some(Value::Ignored) if p.kind == "ERROR_CODE" => "MPI_ERRCODES_IGNORE".into(),
-                // An output MPI allows to be NULL; any other (an unsuccessful `MPI_Testany`'s
-                // index is recorded as ignored) gets scratch memory like the rest.
+                // An output MPI allows to be NULL; any other (older traces recorded an
+                // unsuccessful `MPI_Testany`'s index as ignored) gets scratch memory.
                 Some(Value::Ignored) if p.optional => "NULL".into(),
                 // Each output parameter gets its own scratch slice (`outcount` and
                 // `array_of_indices` must not alias).
