@@ -6,6 +6,7 @@
 //! every call's own duration when the run was recorded with `--timing lossless`.
 
 use crate::output::{emit, emit_json};
+use crate::site_names::{site_label, what_sites_are};
 use conifer_analyze::{human_bytes, Analysis, Site};
 use conifer_trace::decode::human_time;
 use conifer_trace::timing_mode::TimingMode;
@@ -166,17 +167,6 @@ fn exact_times(trace: &Trace) -> Option<Times> {
     Some(t)
 }
 
-/// A call site's name: `file:line` in tree mode or for a recorded caller, else its function
-/// and timing family.
-pub fn site_label(site: &Site, function: &str, source: Option<&str>) -> String {
-    match site {
-        Site::Tree(id) => format!("{} [v{id}]", source.unwrap_or("?")),
-        Site::Address { offset, .. } => format!("{} [{offset:#x}]", source.unwrap_or("?")),
-        Site::Family(f) => format!("{function} family {f}"),
-        Site::Signature(t) => format!("{function} signature {t}"),
-    }
-}
-
 /// The whole profile as JSON.
 pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
     let ranks: Vec<_> = conifer_analyze::rank_figures::rank_figures(trace)
@@ -223,7 +213,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
         .map(|(site, st, time)| {
             serde_json::json!({
                 "site": site,
-                "label": site_label(site, &st.function, st.source.as_deref()),
+                "label": site_label(trace, site, &st.function, st.source.as_deref()),
                 "function": st.function,
                 "source": st.source,
                 "calls": st.totals.calls,
@@ -390,9 +380,10 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     let sites = sorted_sites(a, t);
     let _ = writeln!(
         s,
-        "\n@--- top {} call sites by time (of {}) ---",
+        "\n@--- top {} call sites by time (of {}) ---\n({})",
         top.min(sites.len()),
-        sites.len()
+        sites.len(),
+        what_sites_are(trace, a)
     );
     let _ = writeln!(
         s,
@@ -413,7 +404,7 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         let _ = writeln!(
             s,
             "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
-            site_label(site, &st.function, st.source.as_deref()),
+            site_label(trace, site, &st.function, st.source.as_deref()),
             st.function,
             st.totals.calls,
             human_time(time.total_ns),

@@ -5,8 +5,9 @@
 
 use crate::matrix::Select;
 use crate::plot::{self, Inputs};
-use crate::profile::{self, site_label, sorted_sites};
+use crate::profile::{self, sorted_sites};
 use crate::report_glance::Glance;
+use crate::site_names::{site_label, what_sites_are};
 use base64::Engine;
 use conifer_analyze::human_bytes;
 use conifer_trace::decode::human_time;
@@ -108,7 +109,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         .iter()
         .filter(|s| !s.1.function.starts_with("MPI_Init"));
     let labelled = program_sites.map(|(site, st, time)| {
-        let label = site_label(site, &st.function, st.source.as_deref());
+        let label = site_label(trace, site, &st.function, st.source.as_deref());
         (label, time.total_ns)
     });
     h.push_str(&Glance::of(trace, &figures, labelled, &spreads).html(esc));
@@ -180,19 +181,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         h,
         "<h2>Top call sites by time</h2><p class=\"note\">{} call sites; {}.</p>",
         sites.len(),
-        if trace.record.forest.is_some() {
-            "sites are the structure tree's file:line (program built with conifer cc)"
-        } else if a
-            .sites
-            .keys()
-            .any(|s| matches!(s, conifer_analyze::Site::Address { .. }))
-        {
-            "sites are the recorded callers (--callsites), named by file:line from the \
-             binary's debug information where it has any"
-        } else {
-            "the program was not built with conifer cc, so sites are timing families \
-             (signatures equal up to sizes, offsets, peers: about one per call site)"
-        }
+        what_sites_are(trace, &a)
     );
     h.push_str(
         "<table><tr><th class=\"l\">site</th><th class=\"l\">function</th><th>calls</th>\
@@ -203,7 +192,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
             h,
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&site_label(site, &st.function, st.source.as_deref())),
+            esc(&site_label(trace, site, &st.function, st.source.as_deref())),
             esc(&st.function),
             st.totals.calls,
             human_time(time.total_ns),
