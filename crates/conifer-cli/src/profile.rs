@@ -264,12 +264,13 @@ pub fn sorted_sites<'a>(
 }
 
 /// What the byte columns mean, printed under the functions.
-const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' statuses, else \
+/// What the received and posted byte columns count.
+pub const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' statuses, else \
      from the matching sends; posted: receive capacity posted, count × type size, \
      not data moved)";
 
 /// A row's posted receive capacity, `-` when it posts none.
-fn posted(t: &conifer_analyze::Totals) -> String {
+pub fn posted(t: &conifer_analyze::Totals) -> String {
     match t.bytes_posted {
         0 => "-".into(),
         b => human_bytes(b),
