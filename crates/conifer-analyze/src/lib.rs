@@ -14,6 +14,7 @@ mod completions;
 pub mod context;
 pub mod effect;
 mod error;
+pub mod hosts;
 pub mod imbalance;
 mod matrix;
 pub mod messages;
