@@ -10,6 +10,7 @@
 
 mod arrivals;
 pub mod call;
+pub mod comm_origins;
 mod completions;
 pub mod context;
 pub mod effect;

@@ -239,6 +239,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
         "functions": functions,
         "call_sites": sites,
         "communicators": comms,
+        "communicator_origins": conifer_analyze::comm_origins::comm_origins(trace),
         "unresolved_calls": a.unresolved_calls,
         "partial": trace.meta.partial,
     })
@@ -268,6 +269,16 @@ pub fn sorted_sites<'a>(
 pub const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' statuses, else \
      from the matching sends; posted: receive capacity posted, count × type size, \
      not data moved)";
+
+/// How communicator `name` was made, from [`conifer_analyze::comm_origins::comm_origins`]:
+/// the predefined ones say so, one whose creation the trace lacks is `-`.
+pub fn origin(origins: &BTreeMap<String, String>, name: &str) -> String {
+    match origins.get(name) {
+        Some(text) => text.clone(),
+        None if name.starts_with("MPI_COMM_") => "predefined".into(),
+        None => "-".into(),
+    }
+}
 
 /// A row's posted receive capacity, `-` when it posts none.
 pub fn posted(t: &conifer_analyze::Totals) -> String {
@@ -419,20 +430,22 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         );
     }
     if !a.comms.is_empty() {
+        let origins = conifer_analyze::comm_origins::comm_origins(trace);
         let _ = writeln!(s, "\n@--- communicators ---");
         let _ = writeln!(
             s,
-            "{:<24} {:>10} {:>11} {:>11} {:>11}",
+            "{:<24} {:>10} {:>11} {:>11} {:>11}  made by",
             "communicator", "calls", "sent", "received", "posted"
         );
         for (c, tot) in &a.comms {
             let _ = writeln!(
                 s,
-                "{c:<24} {:>10} {:>11} {:>11} {:>11}",
+                "{c:<24} {:>10} {:>11} {:>11} {:>11}  {}",
                 tot.calls,
                 human_bytes(tot.bytes_sent),
                 human_bytes(tot.bytes_received),
-                posted(tot)
+                posted(tot),
+                origin(&origins, c)
             );
         }
     }

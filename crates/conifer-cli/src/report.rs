@@ -289,15 +289,17 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         let _ = write!(
             h,
             "<h2>Communicators</h2><table><tr><th class=\"l\">communicator</th><th>calls</th>\
-             {BYTE_HEADS}</tr>",
+             {BYTE_HEADS}<th class=\"l\">made by</th></tr>",
         );
+        let origins = conifer_analyze::comm_origins::comm_origins(trace);
         for (c, tot) in &a.comms {
             let _ = write!(
                 h,
-                "<tr><td class=\"l\">{}</td><td>{}</td>{}</tr>",
+                "<tr><td class=\"l\">{}</td><td>{}</td>{}<td class=\"l\">{}</td></tr>",
                 esc(c),
                 tot.calls,
-                byte_cells(tot)
+                byte_cells(tot),
+                esc(&profile::origin(&origins, c))
             );
         }
         h.push_str("</table>\n");
