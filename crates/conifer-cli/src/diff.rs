@@ -3,12 +3,12 @@
 //! two call sequences differ. Exit status 0 when the traces are equal up to timing, 1 when
 //! not (2 for errors, as elsewhere).
 
-use crate::diff_order::same_up_to_completion_order;
+use crate::diff_order::{call_text, same_up_to_completion_order};
 use crate::output::{emit, emit_json};
 use crate::profile::{self, Times};
 use crate::site_names::{family_hash, signature_hash, what_sites_are};
 use conifer_analyze::{human_bytes, Analysis, Site, Totals};
-use conifer_trace::decode::{human_time, Call, CallReader};
+use conifer_trace::decode::{human_time, CallReader};
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,26 +35,6 @@ fn site_key(trace: &Trace, site: &Site, st: &conifer_analyze::SiteStats) -> Stri
         Site::Family(f) => format!("{} family {}", st.function, family_hash(trace, *f)),
         Site::Signature(t) => format!("{} signature {}", st.function, signature_hash(trace, *t)),
     }
-}
-
-/// A call as compared: function, every argument with ranks restored, return value.
-pub fn call_text(c: &Call) -> String {
-    let mut s = format!("{}(", c.name);
-    for (i, v) in c.signature.values.iter().enumerate() {
-        if i > 0 {
-            s.push_str(", ");
-        }
-        match c.slots.get(i) {
-            Some(slot) => {
-                let _ = write!(s, "{slot}={}", v.display(c.position(i)));
-            }
-            None => {
-                let _ = write!(s, "{}", v.display(c.position(i)));
-            }
-        }
-    }
-    let _ = write!(s, ") = {}", c.signature.ret);
-    s
 }
 
 /// The first call that differs: its index, the call in A and in B (`None`: no more calls).

@@ -2,10 +2,11 @@
 //! `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome`, `MPI_Testsome`, `MPI_Test` and `MPI_Testall`
 //! (index, flag, indices, statuses), the request arrays they are passed (which slots are
 //! already `MPI_REQUEST_NULL` follows the order) and how often a completion loop calls them
-//! (poll repeats) depend on when messages arrive, not on what the program does.
+//! (poll repeats) depend on when messages arrive, not on what the program does. Also how a
+//! call is compared at all ([`call_text`]).
 
-use crate::diff::call_text;
 use conifer_trace::decode::{Call, CallReader, DecodeError};
+use std::fmt::Write;
 
 /// The calls whose outputs and repetitions follow the order in which requests complete.
 const COMPLETIONS: &[&str] = &[
@@ -55,6 +56,26 @@ fn sequence<'t>(
         }
         Some(Ok(text))
     })
+}
+
+/// A call as compared: function, every argument with ranks restored, return value.
+pub fn call_text(c: &Call) -> String {
+    let mut s = format!("{}(", c.name);
+    for (i, v) in c.signature.values.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        match c.slots.get(i) {
+            Some(slot) => {
+                let _ = write!(s, "{slot}={}", v.display(c.position(i)));
+            }
+            None => {
+                let _ = write!(s, "{}", v.display(c.position(i)));
+            }
+        }
+    }
+    let _ = write!(s, ") = {}", c.signature.ret);
+    s
 }
 
 /// True when rank `rank` makes the same calls in both traces up to completion order.
