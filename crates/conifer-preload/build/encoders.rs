@@ -434,7 +434,8 @@ pub fn encoding(
             _ => code,
         };
         // `MPI_Testany` sets its index whatever the flag (`MPI_UNDEFINED` when none completed).
-        let always = name == "MPI_Testany" && arg.ident == "index";
+        // (MPICH's header calls it `indx`: the standard's name is the spec's.)
+        let always = name == "MPI_Testany" && arg.spec.as_ref().is_some_and(|s| s.name == "index");
         let guarded = if after && has_flag && arg.ident != "flag" && !always {
             quote! { if crate::record::flag_set(flag) { #guarded } else { rec.ignored(); } }
         } else {
