@@ -82,8 +82,8 @@ fn html_table(html: &str, heading: &str) -> Vec<Vec<String>> {
         .split("<tr>")
         .skip(1)
         .map(|row| {
-            row.split(['<'])
-                .filter_map(|part| part.split_once('>').map(|(tag, text)| (tag, text)))
+            row.split('<')
+                .filter_map(|part| part.split_once('>'))
                 .filter(|(tag, _)| tag.starts_with("td") || tag.starts_with("th"))
                 .map(|(_, text)| text.to_string())
                 .collect()
