@@ -148,12 +148,12 @@ impl Emitter<'_> {
         // for the calls that read it next (`MPI_Get_count`); a request the proxy's call
         // completed itself is left alone (waiting on it again would clear that status).
         let wait = |req: &str| match value("status") {
-            Some(Value::Ignored) | None => format!("PMPI_Wait({req}, MPI_STATUS_IGNORE);"),
-            Some(_) => format!("if (*{req} != MPI_REQUEST_NULL) PMPI_Wait({req}, &st_);"),
+            Some(Value::Ignored) | None => format!("forced_wait_({req}, MPI_STATUS_IGNORE);"),
+            Some(_) => format!("if (*{req} != MPI_REQUEST_NULL) forced_wait_({req}, &st_);"),
         };
         match call.name {
             "MPI_Test" if done => vec![wait("rq_")],
-            "MPI_Testall" if done => vec!["PMPI_Waitall(n_, t_, MPI_STATUSES_IGNORE);".into()],
+            "MPI_Testall" if done => vec!["forced_waitall_(n_, t_);".into()],
             "MPI_Testany" if done => match value("index") {
                 Some(Value::Int(i)) if i >= 0 => vec![wait(&format!("&t_[{i}]"))],
                 _ => Vec::new(),
@@ -164,7 +164,7 @@ impl Emitter<'_> {
                         .iter()
                         .filter_map(|i| match i {
                             Value::Int(i) => {
-                                Some(format!("PMPI_Wait(&t_[{i}], MPI_STATUS_IGNORE); "))
+                                Some(format!("forced_wait_(&t_[{i}], MPI_STATUS_IGNORE); "))
                             }
                             _ => None,
                         })

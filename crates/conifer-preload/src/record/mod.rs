@@ -28,6 +28,7 @@ mod tick_histograms;
 mod tick_timing;
 mod timing_env;
 pub mod trees;
+pub mod untraced;
 mod word_hash;
 
 use crate::clock;
