@@ -10,10 +10,12 @@
 
 mod arrivals;
 pub mod call;
+pub mod comm_origins;
 mod completions;
 pub mod context;
 pub mod effect;
 mod error;
+pub mod hosts;
 pub mod imbalance;
 mod matrix;
 pub mod messages;

@@ -163,7 +163,23 @@ fn header(b: &Benchmark, fit: &Fit, mpi: &str) -> String {
         let _ = write!(s, "; messages to self {:.1}%", 100.0 * e);
     }
     s.push('\n');
+    if let Some(note) = zero_latency_note(&fit.params) {
+        let _ = writeln!(s, "# {note}");
+    }
     s
+}
+
+/// What a fitted latency under a nanosecond (printed as 0ns) means: not a network without
+/// latency, but one whose latency the benchmark cannot tell from the overheads.
+fn zero_latency_note(p: &conifer_sim::params::Params) -> Option<String> {
+    (p.latency < 1.0).then(|| {
+        format!(
+            "L = {} ns: the latency is below what the benchmark resolves and is absorbed into the \
+             overheads: a small message's one-way time here is os + or = {}",
+            p.latency,
+            human_time(p.send_overhead + p.recv_overhead)
+        )
+    })
 }
 
 /// The measurements against the model, the parameters and the fit error, as text.
@@ -219,6 +235,9 @@ fn text(b: &Benchmark, fit: &Fit, output: &Path) -> String {
         ),
     ] {
         let _ = writeln!(s, "  {key:<5} = {value:>12}   {meaning}");
+    }
+    if let Some(note) = zero_latency_note(p) {
+        let _ = writeln!(s, "  ({note})");
     }
     let _ = write!(
         s,

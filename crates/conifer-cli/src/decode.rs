@@ -57,6 +57,12 @@ pub fn print(
         // On stderr, so the calls on stdout stay one per line.
         eprintln!("conifer: {}", crate::stats::partial_summary(&trace.meta));
     }
+    if !json {
+        // On stderr too: what the communicator ids stand for.
+        for (name, made) in conifer_analyze::comm_origins::comm_origins(&trace) {
+            eprintln!("conifer: {name} = {made}");
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let reader = trace.reader();

@@ -3,11 +3,12 @@
 //! two call sequences differ. Exit status 0 when the traces are equal up to timing, 1 when
 //! not (2 for errors, as elsewhere).
 
+use crate::diff_order::{call_text, same_up_to_completion_order};
 use crate::output::{emit, emit_json};
 use crate::profile::{self, Times};
+use crate::site_names::{family_hash, signature_hash, what_sites_are};
 use conifer_analyze::{human_bytes, Analysis, Site, Totals};
-use conifer_trace::decode::{human_time, Call, CallReader};
-use conifer_trace::timing::timing_family;
+use conifer_trace::decode::{human_time, CallReader};
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,51 +32,9 @@ fn site_key(trace: &Trace, site: &Site, st: &conifer_analyze::SiteStats) -> Stri
                 source.as_deref().unwrap_or("?")
             ),
         },
-        Site::Family(f) => {
-            let bytes = trace
-                .record
-                .timing
-                .get(*f as usize)
-                .and_then(|f| trace.record.signatures.get(f.terminal as usize))
-                .map(|s| timing_family(s))
-                .unwrap_or_default();
-            format!("{} family {}", st.function, fnv(&bytes))
-        }
-        Site::Signature(t) => {
-            let bytes = trace
-                .record
-                .signatures
-                .get(*t as usize)
-                .cloned()
-                .unwrap_or_default();
-            format!("{} signature {}", st.function, fnv(&bytes))
-        }
+        Site::Family(f) => format!("{} family {}", st.function, family_hash(trace, *f)),
+        Site::Signature(t) => format!("{} signature {}", st.function, signature_hash(trace, *t)),
     }
-}
-
-/// A short stable hash of bytes (FNV-1a, 32 bits of it, hex).
-fn fnv(bytes: &[u8]) -> String {
-    format!("{:08x}", conifer_spec::fnv::fnv1a(bytes) >> 32)
-}
-
-/// A call as compared: function, every argument with ranks restored, return value.
-fn call_text(c: &Call) -> String {
-    let mut s = format!("{}(", c.name);
-    for (i, v) in c.signature.values.iter().enumerate() {
-        if i > 0 {
-            s.push_str(", ");
-        }
-        match c.slots.get(i) {
-            Some(slot) => {
-                let _ = write!(s, "{slot}={}", v.display(c.position(i)));
-            }
-            None => {
-                let _ = write!(s, "{}", v.display(c.position(i)));
-            }
-        }
-    }
-    let _ = write!(s, ") = {}", c.signature.ret);
-    s
 }
 
 /// The first call that differs: its index, the call in A and in B (`None`: no more calls).
@@ -184,6 +143,17 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
         bar.finish_and_clear();
     }
     let equal = same_ranks && diverging.is_empty();
+    // Runs that diverge may still make the same calls up to the order requests completed.
+    let mut completion_order_only = !diverging.is_empty();
+    if completion_order_only {
+        let (ra, rb) = (a.trace.reader(), b.trace.reader());
+        for (r, _) in &diverging {
+            if !same_up_to_completion_order(&ra, &rb, *r)? {
+                completion_order_only = false;
+                break;
+            }
+        }
+    }
     let fn_times: BTreeSet<&String> = a
         .times
         .functions
@@ -206,6 +176,7 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
             "a": pa.display().to_string(),
             "b": pb.display().to_string(),
             "equal_up_to_timing": equal,
+            "equal_up_to_completion_order": equal || completion_order_only,
             "ranks": [a.trace.meta.ranks, b.trace.meta.ranks],
             "functions": functions.iter().map(|(k, x, y)| serde_json::json!({"function": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
             "call_sites": site_diffs.iter().map(|(k, x, y)| serde_json::json!({"site": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
@@ -248,7 +219,12 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
         if site_diffs.is_empty() {
             let _ = writeln!(s, "calls and bytes per call site: equal");
         } else {
-            let _ = writeln!(s, "\n{} call sites differ:", site_diffs.len());
+            let _ = writeln!(
+                s,
+                "\n{} call sites differ ({}):",
+                site_diffs.len(),
+                what_sites_are(&a.trace, &a.analysis)
+            );
             for (k, x, y) in site_diffs.iter().take(20) {
                 let _ = writeln!(
                     s,
@@ -290,6 +266,15 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
         } else if diverging.is_empty() {
             let _ = writeln!(s, "\nevery rank makes the same calls: equal up to timing");
         } else {
+            if completion_order_only {
+                let _ = writeln!(
+                    s,
+                    "\nequal up to completion order: every rank makes the same calls but for \
+                     the order in which requests completed (the indices, flags and statuses \
+                     of Waitany/Testany/Waitsome/Testsome/Test/Testall, the request slots \
+                     already null, and how often a completion loop polls)"
+                );
+            }
             let _ = writeln!(
                 s,
                 "\n{} ranks diverge; first call that differs:",

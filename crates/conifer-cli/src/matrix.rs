@@ -95,7 +95,11 @@ pub fn run(
         select.metric(),
         select.kind(),
         a.ranks,
-        comm.map(|c| format!(", calls on {c}")).unwrap_or_default(),
+        comm.map(|c| format!(
+            ", calls on {c} ({})",
+            crate::profile::origin(&conifer_analyze::comm_origins::comm_origins(&trace), c)
+        ))
+        .unwrap_or_default(),
         with_unit(total, select.messages)
     );
     if a.ranks <= 32 {

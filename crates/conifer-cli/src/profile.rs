@@ -6,6 +6,7 @@
 //! every call's own duration when the run was recorded with `--timing lossless`.
 
 use crate::output::{emit, emit_json};
+use crate::site_names::{site_label, what_sites_are};
 use conifer_analyze::{human_bytes, Analysis, Site};
 use conifer_trace::decode::human_time;
 use conifer_trace::timing_mode::TimingMode;
@@ -166,17 +167,6 @@ fn exact_times(trace: &Trace) -> Option<Times> {
     Some(t)
 }
 
-/// A call site's name: `file:line` in tree mode or for a recorded caller, else its function
-/// and timing family.
-pub fn site_label(site: &Site, function: &str, source: Option<&str>) -> String {
-    match site {
-        Site::Tree(id) => format!("{} [v{id}]", source.unwrap_or("?")),
-        Site::Address { offset, .. } => format!("{} [{offset:#x}]", source.unwrap_or("?")),
-        Site::Family(f) => format!("{function} family {f}"),
-        Site::Signature(t) => format!("{function} signature {t}"),
-    }
-}
-
 /// The whole profile as JSON.
 pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
     let ranks: Vec<_> = conifer_analyze::rank_figures::rank_figures(trace)
@@ -223,7 +213,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
         .map(|(site, st, time)| {
             serde_json::json!({
                 "site": site,
-                "label": site_label(site, &st.function, st.source.as_deref()),
+                "label": site_label(trace, site, &st.function, st.source.as_deref()),
                 "function": st.function,
                 "source": st.source,
                 "calls": st.totals.calls,
@@ -249,6 +239,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
         "functions": functions,
         "call_sites": sites,
         "communicators": comms,
+        "communicator_origins": conifer_analyze::comm_origins::comm_origins(trace),
         "unresolved_calls": a.unresolved_calls,
         "partial": trace.meta.partial,
     })
@@ -274,12 +265,23 @@ pub fn sorted_sites<'a>(
 }
 
 /// What the byte columns mean, printed under the functions.
-const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' statuses, else \
+/// What the received and posted byte columns count.
+pub const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' statuses, else \
      from the matching sends; posted: receive capacity posted, count × type size, \
      not data moved)";
 
+/// How communicator `name` was made, from [`conifer_analyze::comm_origins::comm_origins`]:
+/// the predefined ones say so, one whose creation the trace lacks is `-`.
+pub fn origin(origins: &BTreeMap<String, String>, name: &str) -> String {
+    match origins.get(name) {
+        Some(text) => text.clone(),
+        None if name.starts_with("MPI_COMM_") => "predefined".into(),
+        None => "-".into(),
+    }
+}
+
 /// A row's posted receive capacity, `-` when it posts none.
-fn posted(t: &conifer_analyze::Totals) -> String {
+pub fn posted(t: &conifer_analyze::Totals) -> String {
     match t.bytes_posted {
         0 => "-".into(),
         b => human_bytes(b),
@@ -390,9 +392,10 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     let sites = sorted_sites(a, t);
     let _ = writeln!(
         s,
-        "\n@--- top {} call sites by time (of {}) ---",
+        "\n@--- top {} call sites by time (of {}) ---\n({})",
         top.min(sites.len()),
-        sites.len()
+        sites.len(),
+        what_sites_are(trace, a)
     );
     let _ = writeln!(
         s,
@@ -413,7 +416,7 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         let _ = writeln!(
             s,
             "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
-            site_label(site, &st.function, st.source.as_deref()),
+            site_label(trace, site, &st.function, st.source.as_deref()),
             st.function,
             st.totals.calls,
             human_time(time.total_ns),
@@ -427,20 +430,22 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         );
     }
     if !a.comms.is_empty() {
+        let origins = conifer_analyze::comm_origins::comm_origins(trace);
         let _ = writeln!(s, "\n@--- communicators ---");
         let _ = writeln!(
             s,
-            "{:<24} {:>10} {:>11} {:>11} {:>11}",
+            "{:<24} {:>10} {:>11} {:>11} {:>11}  made by",
             "communicator", "calls", "sent", "received", "posted"
         );
         for (c, tot) in &a.comms {
             let _ = writeln!(
                 s,
-                "{c:<24} {:>10} {:>11} {:>11} {:>11}",
+                "{c:<24} {:>10} {:>11} {:>11} {:>11}  {}",
                 tot.calls,
                 human_bytes(tot.bytes_sent),
                 human_bytes(tot.bytes_received),
-                posted(tot)
+                posted(tot),
+                origin(&origins, c)
             );
         }
     }

@@ -5,10 +5,11 @@
 
 use crate::matrix::Select;
 use crate::plot::{self, Inputs};
-use crate::profile::{self, site_label, sorted_sites};
+use crate::profile::{self, sorted_sites};
 use crate::report_glance::Glance;
+use crate::site_names::{site_label, what_sites_are};
 use base64::Engine;
-use conifer_analyze::human_bytes;
+use conifer_analyze::{human_bytes, Totals};
 use conifer_trace::decode::human_time;
 use conifer_trace::TraceFile;
 use std::fmt::Write;
@@ -108,7 +109,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         .iter()
         .filter(|s| !s.1.function.starts_with("MPI_Init"));
     let labelled = program_sites.map(|(site, st, time)| {
-        let label = site_label(site, &st.function, st.source.as_deref());
+        let label = site_label(trace, site, &st.function, st.source.as_deref());
         (label, time.total_ns)
     });
     h.push_str(&Glance::of(trace, &figures, labelled, &spreads).html(esc));
@@ -147,9 +148,11 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     // Profile: functions.
     h.push_str("<h2>Time and data per function</h2>");
     h.push_str(&img(&plot::svg("functions", &inp, sel_all())?));
-    h.push_str(
+    let _ = write!(h, "<p class=\"note\">{}</p>", esc(profile::BYTES_NOTE));
+    let _ = write!(
+        h,
         "<table><tr><th class=\"l\">function</th><th>calls</th><th>time</th><th>mean</th>\
-         <th>min</th><th>max</th><th>sent</th><th>received</th></tr>",
+         <th>min</th><th>max</th>{BYTE_HEADS}</tr>",
     );
     let mut fns: Vec<_> = a.functions.iter().collect();
     fns.sort_by(|x, y| {
@@ -162,15 +165,14 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         let _ = write!(
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td></tr>",
+             {}</tr>",
             esc(f),
             tot.calls,
             human_time(time.total_ns),
             human_time(time.mean_ns()),
             human_time(time.min_ns),
             human_time(time.max_ns),
-            human_bytes(tot.bytes_sent),
-            human_bytes(tot.bytes_received)
+            byte_cells(tot)
         );
     }
     h.push_str("</table>\n");
@@ -180,38 +182,26 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         h,
         "<h2>Top call sites by time</h2><p class=\"note\">{} call sites; {}.</p>",
         sites.len(),
-        if trace.record.forest.is_some() {
-            "sites are the structure tree's file:line (program built with conifer cc)"
-        } else if a
-            .sites
-            .keys()
-            .any(|s| matches!(s, conifer_analyze::Site::Address { .. }))
-        {
-            "sites are the recorded callers (--callsites), named by file:line from the \
-             binary's debug information where it has any"
-        } else {
-            "the program was not built with conifer cc, so sites are timing families \
-             (signatures equal up to sizes, offsets, peers: about one per call site)"
-        }
+        what_sites_are(trace, &a)
     );
-    h.push_str(
+    let _ = write!(
+        h,
         "<table><tr><th class=\"l\">site</th><th class=\"l\">function</th><th>calls</th>\
-         <th>time</th><th>mean</th><th>min</th><th>max</th><th>sent</th><th>received</th></tr>",
+         <th>time</th><th>mean</th><th>min</th><th>max</th>{BYTE_HEADS}</tr>",
     );
     for (site, st, time) in sites.iter().take(25) {
         let _ = write!(
             h,
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&site_label(site, &st.function, st.source.as_deref())),
+             <td>{}</td><td>{}</td>{}</tr>",
+            esc(&site_label(trace, site, &st.function, st.source.as_deref())),
             esc(&st.function),
             st.totals.calls,
             human_time(time.total_ns),
             human_time(time.mean_ns()),
             human_time(time.min_ns),
             human_time(time.max_ns),
-            human_bytes(st.totals.bytes_sent),
-            human_bytes(st.totals.bytes_received)
+            byte_cells(&st.totals)
         );
     }
     h.push_str("</table>\n");
@@ -225,9 +215,10 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         "<p class=\"note\">{}</p>",
         esc(conifer_analyze::rank_figures::FIGURES_NOTE)
     );
-    h.push_str(
+    let _ = write!(
+        h,
         "<table><tr><th>rank</th><th>span</th><th>app time</th><th>MPI time</th><th>MPI%</th>\
-         <th>recorder</th><th>calls</th><th>sent</th><th>received</th></tr>",
+         <th>recorder</th><th>calls</th>{BYTE_HEADS}</tr>",
     );
     let opt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), human_time);
     let shown: Vec<usize> = if app_mpi.len() <= 64 {
@@ -244,15 +235,14 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
         let _ = write!(
             h,
             "<tr><td>{r}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td></tr>",
+             {}</tr>",
             opt(figures[r].span_ns),
             human_time(app_mpi[r].0),
             human_time(app_mpi[r].1),
             pct(app_mpi[r]),
             opt(figures[r].recorder_ns),
             a.per_rank[r].calls,
-            human_bytes(a.per_rank[r].bytes_sent),
-            human_bytes(a.per_rank[r].bytes_received)
+            byte_cells(&a.per_rank[r])
         );
     }
     h.push_str("</table>\n");
@@ -296,18 +286,20 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     }
     // Communicators.
     if !a.comms.is_empty() {
-        h.push_str(
+        let _ = write!(
+            h,
             "<h2>Communicators</h2><table><tr><th class=\"l\">communicator</th><th>calls</th>\
-             <th>sent</th><th>received</th></tr>",
+             {BYTE_HEADS}<th class=\"l\">made by</th></tr>",
         );
+        let origins = conifer_analyze::comm_origins::comm_origins(trace);
         for (c, tot) in &a.comms {
             let _ = write!(
                 h,
-                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td class=\"l\">{}</td><td>{}</td>{}<td class=\"l\">{}</td></tr>",
                 esc(c),
                 tot.calls,
-                human_bytes(tot.bytes_sent),
-                human_bytes(tot.bytes_received)
+                byte_cells(tot),
+                esc(&profile::origin(&origins, c))
             );
         }
         h.push_str("</table>\n");
@@ -416,4 +408,20 @@ pub fn run(file: &Path, output: &Path) -> Result<ExitCode, String> {
     let page = html(file, &TraceFile::open(file)?)?;
     std::fs::write(output, page).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The byte columns' headers: sent, received (the bytes that arrived) and posted (receive
+/// capacity), each labelled, as `profile` has them.
+const BYTE_HEADS: &str = "<th>sent</th><th title=\"bytes that arrived, from the receives' \
+     statuses, else from the matching sends\">received (arrived)</th><th title=\"receive \
+     capacity posted: count x type size, not data moved\">posted</th>";
+
+/// A row's sent, received and posted bytes, as [`BYTE_HEADS`] heads them.
+fn byte_cells(t: &Totals) -> String {
+    format!(
+        "<td>{}</td><td>{}</td><td>{}</td>",
+        human_bytes(t.bytes_sent),
+        human_bytes(t.bytes_received),
+        profile::posted(t)
+    )
 }

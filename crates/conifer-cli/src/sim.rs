@@ -91,6 +91,10 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         }
         return print_sweep(&key, unit, &points, args.json).map(|()| ExitCode::SUCCESS);
     }
+    let warnings = oversubscription_warnings(&trace);
+    for w in &warnings {
+        eprintln!("conifer sim: warning: {w}");
+    }
     let started = Instant::now();
     let report = conifer_sim::simulate(&trace, &options)?;
     let seconds = started.elapsed().as_secs_f64();
@@ -99,11 +103,31 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         v["timing"] = timing.into();
         v["simulated_in_s"] = seconds.into();
+        v["hosts"] = serde_json::to_value(conifer_analyze::hosts::hosts(&trace))
+            .map_err(|e| e.to_string())?;
+        v["warnings"] = warnings.into();
         crate::output::emit_json(&v)?;
     } else {
         crate::output::emit(&text(&report, timing, seconds))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One warning per host where the traced run had more ranks than processors: its measured
+/// times include ranks waiting for a core, which the prediction (a core per rank) does not.
+fn oversubscription_warnings(trace: &conifer_trace::Trace) -> Vec<String> {
+    conifer_analyze::hosts::hosts(trace)
+        .into_iter()
+        .filter(|h| h.oversubscribed())
+        .map(|h| {
+            format!(
+                "the traced run had {} ranks on host {} with {} processors: its measured times \
+                 include ranks waiting for a core, the prediction gives each rank its own; \
+                 compare it with a run of at most {} ranks per host",
+                h.ranks, h.name, h.cores, h.cores
+            )
+        })
+        .collect()
 }
 
 /// Where the simulated computation comes from: always the run without the recorder (the

@@ -161,6 +161,17 @@ fn calls_through(trace: &Trace, language: Language) -> u64 {
         .sum()
 }
 
+/// The calls a partial trace's ranks had entered but not finished when they stopped: the
+/// wrappers count a call when it starts, the record holds it once it returns (`entered` by
+/// the counters, `finished` recorded or left out). 0 for a complete trace.
+fn calls_in_progress(partial: bool, entered: u64, finished: u64) -> u64 {
+    if partial {
+        entered.saturating_sub(finished)
+    } else {
+        0
+    }
+}
+
 /// Prints the statistics of the trace at `path`.
 pub fn print(path: &Path, json: bool) -> Result<ExitCode, String> {
     let mut out = String::new();
@@ -218,6 +229,11 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
             "mpi_library_version": m.mpi_library_version,
             "command_line": m.command_line,
             "bytes_by_section": sections.iter().map(|(t, n)| (t.clone(), *n)).collect::<BTreeMap<_, _>>(),
+            "calls_in_progress": calls_in_progress(
+                m.partial,
+                calls_through(&trace, Language::C) + calls_through(&trace, Language::Fortran),
+                calls + left_out_total,
+            ),
             "calls_by_language": {
                 "c": calls_through(&trace, Language::C),
                 "fortran": calls_through(&trace, Language::Fortran),
@@ -250,16 +266,29 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     outln!(out, "command     {}", m.command_line.join(" "));
     outln!(out, "mpi         {} ({})", m.mpi_library_version, m.mpi);
     outln!(out, "ranks       {}", m.ranks);
-    let made = if left_out_total > 0 {
-        format!(" recorded of {} made", calls + left_out_total)
+    let (c, fortran) = (
+        calls_through(&trace, Language::C),
+        calls_through(&trace, Language::Fortran),
+    );
+    let in_progress = calls_in_progress(m.partial, c + fortran, calls + left_out_total);
+    let recorded = if left_out_total > 0 {
+        format!("{calls} recorded of {} made", calls + left_out_total)
+    } else if in_progress > 0 {
+        format!("{calls} recorded")
     } else {
-        String::new()
+        calls.to_string()
+    };
+    let languages = if in_progress > 0 {
+        format!(
+            " + {in_progress} in progress when ranks stopped, not recorded ({} entered: {c} C, {fortran} Fortran)",
+            c + fortran
+        )
+    } else {
+        format!(" ({c} C, {fortran} Fortran)")
     };
     outln!(
         out,
-        "calls       {calls}{made} ({} C, {} Fortran), {} in MPI over all ranks",
-        calls_through(&trace, Language::C),
-        calls_through(&trace, Language::Fortran),
+        "calls       {recorded}{languages}, {} in MPI over all ranks",
         human_time(time_ns)
     );
     if left_out_total > 0 {
@@ -295,12 +324,7 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     if let Some(line) = crate::stats_timing::clocks_line(&trace) {
         outln!(out, "clocks      {line}");
     }
-    if !counters_agree && m.partial {
-        outln!(
-            out,
-            "note        the wrappers' counters include the calls in progress when ranks stopped"
-        );
-    } else if !counters_agree {
+    if !counters_agree && !m.partial {
         outln!(
             out,
             "warning     the wrappers' call counters disagree with the grammars"

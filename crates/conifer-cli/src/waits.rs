@@ -5,7 +5,7 @@
 use crate::callsites::Resolver;
 use crate::output::outln;
 use crate::output::{emit, emit_json};
-use crate::profile::site_label;
+use crate::site_names::site_label;
 use conifer_analyze::waits::{self, CriticalPath, Pattern, WaitEntry, Waits};
 use conifer_analyze::Site;
 use conifer_trace::decode::human_time;
@@ -26,6 +26,7 @@ pub fn compute(trace: &Trace) -> Result<Waits, String> {
 
 /// Names the call sites of `w`'s entries: `file:line` for tree sites and recorded callers.
 pub struct Labels<'t> {
+    trace: &'t Trace,
     resolver: Resolver<'t>,
 }
 
@@ -33,6 +34,7 @@ impl<'t> Labels<'t> {
     /// Labels for the sites of `trace`.
     pub fn new(trace: &'t Trace) -> Labels<'t> {
         Labels {
+            trace,
             resolver: Resolver::new(&trace.meta),
         }
     }
@@ -46,7 +48,7 @@ impl<'t> Labels<'t> {
             ),
             _ => e.source.clone(),
         };
-        site_label(&e.site, &e.function, source.as_deref())
+        site_label(self.trace, &e.site, &e.function, source.as_deref())
     }
 }
 

@@ -143,3 +143,43 @@ fn missing_tools_and_bad_flags_are_one_line() {
     }
     assert!(!net.exists());
 }
+
+/// A fitted latency under a nanosecond prints as `0ns`: the output and the parameter file
+/// say what it means (below what the benchmark resolves, absorbed into the overheads), and
+/// say nothing when the latency is measurable. On this machine's shared memory it is under
+/// a nanosecond with Open MPI.
+#[test]
+fn a_latency_of_zero_is_explained() {
+    let dir = scratch("calibrate-zero");
+    let net = dir.join("net.toml");
+    let out = {
+        let _lock = mpi_lock();
+        run_ok(
+            Command::new(conifer())
+                .args(["calibrate", "-n", "2", "--quick", "--mpi", &mpi(), "-o"])
+                .arg(&net),
+        )
+    };
+    let said = String::from_utf8_lossy(&out.stdout);
+    let file = std::fs::read_to_string(&net).unwrap();
+    let latency: f64 = file
+        .lines()
+        .find_map(|l| l.strip_prefix("L = "))
+        .expect("the file sets L")
+        .trim()
+        .parse()
+        .unwrap();
+    let explained = "below what the benchmark resolves";
+    if latency < 1.0 {
+        assert!(said.contains("0ns   latency"), "{said}");
+        assert!(said.contains(explained), "{said}");
+        assert!(
+            file.lines()
+                .any(|l| l.starts_with('#') && l.contains(explained)),
+            "{file}"
+        );
+    } else {
+        assert!(!said.contains(explained), "{said}");
+        assert!(!file.contains(explained), "{file}");
+    }
+}

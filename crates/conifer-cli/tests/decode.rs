@@ -449,3 +449,39 @@ fn received_byte_counts_are_the_sizes_sent() {
     let expected = iterations * MSGSIZES_BYTES.len();
     assert_eq!((recvs, waits), (expected, expected));
 }
+
+/// resplit.c makes a communicator, frees it and makes another with the ranks reversed (the
+/// MPI may hand out the same handle): each rank's position differs between the two, so they
+/// must not share a symbolic id (relative ranks are restored from the id's position). The
+/// Sendrecv peers decoded must be the local ranks the program printed.
+#[test]
+fn a_communicator_made_again_with_other_positions_decodes_its_peers() {
+    let dir = scratch("decode-resplit");
+    let binary = dir.join("resplit");
+    mpi_compile(
+        "mpicc",
+        &["-O1"],
+        &binary,
+        &repo_root().join("crates/conifer-cli/tests/resplit.c"),
+    );
+    let ranks = if is_mpich() { 3 } else { 4 };
+    let (trace, out) = traced_run(&dir, "resplit", ranks, &[], &binary, &[]);
+    let mut printed: Vec<String> = lines_with(&out.stdout, "SENT ");
+    printed.sort();
+    let mut decoded = Vec::new();
+    for call in decode_all(&trace) {
+        if call["function"] != "MPI_Sendrecv" {
+            continue;
+        }
+        decoded.push(format!(
+            "SENT round={} world={} dest={} source={}",
+            arg(&call, "sendtag"),
+            call["rank"],
+            arg(&call, "dest"),
+            arg(&call, "source")
+        ));
+    }
+    decoded.sort();
+    assert_eq!(printed.len(), 2 * ranks as usize);
+    assert_eq!(decoded, printed);
+}

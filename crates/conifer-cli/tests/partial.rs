@@ -198,3 +198,54 @@ fn merge_rejects_bad_input_in_one_line() {
         assert!(stderr.contains(expected), "{stderr}");
     }
 }
+
+/// A 2-rank crash.c run of 1250 rounds where rank 1 segfaults before round 1249's
+/// Sendrecv: each rank finished MPI_Init, MPI_Comm_rank, MPI_Comm_size and 1249 x
+/// (Sendrecv, Allreduce) = 2501 calls (5002 in all), and rank 0 had entered round 1249's
+/// Sendrecv, which never returned. The stats line says 5002 recorded and 1 in progress
+/// (it said `calls 5002 (5003 C, 0 Fortran)`, languages summing to more than the calls).
+#[test]
+fn a_partial_trace_counts_the_calls_in_progress_apart() {
+    let dir = scratch("partial-counts");
+    let trace = dir.join("run.cft");
+    {
+        let _lock = mpi_lock();
+        let out = conifer_run_raw(2, &trace, &dir)
+            .arg(apps_dir().join("crash"))
+            .args(["segv", "1250", "1249"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "the run should fail");
+    }
+    let merged = dir.join("merged.cft");
+    run_ok(
+        Command::new(conifer())
+            .arg("merge")
+            .arg(dir.join("run.cft.partial"))
+            .arg("-o")
+            .arg(&merged),
+    );
+    let stats = stats_json(&merged);
+    if stats["missing_ranks"] != serde_json::json!([]) {
+        // Open MPI's SIGKILL can beat rank 0's SIGTERM handler (see crash_in).
+        eprintln!(
+            "skipped: rank 0 left no record: {}",
+            stats["partial_reasons"]
+        );
+        return;
+    }
+    let (recorded, in_progress) = (2 * (3 + 2 * 1249), 1);
+    assert_eq!(stats["calls"], recorded);
+    assert_eq!(stats["calls_in_progress"], in_progress);
+    let text = run_ok(Command::new(conifer()).arg("stats").arg(&merged));
+    let line = lines_with(&text.stdout, "calls ").remove(0);
+    assert!(
+        line.starts_with(&format!(
+            "calls       {recorded} recorded + {in_progress} in progress when ranks stopped, not \
+             recorded ({} entered: {} C, 0 Fortran), ",
+            recorded + in_progress,
+            recorded + in_progress
+        )),
+        "{line}"
+    );
+}

@@ -166,7 +166,7 @@ fn check_reports_a_proxy_of_another_program() {
 
 /// waitnull.c passes request arrays with `MPI_REQUEST_NULL` in the slots of missing
 /// neighbours to `MPI_Waitall`, `MPI_Waitany`, `MPI_Testall` and `MPI_Waitsome`, and makes
-/// one `MPI_Testany` that cannot succeed (its index is recorded as ignored): the proxy must
+/// one `MPI_Testany` that cannot succeed (its index is `MPI_UNDEFINED`): the proxy must
 /// compile (no result written back into the constant), pass the poll an index to write
 /// (not NULL, which the MPI rejects) and match.
 #[test]

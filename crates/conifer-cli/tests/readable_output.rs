@@ -1,5 +1,6 @@
 //! Text output a reader takes in at once: the matrix's counts grouped by thousands with their
-//! unit, and `diff` of runs with different rank counts saying why calls are not compared.
+//! unit, `diff` of runs with different rank counts saying why calls are not compared, call
+//! sites named alike by `profile` and `diff`, runs differing only in completion order.
 
 mod common;
 use common::*;
@@ -57,4 +58,89 @@ fn diff_of_different_rank_counts_says_why_calls_are_not_compared() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("the runs have 2 and 4 ranks"), "{text}");
     assert!(!text.contains("ranks diverge"), "{text}");
+}
+
+/// Without `--callsites`, `profile` and `diff` name a call site alike: ring.c's one Sendrecv
+/// site makes ranks x iterations calls (12 with 3 ranks x 4, 15 with 5), and the name `diff`
+/// gives the site whose calls went from 12 to 15 is the name of `profile`'s row of 12 calls
+/// (`profile` said `MPI_Sendrecv family 0`, `diff` `MPI_Sendrecv family 5e2e...`). Both say
+/// how to get source lines.
+#[test]
+fn profile_and_diff_name_a_site_alike_and_say_how_to_get_lines() {
+    let (four, five) = (ring(3, 4, "sites4"), ring(3, 5, "sites5"));
+    let diff = Command::new(conifer())
+        .arg("diff")
+        .arg(&four)
+        .arg(&five)
+        .output()
+        .unwrap();
+    let diff = String::from_utf8_lossy(&diff.stdout);
+    let site = diff
+        .lines()
+        .find(|l| l.contains("calls 12 -> 15"))
+        .unwrap_or_else(|| panic!("no Sendrecv site went from 12 to 15 calls:\n{diff}"))
+        .split("calls 12")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(site.starts_with("MPI_Sendrecv family "), "{site}");
+    let profile = run_ok(Command::new(conifer()).arg("profile").arg(&four));
+    let profile = String::from_utf8_lossy(&profile.stdout);
+    let row: Vec<&str> = profile
+        .lines()
+        .find(|l| l.starts_with(&format!("{site} ")))
+        .unwrap_or_else(|| panic!("profile has no site {site}:\n{profile}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[4], "12", "{row:?}");
+    for text in [&diff, &profile] {
+        assert!(text.contains("conifer run --callsites"), "{text}");
+    }
+}
+
+/// arrival.c makes the same calls whatever order its messages arrive in (forward or reverse,
+/// set on its command line): `diff` of the two says they are equal up to completion order
+/// (it said only that they differ), and of runs with different round counts does not.
+#[test]
+fn diff_of_runs_differing_in_completion_order_says_so() {
+    let dir = scratch("readable-arrival");
+    let binary = dir.join("arrival");
+    mpi_compile(
+        "mpicc",
+        &["-O1"],
+        &binary,
+        &repo_root().join("crates/conifer-cli/tests/arrival.c"),
+    );
+    let run = |name: &str, args: &[&str]| traced(&dir, name, 3, &[], &binary, args);
+    let forward = run("forward", &["forward", "2"]);
+    let reverse = run("reverse", &["reverse", "2"]);
+    let longer = run("longer", &["reverse", "3"]);
+    let diff = |x: &std::path::Path, y: &std::path::Path| {
+        let out = Command::new(conifer())
+            .arg("diff")
+            .arg(x)
+            .arg(y)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = diff(&forward, &reverse);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("equal up to completion order"), "{text}");
+    let (code, text) = diff(&forward, &longer);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(!text.contains("equal up to completion order"), "{text}");
+    let json = Command::new(conifer())
+        .args(["diff", "--json"])
+        .arg(&forward)
+        .arg(&reverse)
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(j["equal_up_to_timing"], false);
+    assert_eq!(j["equal_up_to_completion_order"], true);
 }

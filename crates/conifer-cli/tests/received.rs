@@ -71,3 +71,79 @@ fn profile_counts_received_bytes_as_they_arrived_and_posted_capacity_apart() {
     );
     assert!(text.contains("posted: receive capacity"), "{text}");
 }
+
+/// The cells of the HTML table that follows `heading` in `html`: its header row, then each
+/// row, tags stripped.
+fn html_table(html: &str, heading: &str) -> Vec<Vec<String>> {
+    let from = html.find(heading).expect("the heading");
+    let table = &html[from..];
+    let table = &table[table.find("<table").unwrap()..table.find("</table>").unwrap()];
+    table
+        .split("<tr>")
+        .skip(1)
+        .map(|row| {
+            row.split('<')
+                .filter_map(|part| part.split_once('>'))
+                .filter(|(tag, _)| tag.starts_with("td") || tag.starts_with("th"))
+                .map(|(_, text)| text.to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// The report's function table has received (what arrived) and posted as two labelled
+/// columns (it had one `received` column): for overpost.c on 4 ranks, MPI_Irecv received
+/// 4 × (9600 + 1000) = 42,400 B = 41.4 KiB and posted 4 × 15 × 8192 = 480 KiB; MPI_Recv
+/// received 4 × 2000 = 8000 B = 7.8 KiB and posted 4 × 5 × 8192 = 160 KiB.
+#[test]
+fn report_tables_show_received_and_posted_apart() {
+    let dir = scratch("received-report");
+    let trace = traced(&dir, "overpost", 4, &[], &apps_dir().join("overpost"), &[]);
+    let page = dir.join("report.html");
+    run_ok(
+        Command::new(conifer())
+            .arg("report")
+            .arg(&trace)
+            .arg("-o")
+            .arg(&page),
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let table = html_table(&html, "<h2>Time and data per function</h2>");
+    let header = &table[0];
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
+    };
+    let (received, posted) = (column("received (arrived)"), column("posted"));
+    let row = |function: &str| {
+        table
+            .iter()
+            .find(|r| r.first().is_some_and(|c| c == function))
+            .unwrap_or_else(|| panic!("no row {function}"))
+            .clone()
+    };
+    let irecv = row("MPI_Irecv");
+    assert_eq!(
+        (irecv[received].as_str(), irecv[posted].as_str()),
+        ("41.4 KiB", "480 KiB")
+    );
+    let recv = row("MPI_Recv");
+    assert_eq!(
+        (recv[received].as_str(), recv[posted].as_str()),
+        ("7.8 KiB", "160 KiB")
+    );
+    assert!(
+        html.contains("posted: receive capacity posted"),
+        "the note says what each is"
+    );
+    for heading in ["<h2>Top call sites by time</h2>", "<h2>Time per rank</h2>"] {
+        let header = &html_table(&html, heading)[0];
+        assert!(
+            header.iter().any(|h| h == "received (arrived)")
+                && header.iter().any(|h| h == "posted"),
+            "{heading}: {header:?}"
+        );
+    }
+}

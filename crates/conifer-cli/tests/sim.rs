@@ -161,3 +161,43 @@ fn bad_input_is_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// This machine's processors online, as `getconf` reads them.
+fn processors() -> u32 {
+    let out = run_ok(Command::new("getconf").arg("_NPROCESSORS_ONLN"));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// A run of one rank more than this host has processors is oversubscribed: `sim` warns, and
+/// its JSON lists the host with its ranks and processors (the trace records them now); a run
+/// of fewer ranks than processors draws no warning.
+#[test]
+fn sim_warns_when_the_traced_run_had_more_ranks_than_processors() {
+    let cores = processors();
+    let over = cores + 1;
+    if over > if is_mpich() { 4 } else { 8 } {
+        eprintln!("skipped: {cores} processors here: {over} ranks would be too many to launch");
+        return;
+    }
+    let dir = scratch("sim-oversubscribed");
+    let crowded = traced(&dir, "crowded", over, &[], &apps_dir().join("ring"), &["3"]);
+    let out = run_ok(Command::new(conifer()).arg("sim").arg(&crowded));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("had {over} ranks on host"))
+            && stderr.contains(&format!("with {cores} processors")),
+        "{stderr}"
+    );
+    let json = sim(&crowded, &[]);
+    let hosts = json["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 1, "{json}");
+    assert_eq!(hosts[0]["ranks"], over);
+    assert_eq!(hosts[0]["cores"], cores);
+    assert_eq!(json["warnings"].as_array().unwrap().len(), 1);
+    if cores >= 2 {
+        let roomy = traced(&dir, "roomy", 2, &[], &apps_dir().join("ring"), &["3"]);
+        let out = run_ok(Command::new(conifer()).arg("sim").arg(&roomy));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
+}

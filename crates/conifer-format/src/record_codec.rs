@@ -37,6 +37,7 @@ const STREAM_MAP: [u8; 4] = *b"SMAP";
 const CLOCKS: [u8; 4] = *b"CLCK";
 const TOTALS: [u8; 4] = *b"RTOT";
 const RECORDER_TIMES: [u8; 4] = *b"RECT";
+const CORES: [u8; 4] = *b"CORE";
 
 /// The most ranks a record may claim: columns compress ranks to a few bytes, so the claim is
 /// bounded explicitly to keep a corrupt file from making the reader allocate without limit.
@@ -166,6 +167,12 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         let mut clocks = Vec::new();
         put_column(&mut clocks, &values, |o, v| o.extend_from_slice(v));
         sections.push(packed(CLOCKS, clocks));
+    }
+    if m.ranks.iter().any(|r| r.cores > 0) {
+        let cores: Vec<u32> = m.ranks.iter().map(|r| r.cores).collect();
+        let mut column = Vec::new();
+        put_column(&mut column, &cores, |o, &n| put_u64(o, n.into()));
+        sections.push(packed(CORES, column));
     }
     if m.ranks.iter().any(|r| !r.totals.is_empty()) {
         let values: Vec<Vec<u8>> = m
@@ -355,6 +362,11 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
             .ok_or_else(|| malformed("STRM"))?,
         _ => (Vec::new(), vec![Vec::new(); ranks]),
     };
+    // Traces before the section say nothing of their hosts' processors (0).
+    let cores = match find(CORES) {
+        Ok(bytes) => column(&bytes, ranks, "CORE", |r| r.u32())?,
+        Err(_) => vec![0; ranks],
+    };
     let (forest, trees) = crate::forest_codec::decode(sections, ranks)?;
     let merged = TraceRecord {
         first_rank,
@@ -364,7 +376,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
             .into_iter()
             .zip(trees)
             .zip(comms)
-            .zip(counts.into_iter().zip(hosts))
+            .zip(counts.into_iter().zip(hosts.into_iter().zip(cores)))
             .zip(timelines.into_iter().zip(times))
             .zip(stream_map)
             .zip(recorder_times.into_iter().zip(clocks).zip(totals))
@@ -373,7 +385,13 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
                 |(
                     i,
                     (
-                        (((((threads, trees), comms), (counts, host)), (timelines, time)), streams),
+                        (
+                            (
+                                (((threads, trees), comms), (counts, (host, cores))),
+                                (timelines, time),
+                            ),
+                            streams,
+                        ),
                         ((recorder_times, clock), totals),
                     ),
                 )| {
@@ -400,6 +418,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
                             .collect(),
                         counts,
                         host,
+                        cores,
                         timelines,
                         time,
                         streams,

@@ -28,6 +28,9 @@ pub struct RankEntry {
     pub counts: Vec<(u16, u64)>,
     /// Host name.
     pub host: String,
+    /// Processors online on its host when it ran (`CORE`); 0 when not recorded (traces
+    /// written before the section existed).
+    pub cores: u32,
     /// Per-thread compressed timelines (lossless and lossy timing only).
     pub timelines: Vec<Vec<u8>>,
     /// Its total time in MPI and between calls.

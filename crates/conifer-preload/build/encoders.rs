@@ -441,7 +441,10 @@ pub fn encoding(
             (true, Some(guard)) => quote! { if #guard { #code } else { rec.ignored(); } },
             _ => code,
         };
-        let guarded = if after && has_flag && arg.ident != "flag" {
+        // `MPI_Testany` sets its index whatever the flag (`MPI_UNDEFINED` when none completed).
+        // (MPICH's header calls it `indx`: the standard's name is the spec's.)
+        let always = name == "MPI_Testany" && arg.spec.as_ref().is_some_and(|s| s.name == "index");
+        let guarded = if after && has_flag && arg.ident != "flag" && !always {
             quote! { if crate::record::flag_set(flag) { #guarded } else { rec.ignored(); } }
         } else {
             guarded
@@ -503,6 +506,9 @@ fn pointer_code(
     let array = spec.length.is_some();
     Some(match (base, array, dir) {
         (Base::Int, false, "out") if ranky => quote! { rec.rank_out(#id, #comm); },
+        (Base::Int, false, "out") if spec.kind == "INDEX" && function.ends_with("any") => {
+            quote! { rec.index_out(#id); }
+        }
         (Base::Int, false, "out") if is_address_output(function, spec) => {
             quote! { rec.address_out(#id); }
         }
@@ -548,6 +554,13 @@ fn pointer_code(
                 quote! { 1usize }
             };
             quote! { { let len = #len; rec.handles_before(#k, #id, len, #array); } }
+        }
+        // One handle passed by pointer (`MPI_Cancel`'s request): the handle it points to.
+        (Base::Handle(kind), false, "in") => {
+            let k = kind_ident(kind);
+            quote! {
+                if #id.is_null() { rec.ignored(); } else { rec.handle(#k, crate::record::bits(*#id)); }
+            }
         }
         (Base::Handle(kind), true, "in") => {
             let k = kind_ident(kind);

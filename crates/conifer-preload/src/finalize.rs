@@ -10,17 +10,19 @@ use conifer_format::stored::TraceRecord;
 use conifer_format::Trace;
 use std::ffi::c_int;
 
-/// This rank's record with its call counters and host name.
+/// This rank's record with its call counters, host name and the host's processors.
 ///
 /// # Safety
 /// MPI must be initialised.
 pub unsafe fn own_record(rank: u32, counts: &[u64]) -> TraceRecord {
-    conifer_write::merge::of_rank(
+    let mut record = conifer_write::merge::of_rank(
         rank,
         crate::record::rank_record(crate::clock_sync::offsets()),
         run_info::sparse_counts(counts),
         run_info::host_name(),
-    )
+    );
+    run_info::set_cores(&mut record);
+    record
 }
 
 /// A line of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).

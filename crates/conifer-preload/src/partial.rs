@@ -121,7 +121,8 @@ pub fn write(reason: &str) {
         ),
     };
     let counts = run_info::sparse_counts(&counts);
-    let merged = conifer_write::merge::of_rank(facts.rank, record, counts, facts.host.clone());
+    let mut merged = conifer_write::merge::of_rank(facts.rank, record, counts, facts.host.clone());
+    run_info::set_cores(&mut merged);
     let part = PartialRecord {
         meta: facts.meta.clone(),
         catalog: run_info::catalog(&merged),

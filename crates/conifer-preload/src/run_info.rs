@@ -59,6 +59,17 @@ pub unsafe fn host_name() -> String {
     String::from_utf8_lossy(&c_bytes(&buf)[..(len.max(0) as usize).min(buf.len())]).into_owned()
 }
 
+/// Records in `record` (one rank's) how many processors its host has online, for readers
+/// to tell an oversubscribed run (more ranks on a host than processors) from one with a
+/// core per rank. Not the rank's affinity mask: launchers bind ranks to single cores.
+pub fn set_cores(record: &mut TraceRecord) {
+    // SAFETY: sysconf has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    for entry in &mut record.ranks {
+        entry.cores = u32::try_from(online).unwrap_or(0);
+    }
+}
+
 /// The program's command line.
 pub fn command_line() -> Vec<String> {
     std::fs::read("/proc/self/cmdline")

@@ -144,13 +144,18 @@ impl Emitter<'_> {
                 .and_then(|a| a.value.clone())
         };
         let done = matches!(value("flag"), Some(Value::Int(1)));
+        // A status the original received goes where the proxy's call put its own (`st_`),
+        // for the calls that read it next (`MPI_Get_count`); a request the proxy's call
+        // completed itself is left alone (waiting on it again would clear that status).
+        let wait = |req: &str| match value("status") {
+            Some(Value::Ignored) | None => format!("forced_wait_({req}, MPI_STATUS_IGNORE);"),
+            Some(_) => format!("if (*{req} != MPI_REQUEST_NULL) forced_wait_({req}, &st_);"),
+        };
         match call.name {
-            "MPI_Test" if done => vec!["PMPI_Wait(rq_, MPI_STATUS_IGNORE);".into()],
-            "MPI_Testall" if done => vec!["PMPI_Waitall(n_, t_, MPI_STATUSES_IGNORE);".into()],
+            "MPI_Test" if done => vec![wait("rq_")],
+            "MPI_Testall" if done => vec!["forced_waitall_(n_, t_);".into()],
             "MPI_Testany" if done => match value("index") {
-                Some(Value::Int(i)) if i >= 0 => {
-                    vec![format!("PMPI_Wait(&t_[{i}], MPI_STATUS_IGNORE);")]
-                }
+                Some(Value::Int(i)) if i >= 0 => vec![wait(&format!("&t_[{i}]"))],
                 _ => Vec::new(),
             },
             "MPI_Testsome" | "MPI_Waitsome" => match value("array_of_indices") {
@@ -159,7 +164,7 @@ impl Emitter<'_> {
                         .iter()
                         .filter_map(|i| match i {
                             Value::Int(i) => {
-                                Some(format!("PMPI_Wait(&t_[{i}], MPI_STATUS_IGNORE); "))
+                                Some(format!("forced_wait_(&t_[{i}], MPI_STATUS_IGNORE); "))
                             }
                             _ => None,
                         })
@@ -217,6 +222,17 @@ impl Emitter<'_> {
                 ));
             } else if p.dir != "in" && !ignored {
                 self.state.statuses_in_array = array;
+            }
+            // The status holds what the original received, whatever the proxy's call found
+            // (a poll of the proxy may complete the request before the one the original
+            // completed it in): the calls that read it next (`MPI_Get_count`) see the same.
+            if let (Some(Value::Status(s)), false) = (&a.value, array) {
+                if p.dir == "out" && s.bytes >= 0 {
+                    post.push(format!(
+                        "PMPI_Status_set_elements(&st_, MPI_BYTE, {});",
+                        s.bytes
+                    ));
+                }
             }
             return Ok(match (&a.value, array) {
                 (Some(Value::Ignored), true) => "MPI_STATUSES_IGNORE".into(),
@@ -277,8 +293,8 @@ impl Emitter<'_> {
                     format!("&{}", self.objects.handle(*kind, *id))
                 }
                 Some(Value::Ignored) if p.kind == "ERROR_CODE" => "MPI_ERRCODES_IGNORE".into(),
-                // An output MPI allows to be NULL; any other (an unsuccessful `MPI_Testany`'s
-                // index is recorded as ignored) gets scratch memory like the rest.
+                // An output MPI allows to be NULL; any other (older traces recorded an
+                // unsuccessful `MPI_Testany`'s index as ignored) gets scratch memory.
                 Some(Value::Ignored) if p.optional => "NULL".into(),
                 // Each output parameter gets its own scratch slice (`outcount` and
                 // `array_of_indices` must not alias).
@@ -294,6 +310,12 @@ impl Emitter<'_> {
             });
         };
         let e = self.value(value, p, a.at, call, args, j)?;
+        if p.dir == "in" && !array && handle_by_pointer(call.name) {
+            return Ok(match value {
+                Value::Handle(_, HandleRef::Id(_)) => format!("&{e}"),
+                _ => format!("({base}[]){{{e}}}"),
+            });
+        }
         Ok(match value {
             Value::Handle(_, HandleRef::Id(_)) if p.dir == "inout" => format!("&{e}"),
             Value::Array(_) | Value::Coords(_) if !array => e,
@@ -455,6 +477,12 @@ fn callback(function: &str, param: &str) -> Result<(String, &'static str), Strin
 }
 
 /// The extent of a datatype value: predefined by name, derived from its constructor.
+/// True for the functions whose one input handle C passes by pointer (`MPI_Cancel(MPI_Request
+/// *request)`), though the standard lists it as an input.
+fn handle_by_pointer(function: &str) -> bool {
+    function == "MPI_Cancel"
+}
+
 fn type_extent(extents: &HashMap<u32, i64>, v: &Value) -> i64 {
     match v {
         Value::Handle(HandleKind::Datatype, HandleRef::Named(n)) => {

@@ -179,6 +179,22 @@ static void proxy_op(void *in, void *inout, int *len, MPI_Datatype *type) {
 static void proxy_errhandler(void *handle, int *code, ...) {
     (void)handle; (void)code;
 }
+
+/* Completes what the original's poll completed, untraced (PMPI). Under Conifer's recorder
+ * (libconifer.so defines the weak symbol) it is told, so it does not keep the request live
+ * and name a later request that reuses its handle by the old one's id. */
+extern void conifer_request_completed(MPI_Request request) __attribute__((weak));
+static void forced_wait_(MPI_Request *request, MPI_Status *status) {
+    MPI_Request before = *request;
+    PMPI_Wait(request, status);
+    /* A persistent request stays (inactive): only a freed one is forgotten. */
+    if (before != MPI_REQUEST_NULL && *request == MPI_REQUEST_NULL && conifer_request_completed)
+        conifer_request_completed(before);
+}
+static void forced_waitall_(int n, MPI_Request *requests) {
+    for (int i = 0; i < n; i++)
+        forced_wait_(&requests[i], MPI_STATUS_IGNORE);
+}
 "#;
 
 /// `--compute sleep`: the computation owed is paid in sleeps of at least 100 µs (shorter

@@ -316,3 +316,34 @@ proptest! {
         read_and_decode(&write_sections(&sections));
     }
 }
+
+/// The hosts' processors (`CORE`) come back as written; a trace without them (every trace
+/// before the section) has no `CORE` section and reads as 0, unknown, for every rank.
+#[test]
+fn host_processors_round_trip_and_are_unknown_without_the_section() {
+    let mut t = sample();
+    let without = t.to_bytes();
+    let tags = |bytes: &[u8]| -> Vec<String> {
+        conifer_trace::section_sizes(bytes)
+            .unwrap()
+            .into_iter()
+            .map(|(tag, _)| tag)
+            .collect()
+    };
+    assert!(!tags(&without).contains(&"CORE".to_string()));
+    let back = Trace::from_bytes(&without).unwrap();
+    assert!(back.record.ranks.iter().all(|r| r.cores == 0));
+    for (i, r) in t.record.ranks.iter_mut().enumerate() {
+        r.cores = if i < 3 { 2 } else { 64 };
+    }
+    let with = t.to_bytes();
+    assert!(tags(&with).contains(&"CORE".to_string()));
+    let cores: Vec<u32> = Trace::from_bytes(&with)
+        .unwrap()
+        .record
+        .ranks
+        .iter()
+        .map(|r| r.cores)
+        .collect();
+    assert_eq!(cores, [2, 2, 2, 64, 64, 64]);
+}

@@ -63,6 +63,8 @@ pub fn of_rank(
             comms: record.comms,
             counts,
             host,
+            // The recorder sets its host's processors (`conifer-preload`'s run_info).
+            cores: 0,
             timelines: record.timelines,
             time,
             streams: stream_ids,

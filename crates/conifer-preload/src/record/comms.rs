@@ -29,8 +29,9 @@ pub struct CommInfo {
 pub struct Comms {
     known: FastMap<u64, CommInfo>,
     /// Every (communicator, rank in it) this rank has had, freed ones included, for decoding
-    /// relative ranks. A recycled id with a different rank is listed again (decoders use the
-    /// first entry; such programs decode that communicator's ranks as relative).
+    /// relative ranks. Agreed ids are recycled only with the same rank and grid (see
+    /// [`Comms::offer`]); past the first 256 ids a recycled id may be listed again with another
+    /// rank (decoders use the first entry).
     history: Vec<(HandleRef, i64, Option<Grid>)>,
     /// Topologies of the Cartesian communicators, by handle bits.
     grids: FastMap<u64, Grid>,
@@ -69,6 +70,15 @@ unsafe fn describe(comm: MPI_Comm, handle: HandleRef) -> CommInfo {
         remote_size,
         cartesian: false,
     }
+}
+
+/// The caller's rank in the new communicator `comm` and its Cartesian topology, as
+/// [`Comms::offer`] takes them.
+///
+/// # Safety
+/// `comm` must be a valid communicator.
+pub unsafe fn position(comm: MPI_Comm) -> (i64, Option<Grid>) {
+    (describe(comm, HandleRef::Unknown).my_rank, cartesian(comm))
 }
 
 /// The Cartesian topology of `comm`, if it has one.
@@ -193,11 +203,22 @@ impl Comms {
         self.grids.get(&bits)
     }
 
-    /// The local free-id bitmap offered at agreement.
-    pub fn offer(&self) -> [u64; WORDS] {
+    /// The local free-id bitmap offered at agreement on a new communicator where the caller
+    /// has rank `my_rank` and topology `grid`: neither the ids in use nor those this rank held
+    /// before with another rank or grid, so that an id stands for one position of each rank
+    /// for the whole run (readers restore relative ranks from it).
+    pub fn offer(&self, my_rank: i64, grid: Option<&Grid>) -> [u64; WORDS] {
         let mut words = [0u64; WORDS];
         for (w, used) in words.iter_mut().zip(&self.used) {
             *w = !used;
+        }
+        for (handle, rank, held) in &self.history {
+            if let HandleRef::Id(id) = *handle {
+                let (word, bit) = ((id / 64) as usize, id % 64);
+                if word < WORDS && (*rank != my_rank || held.as_ref() != grid) {
+                    words[word] &= !(1 << bit);
+                }
+            }
         }
         words
     }
@@ -398,5 +419,28 @@ mod tests {
         assert_eq!(Comms::lowest_common_free(&both), Some(4));
         assert_eq!(Comms::lowest_common_free(&[0, 0, 1 << 5, 0]), Some(133));
         assert_eq!(Comms::lowest_common_free(&[0; WORDS]), None);
+    }
+
+    #[test]
+    fn ids_held_with_another_rank_are_not_offered_again() {
+        let mut comms = Comms {
+            known: FastMap::default(),
+            history: vec![(HandleRef::Id(0), 1, None), (HandleRef::Id(1), 0, None)],
+            grids: FastMap::default(),
+            group_history: Vec::new(),
+            idups: FastMap::default(),
+            used: vec![0; WORDS],
+            local_next: u32::MAX,
+        };
+        comms.mark_used(2);
+        // Rank 0 again: id 0 (held as rank 1) and id 2 (in use) are out, id 1 is back.
+        let offer = comms.offer(0, None);
+        assert_eq!(offer[0] & 0b111, 0b010);
+        assert_eq!(Comms::lowest_common_free(&offer), Some(1));
+        let grid = Grid::new(vec![2], vec![true]).unwrap();
+        assert_eq!(
+            Comms::lowest_common_free(&comms.offer(0, Some(&grid))),
+            Some(3)
+        );
     }
 }

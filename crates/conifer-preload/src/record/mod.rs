@@ -28,6 +28,7 @@ mod tick_histograms;
 mod tick_timing;
 mod timing_env;
 pub mod trees;
+pub mod untraced;
 mod word_hash;
 
 use crate::clock;
@@ -38,7 +39,7 @@ pub use arguments::*;
 use conifer_format::rank_record::RankRecord;
 use conifer_format::value::{
     encode_array_header, encode_buffer, encode_handle, encode_ignored, encode_int, encode_opaque,
-    encode_status,
+    encode_rank, encode_status,
 };
 use conifer_format::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_format::varint::put_u64;
@@ -522,10 +523,25 @@ impl Call<'_> {
         self.array(len, |c, i| c.int((*ptr.add(i)).as_i64()));
     }
 
-    /// An integer output.
+    /// The index `MPI_Waitany` / `MPI_Testany` returns: `MPI_UNDEFINED` (none completed, or
+    /// no active request) as such, else the integer.
     ///
     /// # Safety
-    /// `ptr` is null or points to a readable integer.
+    /// `ptr` is null, a sentinel, or points to a readable integer.
+    pub unsafe fn index_out<T: AsI64>(&mut self, ptr: *const T) {
+        if !ptr.is_null()
+            && !Self::is_sentinel(ptr.cast())
+            && (*ptr).as_i64() == i64::from(conifer_undefined())
+        {
+            return encode_rank(self.sig, Rank::Undefined);
+        }
+        self.int_out(ptr);
+    }
+
+    /// An integer output (skipped when the pointer is null or a sentinel).
+    ///
+    /// # Safety
+    /// `ptr` is null, a sentinel, or points to a readable integer.
     pub unsafe fn int_out<T: AsI64>(&mut self, ptr: *const T) {
         if ptr.is_null() || Self::is_sentinel(ptr.cast()) {
             return self.ignored();

@@ -192,8 +192,9 @@ impl Call<'_> {
         if bits == comms::comm_bits(conifer_comm_null()) {
             return encode_handle(self.sig, HandleKind::Comm, HandleRef::Named(0));
         }
+        let (my_rank, grid) = comms::position(comm);
         let (offer, fallback) = match self.st().comms.as_ref() {
-            Some(c) => (c.offer(), c.fallback_id()),
+            Some(c) => (c.offer(my_rank, grid.as_ref()), c.fallback_id()),
             None => return self.local_comm(&comm),
         };
         // The agreement is a collective: never hold the lock across it.
