@@ -39,6 +39,7 @@ mod thread;
     clippy::too_many_arguments,
     clippy::unnecessary_cast,
     clippy::let_unit_value,
+    clippy::needless_return,
     unused_imports,
     unused_mut
 )]
