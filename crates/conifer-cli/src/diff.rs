@@ -1,13 +1,16 @@
 //! `conifer diff A.cft B.cft`: two runs compared — calls and bytes per function and per call
 //! site, the matrix difference, time per function, and per rank the first call where the
-//! two call sequences differ. Exit status 0 when the traces are equal up to timing, 1 when
-//! not (2 for errors, as elsewhere).
+//! two call sequences differ. Exit status 0 when the traces are equal up to timing — or up
+//! to buffer placement, when the only differences are where buffers lie (a sliced and a full
+//! build of one program place their locals and heap blocks differently), which it says — 1
+//! when not (2 for errors, as elsewhere).
 
 use crate::output::{emit, emit_json};
 use crate::profile::{self, Times};
 use conifer_analyze::{human_bytes, Analysis, Site, Totals};
 use conifer_trace::decode::{human_time, Call, CallReader};
 use conifer_trace::timing::timing_family;
+use conifer_trace::value::{Buffer, Value};
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,16 +61,50 @@ fn fnv(bytes: &[u8]) -> String {
     format!("{:08x}", conifer_spec::fnv::fnv1a(bytes) >> 32)
 }
 
+/// How calls are compared.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    /// Every argument as recorded.
+    Exact,
+    /// Buffers in memory (a heap or static segment at an offset, the stack at an offset) are
+    /// all one value; `NULL`, `MPI_IN_PLACE` and `MPI_BOTTOM` stay themselves.
+    BufferPlacementAside,
+}
+
+/// `v` as compared under `how`.
+fn compared(v: &Value, how: Compare) -> Option<Value> {
+    if how == Compare::Exact {
+        return None;
+    }
+    match v {
+        Value::Buffer(Buffer::Segment { .. } | Buffer::Stack { .. }) => {
+            Some(Value::Str("memory".into()))
+        }
+        Value::Array(items) if items.iter().any(|i| matches!(i, Value::Buffer(_))) => {
+            Some(Value::Array(
+                items
+                    .iter()
+                    .map(|i| compared(i, how).unwrap_or_else(|| i.clone()))
+                    .collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// A call as compared: function, every argument with ranks restored, return value.
-fn call_text(c: &Call) -> String {
+fn call_text(c: &Call, how: Compare) -> String {
     let mut s = format!("{}(", c.name);
     for (i, v) in c.signature.values.iter().enumerate() {
         if i > 0 {
             s.push_str(", ");
         }
-        match c.slots.get(i) {
-            Some(slot) => {
-                let _ = write!(s, "{slot}={}", v.display(c.position(i)));
+        if let Some(slot) = c.slots.get(i) {
+            let _ = write!(s, "{slot}=");
+        }
+        match compared(v, how) {
+            Some(blank) => {
+                let _ = write!(s, "{}", blank.display(c.position(i)));
             }
             None => {
                 let _ = write!(s, "{}", v.display(c.position(i)));
@@ -81,8 +118,14 @@ fn call_text(c: &Call) -> String {
 /// The first call that differs: its index, the call in A and in B (`None`: no more calls).
 type Divergence = (u64, Option<String>, Option<String>);
 
-/// Where rank `rank`'s calls first differ, `None` if they do not.
-fn divergence(a: &CallReader, b: &CallReader, rank: u32) -> Result<Option<Divergence>, String> {
+/// Where rank `rank`'s calls first differ when compared `how` (the two calls as recorded),
+/// `None` if they do not.
+fn divergence(
+    a: &CallReader,
+    b: &CallReader,
+    rank: u32,
+    how: Compare,
+) -> Result<Option<Divergence>, String> {
     let mut ia = a.calls(rank);
     let mut ib = b.calls(rank);
     let mut index = 0u64;
@@ -92,10 +135,11 @@ fn divergence(a: &CallReader, b: &CallReader, rank: u32) -> Result<Option<Diverg
         match (ca, cb) {
             (None, None) => return Ok(None),
             (ca, cb) => {
-                let ta = ca.as_ref().map(call_text);
-                let tb = cb.as_ref().map(call_text);
+                let ta = ca.as_ref().map(|c| call_text(c, how));
+                let tb = cb.as_ref().map(|c| call_text(c, how));
                 if ta != tb {
-                    return Ok(Some((index, ta, tb)));
+                    let exact = |c: &Option<Call>| c.as_ref().map(|c| call_text(c, Compare::Exact));
+                    return Ok(Some((index, exact(&ca), exact(&cb))));
                 }
             }
         }
@@ -171,19 +215,25 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
             }
         }
     }
+    // Ranks whose calls differ exactly, and those that still differ with buffer placement aside.
+    let mut moved = Vec::new();
     let mut diverging = Vec::new();
     if same_ranks {
         let bar = crate::output::progress("comparing calls", u64::from(a.trace.meta.ranks));
         let (ra, rb) = (a.trace.reader(), b.trace.reader());
         for r in 0..a.trace.meta.ranks {
-            if let Some(d) = divergence(&ra, &rb, r)? {
-                diverging.push((r, d));
+            if let Some(d) = divergence(&ra, &rb, r, Compare::Exact)? {
+                match divergence(&ra, &rb, r, Compare::BufferPlacementAside)? {
+                    Some(d) => diverging.push((r, d)),
+                    None => moved.push((r, d)),
+                }
             }
             bar.set_position(u64::from(r) + 1);
         }
         bar.finish_and_clear();
     }
     let equal = same_ranks && diverging.is_empty();
+    let exact = equal && moved.is_empty();
     let fn_times: BTreeSet<&String> = a
         .times
         .functions
@@ -205,12 +255,14 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
         emit_json(&serde_json::json!({
             "a": pa.display().to_string(),
             "b": pb.display().to_string(),
-            "equal_up_to_timing": equal,
+            "equal_up_to_timing": exact,
+            "equal_up_to_buffer_placement": equal,
             "ranks": [a.trace.meta.ranks, b.trace.meta.ranks],
             "functions": functions.iter().map(|(k, x, y)| serde_json::json!({"function": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
             "call_sites": site_diffs.iter().map(|(k, x, y)| serde_json::json!({"site": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
             "matrix_bytes_b_minus_a": matrix.iter().map(|(i, j, d)| serde_json::json!({"from": i, "to": j, "delta": d.to_string()})).collect::<Vec<_>>(),
             "time_per_function_ns": time_rows.iter().map(|(f, x, y)| serde_json::json!({"function": f, "a": x, "b": y})).collect::<Vec<_>>(),
+            "first_moved_buffer": moved.iter().map(|(r, (i, x, y))| serde_json::json!({"rank": r, "call": i, "a": x, "b": y})).collect::<Vec<_>>(),
             "first_divergence": diverging.iter().map(|(r, (i, x, y))| serde_json::json!({"rank": r, "call": i, "a": x, "b": y})).collect::<Vec<_>>(),
         }))?;
     } else {
@@ -287,8 +339,23 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
                  (compare the totals above)",
                 a.trace.meta.ranks, b.trace.meta.ranks
             );
-        } else if diverging.is_empty() {
+        } else if exact {
             let _ = writeln!(s, "\nevery rank makes the same calls: equal up to timing");
+        } else if equal {
+            let _ = writeln!(
+                s,
+                "\nevery rank makes the same calls with the same arguments, but {} ranks pass \
+                 buffers at other addresses: equal up to buffer placement",
+                moved.len()
+            );
+            if let Some((r, (i, x, y))) = moved.first() {
+                let _ = writeln!(
+                    s,
+                    "  first: rank {r} call #{i}\n    A: {}\n    B: {}",
+                    x.as_deref().unwrap_or("(no more calls)"),
+                    y.as_deref().unwrap_or("(no more calls)")
+                );
+            }
         } else {
             let _ = writeln!(
                 s,
@@ -311,4 +378,36 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With placement aside, any two buffers in memory compare equal, inside arrays too, but
+    /// not with `NULL` or `MPI_IN_PLACE`; exactly, nothing is rewritten.
+    #[test]
+    fn placement_aside_blanks_only_buffers_in_memory() {
+        let heap = Value::Buffer(Buffer::Segment {
+            id: 0,
+            offset: 3416,
+        });
+        let stack = Value::Buffer(Buffer::Stack { offset: 112 });
+        let aside = |v: &Value| compared(v, Compare::BufferPlacementAside);
+        assert_eq!(aside(&heap), aside(&stack));
+        assert!(aside(&heap).is_some());
+        assert_eq!(aside(&Value::Buffer(Buffer::Null)), None);
+        assert_eq!(aside(&Value::Buffer(Buffer::InPlace)), None);
+        assert_eq!(aside(&Value::Int(3416)), None);
+        let arrays = (
+            Value::Array(vec![heap.clone(), Value::Buffer(Buffer::Null)]),
+            Value::Array(vec![stack.clone(), Value::Buffer(Buffer::Null)]),
+        );
+        assert_eq!(aside(&arrays.0), aside(&arrays.1));
+        assert_ne!(
+            aside(&arrays.0),
+            aside(&Value::Array(vec![heap.clone(), heap.clone()]))
+        );
+        assert_eq!(compared(&heap, Compare::Exact), None);
+    }
 }
