@@ -19,24 +19,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Ranks for this MPI: MPICH busy-polls, so it runs 2.
-fn ranks() -> u32 {
-    if is_mpich() {
-        2
-    } else {
-        4
-    }
-}
-
-/// Iterations of the apps' main loops on this MPI.
-fn iterations() -> u32 {
-    if is_mpich() {
-        3
-    } else {
-        10
-    }
-}
-
 #[test]
 fn sliced_c_apps_record_the_full_runs_calls() {
     let n = iterations().to_string();

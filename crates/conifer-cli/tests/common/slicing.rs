@@ -6,9 +6,32 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Ranks for this MPI: MPICH busy-polls, so it runs 2.
+pub fn ranks() -> u32 {
+    if is_mpich() {
+        2
+    } else {
+        4
+    }
+}
+
+/// Iterations of the apps' main loops on this MPI.
+pub fn iterations() -> u32 {
+    if is_mpich() {
+        3
+    } else {
+        10
+    }
+}
+
 /// `conifer cc` or, for a `.f90` source, `conifer fc` (with `--slice` when `slice`) of
-/// `source` into `dir/<name>`.
+/// `source` into `dir/<name>`, at `-O2`.
 pub fn build(dir: &Path, source: &Path, name: &str, slice: bool) -> PathBuf {
+    build_with(dir, source, name, slice, &[])
+}
+
+/// [`build`] with more compiler flags.
+pub fn build_with(dir: &Path, source: &Path, name: &str, slice: bool, flags: &[&str]) -> PathBuf {
     let out = dir.join(name);
     let driver = match source.extension().and_then(|e| e.to_str()) {
         Some("f90") => "fc",
@@ -22,6 +45,7 @@ pub fn build(dir: &Path, source: &Path, name: &str, slice: bool) -> PathBuf {
     // In `dir`: flang writes the modules a Fortran source defines into the working directory.
     run_ok(
         cmd.arg("-O2")
+            .args(flags)
             .arg(source)
             .arg("-o")
             .arg(&out)

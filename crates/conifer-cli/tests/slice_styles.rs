@@ -1,0 +1,45 @@
+//! Slicing programs written the way HPC codes are: MPI with OpenMP threads, and the NAS
+//! Parallel Benchmarks' C style (`tests/apps/npbstyle.c`), each built with and without
+//! `--slice` and compared call by call (`conifer proxy --check FULL --against SLICED`).
+
+mod common;
+
+use common::slicing::*;
+use common::*;
+use std::collections::BTreeMap;
+
+/// MPI + OpenMP (`tests/apps/hybrid.c`, `conifer cc -fopenmp`, 2 threads): built and run both
+/// ways, the sliced run records the full run's calls, and each rank's `MPI_Sendrecv` sends
+/// the count its threads reduced, ceil(1000 / (rank + 2)): 500, 334, 250, 200 doubles.
+#[test]
+fn an_mpi_openmp_app_builds_sliced_and_records_the_full_runs_calls() {
+    let dir = scratch("slice-hybrid");
+    let source = repo_root().join("tests/apps/hybrid.c");
+    let n = iterations();
+    let args = [n.to_string()];
+    let threads = [("OMP_NUM_THREADS", "2"), ("CONIFER_VERBOSE", "1")];
+    let mut traces = Vec::new();
+    for (name, slice) in [("full", false), ("sliced", true)] {
+        let program = build_with(&dir, &source, name, slice, &["-fopenmp"]);
+        let (trace, out) =
+            traced_run_with(&dir, name, ranks(), &[], &threads, &program, &[&args[0]]);
+        if !slice {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("hybrid: 2 threads"), "{stdout}");
+        }
+        traces.push(trace);
+    }
+    assert_same_calls("hybrid", &traces[0], &traces[1]);
+    let mut sent: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for call in decode_all(&traces[1]) {
+        if call["function"] == "MPI_Sendrecv" {
+            let rank = call["rank"].as_u64().unwrap();
+            let count = call["args"]["sendcount"].as_str().unwrap().to_string();
+            sent.entry(rank).or_default().push(count);
+        }
+    }
+    let expected: BTreeMap<u64, Vec<String>> = (0..u64::from(ranks()))
+        .map(|r| (r, vec![1000u64.div_ceil(r + 2).to_string(); n as usize]))
+        .collect();
+    assert_eq!(sent, expected);
+}
