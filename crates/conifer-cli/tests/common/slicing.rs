@@ -30,7 +30,7 @@ pub fn build(dir: &Path, source: &Path, name: &str, slice: bool) -> PathBuf {
     build_with(dir, source, name, slice, &[])
 }
 
-/// [`build`] with more compiler flags.
+/// [`build`] with more compiler flags (after the source: libraries too).
 pub fn build_with(dir: &Path, source: &Path, name: &str, slice: bool, flags: &[&str]) -> PathBuf {
     let out = dir.join(name);
     let driver = match source.extension().and_then(|e| e.to_str()) {
@@ -45,10 +45,10 @@ pub fn build_with(dir: &Path, source: &Path, name: &str, slice: bool, flags: &[&
     // In `dir`: flang writes the modules a Fortran source defines into the working directory.
     run_ok(
         cmd.arg("-O2")
-            .args(flags)
             .arg(source)
             .arg("-o")
             .arg(&out)
+            .args(flags)
             .current_dir(dir),
     );
     out
@@ -111,14 +111,19 @@ pub fn settled_counts(trace: &Path) -> BTreeMap<(u32, String), u64> {
 /// and not, runs both on `ranks` ranks, compares the traces and returns what the sliced run
 /// said it skipped per rank.
 pub fn check_app(app: &str, ranks: u32, args: &[&str]) -> BTreeMap<u32, u64> {
+    check_app_with(app, ranks, args, &[])
+}
+
+/// [`check_app`] with more compiler flags.
+pub fn check_app_with(app: &str, ranks: u32, args: &[&str], flags: &[&str]) -> BTreeMap<u32, u64> {
     let dir = scratch(&format!("slice-{app}"));
     let file = match app.strip_suffix("_f") {
         Some(name) => format!("{name}.f90"),
         None => format!("{app}.c"),
     };
     let source = repo_root().join("tests/apps").join(file);
-    let sliced = build(&dir, &source, &format!("{app}-sliced"), true);
-    let full = build(&dir, &source, &format!("{app}-full"), false);
+    let sliced = build_with(&dir, &source, &format!("{app}-sliced"), true, flags);
+    let full = build_with(&dir, &source, &format!("{app}-full"), false, flags);
     let (sliced_trace, sliced_out) = run(&dir, "sliced", ranks, &sliced, args);
     let (full_trace, full_out) = run(&dir, "full", ranks, &full, args);
     assert!(
