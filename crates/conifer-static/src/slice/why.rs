@@ -242,21 +242,6 @@ pub fn demangle(symbol: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::demangle;
-
-    #[test]
-    fn flang_symbols() {
-        assert_eq!(demangle("_QMcg_dataEnaa"), "cg_data::naa");
-        assert_eq!(demangle("_QFconj_gradEsum"), "conj_grad::sum");
-        assert_eq!(demangle("_QQmain"), "the main program");
-        assert_eq!(demangle("params_"), "params");
-        assert_eq!(demangle("conj_grad_"), "conj_grad");
-        assert_eq!(demangle("main"), "main");
-    }
-}
-
 /// The caveat for a live read through a pointer the analysis cannot follow, by `reader`:
 /// where, where the pointer came from, what made the read live.
 pub fn unknown_caveat(ir: &Ir, pt: &PointsTo, because: &HashMap<V, V>, reader: V) -> String {
@@ -287,4 +272,19 @@ pub fn unknown_caveat(ir: &Ir, pt: &PointsTo, because: &HashMap<V, V>, reader: V
         text += &format!("\n    <- {step}");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn flang_symbols() {
+        assert_eq!(demangle("_QMcg_dataEnaa"), "cg_data::naa");
+        assert_eq!(demangle("_QFconj_gradEsum"), "conj_grad::sum");
+        assert_eq!(demangle("_QQmain"), "the main program");
+        assert_eq!(demangle("params_"), "params");
+        assert_eq!(demangle("conj_grad_"), "conj_grad");
+        assert_eq!(demangle("main"), "main");
+    }
 }
