@@ -65,12 +65,13 @@ static void init_fields(double *v, double *rhs) {
 /* Boundary rows to the neighbours, halo rows from them. */
 static void exchange(double *v) {
     MPI_Request req[4];
+    MPI_Status st[4];
     int row = g.nx + 2;
     MPI_Irecv(&AT(v, 1, 0), g.nx, MPI_DOUBLE, g.down, 1, MPI_COMM_WORLD, &req[0]);
     MPI_Irecv(&AT(v, 1, g.ny + 1), g.nx, MPI_DOUBLE, g.up, 2, MPI_COMM_WORLD, &req[1]);
     MPI_Isend(&v[(size_t)g.ny * row + 1], g.nx, MPI_DOUBLE, g.up, 1, MPI_COMM_WORLD, &req[2]);
     MPI_Isend(&v[row + 1], g.nx, MPI_DOUBLE, g.down, 2, MPI_COMM_WORLD, &req[3]);
-    MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+    MPI_Waitall(4, req, st);
 }
 
 /* The residual r = f - A v of the 5-point operator on the interior. */
