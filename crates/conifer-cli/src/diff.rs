@@ -69,6 +69,9 @@ enum Compare {
     /// Buffers in memory (a heap or static segment at an offset, the stack at an offset) are
     /// all one value; `NULL`, `MPI_IN_PLACE` and `MPI_BOTTOM` stay themselves.
     BufferPlacementAside,
+    /// Buffer placement aside, and statuses (sources, tags, received bytes) too: what a run
+    /// sliced with `--slice` makes up for the calls it skips.
+    StatusesAside,
 }
 
 /// `v` as compared under `how`.
@@ -80,7 +83,12 @@ fn compared(v: &Value, how: Compare) -> Option<Value> {
         Value::Buffer(Buffer::Segment { .. } | Buffer::Stack { .. }) => {
             Some(Value::Str("memory".into()))
         }
-        Value::Array(items) if items.iter().any(|i| matches!(i, Value::Buffer(_))) => {
+        Value::Status(_) if how == Compare::StatusesAside => Some(Value::Str("status".into())),
+        Value::Array(items)
+            if items
+                .iter()
+                .any(|i| matches!(i, Value::Buffer(_) | Value::Status(_))) =>
+        {
             Some(Value::Array(
                 items
                     .iter()
@@ -215,16 +223,22 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
             }
         }
     }
-    // Ranks whose calls differ exactly, and those that still differ with buffer placement aside.
+    // Ranks whose calls differ exactly, those that still differ with buffer placement aside,
+    // and how many of those differ in nothing but statuses.
     let mut moved = Vec::new();
     let mut diverging = Vec::new();
+    let mut statuses_only = 0usize;
     if same_ranks {
         let bar = crate::output::progress("comparing calls", u64::from(a.trace.meta.ranks));
         let (ra, rb) = (a.trace.reader(), b.trace.reader());
         for r in 0..a.trace.meta.ranks {
             if let Some(d) = divergence(&ra, &rb, r, Compare::Exact)? {
                 match divergence(&ra, &rb, r, Compare::BufferPlacementAside)? {
-                    Some(d) => diverging.push((r, d)),
+                    Some(d) => {
+                        let aside = divergence(&ra, &rb, r, Compare::StatusesAside)?;
+                        statuses_only += usize::from(aside.is_none());
+                        diverging.push((r, d));
+                    }
                     None => moved.push((r, d)),
                 }
             }
@@ -257,6 +271,7 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
             "b": pb.display().to_string(),
             "equal_up_to_timing": exact,
             "equal_up_to_buffer_placement": equal,
+            "ranks_differing_only_in_statuses": statuses_only,
             "ranks": [a.trace.meta.ranks, b.trace.meta.ranks],
             "functions": functions.iter().map(|(k, x, y)| serde_json::json!({"function": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
             "call_sites": site_diffs.iter().map(|(k, x, y)| serde_json::json!({"site": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
@@ -370,6 +385,15 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
                     y.as_deref().unwrap_or("(no more calls)")
                 );
             }
+            if statuses_only > 0 {
+                let _ = writeln!(
+                    s,
+                    "{statuses_only} of them differ in nothing but statuses (sources, tags, \
+                     received bytes): a run sliced with --slice makes up the statuses of the \
+                     calls it skips; `conifer proxy --check A --against B` compares such runs \
+                     without them"
+                );
+            }
         }
         emit(&s)?;
     }
@@ -409,5 +433,25 @@ mod tests {
             aside(&Value::Array(vec![heap.clone(), heap.clone()]))
         );
         assert_eq!(compared(&heap, Compare::Exact), None);
+        // Statuses are set aside only with StatusesAside, alone or in arrays.
+        let status = |bytes| {
+            Value::Status(conifer_trace::value::Status {
+                source: conifer_trace::value::Rank::Absolute(3),
+                tag: 1,
+                error: 0,
+                bytes,
+            })
+        };
+        let statuses = Compare::StatusesAside;
+        assert_eq!(aside(&status(800)), None);
+        assert_eq!(
+            compared(&status(800), statuses),
+            compared(&status(8192), statuses)
+        );
+        assert_eq!(
+            compared(&Value::Array(vec![status(800)]), statuses),
+            compared(&Value::Array(vec![status(8192)]), statuses)
+        );
+        assert_eq!(compared(&heap, statuses), aside(&heap));
     }
 }

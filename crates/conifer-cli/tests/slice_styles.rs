@@ -7,6 +7,7 @@ mod common;
 use common::slicing::*;
 use common::*;
 use std::collections::BTreeMap;
+use std::process::Command;
 
 /// MPI + OpenMP (`tests/apps/hybrid.c`, `conifer cc -fopenmp`, 2 threads): built and run both
 /// ways, the sliced run records the full run's calls, and each rank's `MPI_Sendrecv` sends
@@ -69,4 +70,71 @@ fn a_c_npb_style_code_keeps_little_and_records_the_full_runs_calls() {
         kept as f64 / all as f64 <= NPB_STYLE_C_KEPT,
         "keeps {kept} of {all} instructions"
     );
+}
+
+/// An over-posted ring: every rank posts a receive of 100 doubles for the 10 its left
+/// neighbour sends, and keeps the status without reading it.
+const OVERPOSTED_C: &str = r#"
+#include <mpi.h>
+int main(int argc, char **argv) {
+  int rank, size;
+  double out[10] = {0}, in[100];
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int it = 0; it < 3; it++) {
+    MPI_Request req;
+    MPI_Status st;
+    MPI_Irecv(in, 100, MPI_DOUBLE, (rank + size - 1) % size, it, MPI_COMM_WORLD, &req);
+    MPI_Send(out, 10, MPI_DOUBLE, (rank + 1) % size, it, MPI_COMM_WORLD);
+    MPI_Wait(&req, &st);
+  }
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// The sliced run skips the receives, and their `MPI_Wait`s complete with made-up statuses:
+/// 800 bytes (the posted 100 doubles) where 80 arrived. `conifer diff` says every rank differs
+/// in nothing but statuses, and exits 1 (they differ).
+#[test]
+fn diff_says_when_a_sliced_run_differs_only_in_statuses() {
+    let dir = scratch("slice-statuses");
+    let source = dir.join("overposted.c");
+    std::fs::write(&source, OVERPOSTED_C).unwrap();
+    let full = build(&dir, &source, "full", false);
+    let sliced = build(&dir, &source, "sliced", true);
+    let (full_trace, _) = run(&dir, "full", ranks(), &full, &[]);
+    let (sliced_trace, out) = run(&dir, "sliced", ranks(), &sliced, &[]);
+    let expected: BTreeMap<u32, u64> = (0..ranks()).map(|r| (r, 6)).collect();
+    assert_eq!(skipped(&out), expected);
+    let diff = |json: bool| {
+        let mut cmd = Command::new(conifer());
+        cmd.arg("diff");
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.arg(&full_trace).arg(&sliced_trace).output().unwrap()
+    };
+    let text = diff(false);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(text.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "{} of them differ in nothing but statuses",
+            ranks()
+        )),
+        "{stdout}"
+    );
+    let j: serde_json::Value = serde_json::from_slice(&diff(true).stdout).unwrap();
+    assert_eq!(j["ranks_differing_only_in_statuses"], ranks());
+    assert_eq!(j["equal_up_to_buffer_placement"], false);
+    for d in j["first_divergence"].as_array().unwrap() {
+        let (a, b) = (d["a"].as_str().unwrap(), d["b"].as_str().unwrap());
+        assert!(a.starts_with("MPI_Wait(") && a.contains("bytes=80}"), "{a}");
+        assert!(
+            b.starts_with("MPI_Wait(") && b.contains("bytes=800}"),
+            "{b}"
+        );
+    }
 }
