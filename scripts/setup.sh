@@ -15,7 +15,7 @@ apt_packages=(
   chromium fonts-dejavu-core
   libotf2-trace-dev otf2-tools python3-otf2 libsimgrid-dev
   python3-pandas python3-pytest
-  clang-19 llvm-19-dev flang-19 libpolly-19-dev libzstd-dev zlib1g-dev
+  clang-19 llvm-19-dev flang-19 libpolly-19-dev libomp-19-dev libzstd-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--real-apps" ]]; then
   apt_packages+=(lammps lammps-examples python3-mpi4py netpipe-openmpi netpipe-mpich2 libblas-dev

@@ -1,14 +1,16 @@
 //! `conifer diff A.cft B.cft`: two runs compared — calls and bytes per function and per call
 //! site, the matrix difference, time per function, and per rank the first call where the
-//! two call sequences differ. Exit status 0 when the traces are equal up to timing, 1 when
-//! not (2 for errors, as elsewhere).
+//! two call sequences differ. Exit status 0 when the traces are equal up to timing — or up
+//! to buffer placement, when the only differences are where buffers lie (a sliced and a full
+//! build of one program place their locals and heap blocks differently), which it says — 1
+//! when not (2 for errors, as elsewhere).
 
-use crate::diff_order::{call_text, same_up_to_completion_order};
+use crate::diff_order::{call_text, same_up_to_completion_order, Compare};
 use crate::output::{emit, emit_json};
 use crate::profile::{self, Times};
 use crate::site_names::{family_hash, signature_hash, what_sites_are};
 use conifer_analyze::{human_bytes, Analysis, Site, Totals};
-use conifer_trace::decode::{human_time, CallReader};
+use conifer_trace::decode::{human_time, Call, CallReader};
 use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,8 +42,14 @@ fn site_key(trace: &Trace, site: &Site, st: &conifer_analyze::SiteStats) -> Stri
 /// The first call that differs: its index, the call in A and in B (`None`: no more calls).
 type Divergence = (u64, Option<String>, Option<String>);
 
-/// Where rank `rank`'s calls first differ, `None` if they do not.
-fn divergence(a: &CallReader, b: &CallReader, rank: u32) -> Result<Option<Divergence>, String> {
+/// Where rank `rank`'s calls first differ when compared `how` (the two calls as recorded),
+/// `None` if they do not.
+fn divergence(
+    a: &CallReader,
+    b: &CallReader,
+    rank: u32,
+    how: Compare,
+) -> Result<Option<Divergence>, String> {
     let mut ia = a.calls(rank);
     let mut ib = b.calls(rank);
     let mut index = 0u64;
@@ -51,10 +59,11 @@ fn divergence(a: &CallReader, b: &CallReader, rank: u32) -> Result<Option<Diverg
         match (ca, cb) {
             (None, None) => return Ok(None),
             (ca, cb) => {
-                let ta = ca.as_ref().map(call_text);
-                let tb = cb.as_ref().map(call_text);
+                let ta = ca.as_ref().map(|c| call_text(c, how));
+                let tb = cb.as_ref().map(|c| call_text(c, how));
                 if ta != tb {
-                    return Ok(Some((index, ta, tb)));
+                    let exact = |c: &Option<Call>| c.as_ref().map(|c| call_text(c, Compare::Exact));
+                    return Ok(Some((index, exact(&ca), exact(&cb))));
                 }
             }
         }
@@ -130,19 +139,31 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
             }
         }
     }
+    // Ranks whose calls differ exactly, those that still differ with buffer placement aside,
+    // and how many of those differ in nothing but statuses.
+    let mut moved = Vec::new();
     let mut diverging = Vec::new();
+    let mut statuses_only = 0usize;
     if same_ranks {
         let bar = crate::output::progress("comparing calls", u64::from(a.trace.meta.ranks));
         let (ra, rb) = (a.trace.reader(), b.trace.reader());
         for r in 0..a.trace.meta.ranks {
-            if let Some(d) = divergence(&ra, &rb, r)? {
-                diverging.push((r, d));
+            if let Some(d) = divergence(&ra, &rb, r, Compare::Exact)? {
+                match divergence(&ra, &rb, r, Compare::BufferPlacementAside)? {
+                    Some(d) => {
+                        let aside = divergence(&ra, &rb, r, Compare::StatusesAside)?;
+                        statuses_only += usize::from(aside.is_none());
+                        diverging.push((r, d));
+                    }
+                    None => moved.push((r, d)),
+                }
             }
             bar.set_position(u64::from(r) + 1);
         }
         bar.finish_and_clear();
     }
     let equal = same_ranks && diverging.is_empty();
+    let exact = equal && moved.is_empty();
     // Runs that diverge may still make the same calls up to the order requests completed.
     let mut completion_order_only = !diverging.is_empty();
     if completion_order_only {
@@ -175,13 +196,16 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
         emit_json(&serde_json::json!({
             "a": pa.display().to_string(),
             "b": pb.display().to_string(),
-            "equal_up_to_timing": equal,
+            "equal_up_to_timing": exact,
+            "equal_up_to_buffer_placement": equal,
             "equal_up_to_completion_order": equal || completion_order_only,
+            "ranks_differing_only_in_statuses": statuses_only,
             "ranks": [a.trace.meta.ranks, b.trace.meta.ranks],
             "functions": functions.iter().map(|(k, x, y)| serde_json::json!({"function": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
             "call_sites": site_diffs.iter().map(|(k, x, y)| serde_json::json!({"site": k, "a": tot(x), "b": tot(y)})).collect::<Vec<_>>(),
             "matrix_bytes_b_minus_a": matrix.iter().map(|(i, j, d)| serde_json::json!({"from": i, "to": j, "delta": d.to_string()})).collect::<Vec<_>>(),
             "time_per_function_ns": time_rows.iter().map(|(f, x, y)| serde_json::json!({"function": f, "a": x, "b": y})).collect::<Vec<_>>(),
+            "first_moved_buffer": moved.iter().map(|(r, (i, x, y))| serde_json::json!({"rank": r, "call": i, "a": x, "b": y})).collect::<Vec<_>>(),
             "first_divergence": diverging.iter().map(|(r, (i, x, y))| serde_json::json!({"rank": r, "call": i, "a": x, "b": y})).collect::<Vec<_>>(),
         }))?;
     } else {
@@ -263,8 +287,23 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
                  (compare the totals above)",
                 a.trace.meta.ranks, b.trace.meta.ranks
             );
-        } else if diverging.is_empty() {
+        } else if exact {
             let _ = writeln!(s, "\nevery rank makes the same calls: equal up to timing");
+        } else if equal {
+            let _ = writeln!(
+                s,
+                "\nevery rank makes the same calls with the same arguments, but {} ranks pass \
+                 buffers at other addresses: equal up to buffer placement",
+                moved.len()
+            );
+            if let Some((r, (i, x, y))) = moved.first() {
+                let _ = writeln!(
+                    s,
+                    "  first: rank {r} call #{i}\n    A: {}\n    B: {}",
+                    x.as_deref().unwrap_or("(no more calls)"),
+                    y.as_deref().unwrap_or("(no more calls)")
+                );
+            }
         } else {
             if completion_order_only {
                 let _ = writeln!(
@@ -286,6 +325,15 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
                     "  rank {r} call #{i}\n    A: {}\n    B: {}",
                     x.as_deref().unwrap_or("(no more calls)"),
                     y.as_deref().unwrap_or("(no more calls)")
+                );
+            }
+            if statuses_only > 0 {
+                let _ = writeln!(
+                    s,
+                    "{statuses_only} of them differ in nothing but statuses (sources, tags, \
+                     received bytes): a run sliced with --slice makes up the statuses of the \
+                     calls it skips; `conifer proxy --check A --against B` compares such runs \
+                     without them"
                 );
             }
         }

@@ -3,9 +3,11 @@
 //! (index, flag, indices, statuses), the request arrays they are passed (which slots are
 //! already `MPI_REQUEST_NULL` follows the order) and how often a completion loop calls them
 //! (poll repeats) depend on when messages arrive, not on what the program does. Also how a
-//! call is compared at all ([`call_text`]).
+//! call is compared at all ([`call_text`]): exactly, or with buffer placement or statuses set
+//! aside ([`Compare`]).
 
 use conifer_trace::decode::{Call, CallReader, DecodeError};
+use conifer_trace::value::{Buffer, Value};
 use std::fmt::Write;
 
 /// The calls whose outputs and repetitions follow the order in which requests complete.
@@ -22,7 +24,7 @@ const COMPLETIONS: &[&str] = &[
 /// array length only; any other call whole.
 fn normalized(c: &Call) -> String {
     if !COMPLETIONS.contains(&c.name) {
-        return call_text(c);
+        return call_text(c, Compare::Exact);
     }
     let count = c
         .slots
@@ -58,16 +60,58 @@ fn sequence<'t>(
     })
 }
 
+/// How calls are compared.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// Every argument as recorded.
+    Exact,
+    /// Buffers in memory (a heap or static segment at an offset, the stack at an offset) are
+    /// all one value; `NULL`, `MPI_IN_PLACE` and `MPI_BOTTOM` stay themselves.
+    BufferPlacementAside,
+    /// Buffer placement aside, and statuses (sources, tags, received bytes) too: what a run
+    /// sliced with `--slice` makes up for the calls it skips.
+    StatusesAside,
+}
+
+/// `v` as compared under `how`.
+fn compared(v: &Value, how: Compare) -> Option<Value> {
+    if how == Compare::Exact {
+        return None;
+    }
+    match v {
+        Value::Buffer(Buffer::Segment { .. } | Buffer::Stack { .. }) => {
+            Some(Value::Str("memory".into()))
+        }
+        Value::Status(_) if how == Compare::StatusesAside => Some(Value::Str("status".into())),
+        Value::Array(items)
+            if items
+                .iter()
+                .any(|i| matches!(i, Value::Buffer(_) | Value::Status(_))) =>
+        {
+            Some(Value::Array(
+                items
+                    .iter()
+                    .map(|i| compared(i, how).unwrap_or_else(|| i.clone()))
+                    .collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// A call as compared: function, every argument with ranks restored, return value.
-pub fn call_text(c: &Call) -> String {
+pub fn call_text(c: &Call, how: Compare) -> String {
     let mut s = format!("{}(", c.name);
     for (i, v) in c.signature.values.iter().enumerate() {
         if i > 0 {
             s.push_str(", ");
         }
-        match c.slots.get(i) {
-            Some(slot) => {
-                let _ = write!(s, "{slot}={}", v.display(c.position(i)));
+        if let Some(slot) = c.slots.get(i) {
+            let _ = write!(s, "{slot}=");
+        }
+        match compared(v, how) {
+            Some(blank) => {
+                let _ = write!(s, "{}", blank.display(c.position(i)));
             }
             None => {
                 let _ = write!(s, "{}", v.display(c.position(i)));
@@ -93,5 +137,57 @@ pub fn same_up_to_completion_order(
             (x, y) if x != y => return Ok(false),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With placement aside, any two buffers in memory compare equal, inside arrays too, but
+    /// not with `NULL` or `MPI_IN_PLACE`; exactly, nothing is rewritten.
+    #[test]
+    fn placement_aside_blanks_only_buffers_in_memory() {
+        let heap = Value::Buffer(Buffer::Segment {
+            id: 0,
+            offset: 3416,
+        });
+        let stack = Value::Buffer(Buffer::Stack { offset: 112 });
+        let aside = |v: &Value| compared(v, Compare::BufferPlacementAside);
+        assert_eq!(aside(&heap), aside(&stack));
+        assert!(aside(&heap).is_some());
+        assert_eq!(aside(&Value::Buffer(Buffer::Null)), None);
+        assert_eq!(aside(&Value::Buffer(Buffer::InPlace)), None);
+        assert_eq!(aside(&Value::Int(3416)), None);
+        let arrays = (
+            Value::Array(vec![heap.clone(), Value::Buffer(Buffer::Null)]),
+            Value::Array(vec![stack.clone(), Value::Buffer(Buffer::Null)]),
+        );
+        assert_eq!(aside(&arrays.0), aside(&arrays.1));
+        assert_ne!(
+            aside(&arrays.0),
+            aside(&Value::Array(vec![heap.clone(), heap.clone()]))
+        );
+        assert_eq!(compared(&heap, Compare::Exact), None);
+        // Statuses are set aside only with StatusesAside, alone or in arrays.
+        let status = |bytes| {
+            Value::Status(conifer_trace::value::Status {
+                source: conifer_trace::value::Rank::Absolute(3),
+                tag: 1,
+                error: 0,
+                bytes,
+            })
+        };
+        let statuses = Compare::StatusesAside;
+        assert_eq!(aside(&status(800)), None);
+        assert_eq!(
+            compared(&status(800), statuses),
+            compared(&status(8192), statuses)
+        );
+        assert_eq!(
+            compared(&Value::Array(vec![status(800)]), statuses),
+            compared(&Value::Array(vec![status(8192)]), statuses)
+        );
+        assert_eq!(compared(&heap, statuses), aside(&heap));
     }
 }

@@ -310,3 +310,61 @@ fn reading_an_input_deck_keeps_the_open_before_the_read() {
         runs(&dir, 2, &format!("./{binary}"), &[]);
     }
 }
+
+/// A configuration struct in a global, as C codes keep one: its `count` field is a
+/// communication argument, its `norm` field is computed by a routine from a `malloc`ed
+/// temporary no MPI call sees.
+const FIELDS_C: &str = r#"
+#include <mpi.h>
+#include <stdlib.h>
+
+struct state { int count; int pad; double norm; double *work; };
+struct state st;
+
+__attribute__((noinline)) static double norm_of(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * x[i];
+  return s;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  st.count = argc > 1 ? atoi(argv[1]) : 4;
+  double *tmp = malloc(1000 * sizeof *tmp);
+  for (int i = 0; i < 1000; i++) tmp[i] = i;
+  st.norm = norm_of(tmp, 1000);
+  free(tmp);
+  double *out = malloc(8 * sizeof *out), in[8] = {0};
+  in[0] = st.norm;
+  MPI_Allreduce(in, out, st.count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  free(out);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Fields of one global are told apart: reading `st.count` for the reduction's count does
+/// not keep the store to `st.norm`, so `norm_of` and the temporary's loop go (before, the
+/// whole struct was one object and they stayed), and freeing memory no MPI call sees is no
+/// reason to keep it. The sliced program runs.
+#[test]
+fn fields_of_a_global_struct_are_told_apart() {
+    let dir = scratch("slice_fields");
+    std::fs::write(dir.join("fields.c"), FIELDS_C).expect("write the source");
+    build(&dir, &["cc", "--slice", "-O2", "fields.c", "-o", "fields"]);
+    let report = tree(&dir, "fields")["slice"].clone();
+    let emptied: Vec<&str> = report["functions_emptied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    assert!(emptied.contains(&"norm_of"), "{report}");
+    assert_eq!(
+        site(&report, "MPI_Allreduce")[0]["marked"],
+        false,
+        "{report}"
+    );
+    assert!(report["caveats"].as_array().unwrap().is_empty(), "{report}");
+    runs(&dir, 2, "./fields", &["3"]);
+}

@@ -8,8 +8,9 @@ pub enum External {
     Allocates,
     /// Only computes from its arguments: removable, writes nothing.
     Pure,
-    /// Frees memory (`free`, `delete`): always kept — the recorder traces the release of
-    /// heap buffers given to MPI — but reads nothing through its pointer.
+    /// Frees memory (`free`, `delete`): kept when it may free memory MPI was given (the
+    /// recorder traces the release of such buffers), else removable; reads nothing through
+    /// its pointer.
     Frees,
     /// Writes program output and nothing the program reads back: removable.
     Prints,

@@ -49,6 +49,8 @@ pub struct Ir {
     pub indirect_calls: Vec<V>,
     /// Global variables.
     pub globals: Vec<V>,
+    /// The module's data layout (type sizes, field offsets).
+    pub layout: llvm_sys::target::LLVMTargetDataRef,
 }
 
 /// The symbol of a global value.
@@ -217,6 +219,8 @@ impl Ir {
             place,
             indirect_calls,
             globals,
+            // SAFETY: the layout is owned by the module, which outlives the slicing.
+            layout: unsafe { llvm_sys::target::LLVMGetModuleDataLayout(module) },
         }
     }
 

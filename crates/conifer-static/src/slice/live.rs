@@ -11,10 +11,11 @@
 
 use super::class::External;
 use super::effects::Effects;
+use super::fields::{self, LiveMemory};
 use super::ir::{self, Ir, V};
 use super::mpi::MpiCall;
 use super::pointsto::{Obj, Objs, PointsTo, UNKNOWN};
-use super::why::{self, Why};
+use super::why;
 use super::writers::{self, Writer, Writes};
 use conifer_spec::slicing::{Role, Skip};
 use llvm_sys::core as llc;
@@ -46,7 +47,10 @@ struct Solver<'a> {
     work: Vec<V>,
     ret_needed: Vec<bool>,
     formals: HashSet<(usize, usize)>,
-    live_objs: Objs,
+    /// What live code reads.
+    memory: LiveMemory,
+    /// Memory some MPI call is given a pointer to.
+    mpi_memory: Objs,
     /// For each live object, the instruction whose reading it made it live.
     readers: HashMap<Obj, V>,
     /// The instruction being processed (what [`Solver::mark`] records as the cause).
@@ -94,7 +98,8 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         work: Vec::new(),
         ret_needed: vec![false; ir.funcs.len()],
         formals: HashSet::new(),
-        live_objs: Objs::new(),
+        memory: LiveMemory::default(),
+        mpi_memory: Objs::new(),
         readers: HashMap::new(),
         current: None,
         writers: Vec::new(),
@@ -103,6 +108,13 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         exits: Vec::new(),
     };
     s.writers = writers::collect(ir, pt, &s.out.mpi);
+    s.mpi_memory = s
+        .out
+        .mpi
+        .keys()
+        .flat_map(|&c| ir::call_args(c))
+        .flat_map(|a| pt.of(a))
+        .collect();
     // The entry's result (the exit status) is not part of the criterion: a sliced `main`
     // returns 0.
     if let Some(e) = entry {
@@ -143,7 +155,7 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         }
     }
     if let Some(&reader) = s.readers.get(&UNKNOWN) {
-        caveats.push(s.unknown_caveat(reader));
+        caveats.push(why::unknown_caveat(ir, pt, &s.out.because, reader));
     }
     caveats.sort();
     caveats.dedup();
@@ -165,40 +177,6 @@ fn is_hook(i: V) -> bool {
 impl Solver<'_> {
     fn callee_class(&self, call: V) -> Option<External> {
         writers::external_class(self.ir, &self.out.mpi, call)
-    }
-
-    /// The caveat for a live read through a pointer the analysis cannot follow, by `reader`:
-    /// where, where the pointer came from, what made the read live.
-    fn unknown_caveat(&self, reader: V) -> String {
-        let why = Why::new(self.ir, &self.out.because);
-        let address = match ir::opcode(reader) {
-            Op::LLVMLoad | Op::LLVMAtomicRMW | Op::LLVMAtomicCmpXchg => {
-                Some(ir::operands(reader)[0])
-            }
-            _ => ir::call_args(reader)
-                .into_iter()
-                .find(|&a| self.pt.unknown_source(a).is_some()),
-        };
-        let source = address.and_then(|a| self.pt.unknown_source(a));
-        let from = match source {
-            // SAFETY: classifying a live value.
-            Some(s) if !unsafe { llc::LLVMIsAArgument(s) }.is_null() => {
-                format!(
-                    "it is {}, whose function is called through a pointer",
-                    why::variable(s)
-                )
-            }
-            Some(s) => format!("it comes from {}", why.describe(s)),
-            None => "its origin is not recorded".into(),
-        };
-        let mut text = format!(
-            "a live value is read through a pointer the analysis cannot follow ({from}): every \
-             store to memory that code it does not see can reach is kept"
-        );
-        for step in why.chain(reader) {
-            text += &format!("\n    <- {step}");
-        }
-        text
     }
 
     /// Whether `i` ends the program: a call that never returns (`exit`, `STOP`, `abort`,
@@ -240,10 +218,15 @@ impl Solver<'_> {
                 );
                 true
             }
-            Some(_) => matches!(
-                self.callee_class(i),
-                Some(External::Unknown | External::Frees)
-            ),
+            Some(_) => match self.callee_class(i) {
+                Some(External::Unknown) => true,
+                // The recorder traces the release of memory MPI was given; other frees go
+                // with the code that allocated the memory.
+                Some(External::Frees) => ir::call_args(i)
+                    .first()
+                    .is_some_and(|&p| self.pt.may_alias(&self.pt.of(p), &self.mpi_memory)),
+                _ => false,
+            },
         }
     }
 
@@ -279,7 +262,7 @@ impl Solver<'_> {
         let mut any = false;
         let writers = std::mem::take(&mut self.writers);
         for w in &writers {
-            if !self.pt.may_alias(&w.objs, &self.live_objs) {
+            if !self.memory.is_read(self.pt, &w.objs, w.exact) {
                 continue;
             }
             let fresh = match w.kind {
@@ -353,11 +336,15 @@ impl Solver<'_> {
 
     fn add_objs(&mut self, objs: Objs) {
         for o in objs {
-            if self.live_objs.insert(o) {
-                if let Some(c) = self.current {
-                    self.readers.insert(o, c);
-                }
-            }
+            let fresh = self.memory.read_whole(o);
+            self.note_reader(o, fresh);
+        }
+    }
+
+    /// Remembers the instruction being processed as what made `o` live, when `fresh`.
+    fn note_reader(&mut self, o: Obj, fresh: bool) {
+        if let Some(c) = self.current.filter(|_| fresh) {
+            self.readers.insert(o, c);
         }
     }
 
@@ -448,7 +435,14 @@ impl Solver<'_> {
                 }
             }
             Op::LLVMLoad | Op::LLVMAtomicRMW | Op::LLVMAtomicCmpXchg => {
-                self.add_objs(self.pt.of(ops[0]));
+                match fields::access(self.ir, self.pt, i).filter(|_| ir::opcode(i) == Op::LLVMLoad)
+                {
+                    Some(a) => {
+                        let fresh = self.memory.read_part(a);
+                        self.note_reader(a.obj, fresh);
+                    }
+                    None => self.add_objs(self.pt.of(ops[0])),
+                }
                 ops.into_iter().for_each(|v| self.need(v));
             }
             Op::LLVMRet => {

@@ -9,6 +9,7 @@
 mod class;
 mod effects;
 mod externals;
+mod fields;
 mod fortran;
 mod guard;
 mod ir;

@@ -1,6 +1,7 @@
 //! A flow- and context-insensitive points-to analysis over abstract memory objects (every
 //! `alloca`, global variable, allocation call and library call's own memory is one object,
-//! fields not told apart), in the style of Andersen, solved by iterating to a fixed point.
+//! fields not told apart here; liveness tells apart the bytes accessed at constant offsets,
+//! [`super::fields`]), in the style of Andersen, solved by iterating to a fixed point.
 //!
 //! The object [`UNKNOWN`] stands for memory the analysis cannot name: a pointer made from an
 //! integer, read by `va_arg`, returned by a call through a pointer, or a parameter of a

@@ -4,6 +4,7 @@
 //! back and names each step by source line, function and, where one is known, variable.
 
 use super::ir::{self, Ir, V};
+use super::pointsto::PointsTo;
 use llvm_sys::core as llc;
 use llvm_sys::LLVMOpcode as Op;
 use std::collections::{HashMap, HashSet};
@@ -239,6 +240,38 @@ pub fn demangle(symbol: &str) -> String {
         Some(name) if !name.is_empty() && !name.contains("__") => name.into(),
         _ => symbol.into(),
     }
+}
+
+/// The caveat for a live read through a pointer the analysis cannot follow, by `reader`:
+/// where, where the pointer came from, what made the read live.
+pub fn unknown_caveat(ir: &Ir, pt: &PointsTo, because: &HashMap<V, V>, reader: V) -> String {
+    let why = Why::new(ir, because);
+    let address = match ir::opcode(reader) {
+        Op::LLVMLoad | Op::LLVMAtomicRMW | Op::LLVMAtomicCmpXchg => Some(ir::operands(reader)[0]),
+        _ => ir::call_args(reader)
+            .into_iter()
+            .find(|&a| pt.unknown_source(a).is_some()),
+    };
+    let source = address.and_then(|a| pt.unknown_source(a));
+    let from = match source {
+        // SAFETY: classifying a live value.
+        Some(s) if !unsafe { llc::LLVMIsAArgument(s) }.is_null() => {
+            format!(
+                "it is {}, whose function is called through a pointer",
+                variable(s)
+            )
+        }
+        Some(s) => format!("it comes from {}", why.describe(s)),
+        None => "its origin is not recorded".into(),
+    };
+    let mut text = format!(
+        "a live value is read through a pointer the analysis cannot follow ({from}): every \
+         store to memory that code it does not see can reach is kept"
+    );
+    for step in why.chain(reader) {
+        text += &format!("\n    <- {step}");
+    }
+    text
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use super::class::External;
 use super::effects::Effects;
+use super::fields::{self, Access};
 use super::ir::{self, Ir, V};
 use super::mpi::MpiCall;
 use super::pointsto::{Objs, PointsTo};
@@ -27,6 +28,9 @@ pub struct Writer {
     pub inst: V,
     /// What it may write.
     pub objs: Objs,
+    /// The bytes it writes, when they are known exactly (a store or `memset` at a constant
+    /// offset into a global or `alloca`).
+    pub exact: Option<Access>,
     /// What its being live means.
     pub kind: Writes,
 }
@@ -77,6 +81,7 @@ pub fn collect(ir: &Ir, pt: &PointsTo, mpi: &HashMap<V, MpiCall>) -> Vec<Writer>
                 writers.push(Writer {
                     inst: i,
                     objs,
+                    exact: fields::access(ir, pt, i),
                     kind,
                 });
             }
@@ -103,6 +108,7 @@ pub fn collect(ir: &Ir, pt: &PointsTo, mpi: &HashMap<V, MpiCall>) -> Vec<Writer>
             writers.push(Writer {
                 inst: call,
                 objs: summary[g].clone(),
+                exact: None,
                 kind: Writes::Plain,
             });
         }
