@@ -37,7 +37,15 @@ fn logged_run(dir: &Path, options: &[&str]) -> (PathBuf, Vec<String>) {
     (trace, lines_with(&out.stdout, "rank "))
 }
 
-fn replay(dir: &Path, trace: &Path, options: &[&str], env: &[(&str, &str)]) -> Output {
+/// `conifer replay TRACE OPTIONS -- PROGRAM ARGS` in `dir` with `env`, under the MPI lock.
+fn replay_of(
+    dir: &Path,
+    trace: &Path,
+    options: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let _guard = mpi_lock();
     Command::new("timeout")
         .arg("300")
@@ -46,12 +54,17 @@ fn replay(dir: &Path, trace: &Path, options: &[&str], env: &[(&str, &str)]) -> O
         .arg(trace)
         .args(options)
         .arg("--")
-        .arg(apps_dir().join("jacobi"))
-        .args(ARGS)
+        .arg(program)
+        .args(args)
         .envs(env.iter().copied())
         .current_dir(dir)
         .output()
         .expect("conifer replay starts")
+}
+
+/// Replays Jacobi's ranks from `trace`.
+fn replay(dir: &Path, trace: &Path, options: &[&str], env: &[(&str, &str)]) -> Output {
+    replay_of(dir, trace, options, &apps_dir().join("jacobi"), &ARGS, env)
 }
 
 /// The line rank `r` printed.
@@ -196,17 +209,7 @@ fn representatives_replay_one_rank_per_class_of_identical_calls() {
     let trace = traced(&dir, "ring", n, &["--log-messages"], &ring, &[]);
     let stats = stats_json(&trace);
     let grammars = stats["unique_grammars"].as_u64().unwrap();
-    let _guard = mpi_lock();
-    let out = Command::new("timeout")
-        .arg("300")
-        .arg(conifer())
-        .args(["replay", "--representatives"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&ring)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let out = replay_of(&dir, &trace, &["--representatives"], &ring, &[], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     // Ranks of one grammar make the same calls: at most one class per grammar (more only
@@ -224,26 +227,15 @@ fn representatives_replay_one_rank_per_class_of_identical_calls() {
 fn replay_refuses_what_it_cannot_do_in_one_line() {
     let dir = scratch("replay_errors");
     let unlogged = traced(&dir, "plain", 2, &[], &apps_dir().join("ring"), &[]);
-    let out = Command::new(conifer())
-        .args(["replay", "--rank", "0"])
-        .arg(&unlogged)
-        .arg("--")
-        .arg(apps_dir().join("ring"))
-        .output()
-        .unwrap();
+    let ring = apps_dir().join("ring");
+    let out = replay_of(&dir, &unlogged, &["--rank", "0"], &ring, &[], &[]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no message log for rank 0"), "{stderr}");
     assert!(stderr.contains("--log-messages"), "{stderr}");
 
-    let out = Command::new(conifer())
-        .args(["replay", "--rank", "5"])
-        .arg(&unlogged)
-        .arg("--")
-        .arg(apps_dir().join("ring"))
-        .output()
-        .unwrap();
+    let out = replay_of(&dir, &unlogged, &["--rank", "5"], &ring, &[], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -260,16 +252,8 @@ fn replay_refuses_what_it_cannot_do_in_one_line() {
         &apps_dir().join("ring"),
         &[],
     );
-    let _guard = mpi_lock();
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(conifer())
-        .args(["replay", "--rank", "0"])
-        .arg(&logged)
-        .arg("--")
-        .arg(apps_dir().join("jacobi"))
-        .output()
-        .unwrap();
+    let jacobi = apps_dir().join("jacobi");
+    let out = replay_of(&dir, &logged, &["--rank", "0"], &jacobi, &[], &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -295,17 +279,7 @@ fn fortran_ranks_replayed_alone_print_what_they_printed_in_the_run() {
             .filter(|l| !l.starts_with("conifer:"))
             .map(str::to_string)
             .collect();
-        let _guard = mpi_lock();
-        let replayed = Command::new("timeout")
-            .arg("300")
-            .arg(conifer())
-            .args(["replay", "--rank", "0-1"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&program)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
+        let replayed = replay_of(&dir, &trace, &["--rank", "0-1"], &program, &[], &[]);
         let stderr = String::from_utf8_lossy(&replayed.stderr);
         assert!(replayed.status.success(), "{app}: {stderr}");
         let mut lines: Vec<String> = String::from_utf8_lossy(&replayed.stdout)
