@@ -23,6 +23,7 @@ pub mod keys;
 pub mod params;
 pub mod replayed;
 pub mod representatives;
+pub mod terminals;
 #[cfg(test)]
 mod tests;
 

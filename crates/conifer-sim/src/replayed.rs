@@ -24,7 +24,7 @@ pub fn apply(
     source: &[u32],
 ) -> Result<(), String> {
     let timing_index = trace.record.timing_index();
-    let memory = memory_records(trace);
+    let functions = crate::terminals::mpi_functions(trace);
     let mut families = vec![(Timing::default(), Bins::default()); trace.record.timing.len()];
     let mut replaced: Vec<Option<Vec<u64>>> = vec![None; trace.record.ranks.len()];
     for (r, entry) in trace.record.ranks.iter().enumerate() {
@@ -37,7 +37,7 @@ pub fn apply(
                 entry.threads.len()
             ));
         }
-        let per_call = spread(trace, &memory, r, intervals)?;
+        let per_call = spread(trace, &functions, r, intervals)?;
         for (terminal, &ns) in trace.record.thread_terminals(entry, 0).zip(&per_call) {
             if let Some(family) = timing_index.get(terminal as usize).copied().flatten() {
                 let (stats, bins) = &mut families[family as usize];
@@ -87,12 +87,20 @@ pub fn apply(
 /// trace also holds the program's `free` of buffers MPI used (memory records), which the
 /// replay does not stop at, so the computation between two MPI calls goes to the MPI call
 /// and the records between get none.
-fn spread(trace: &Trace, memory: &[bool], r: usize, intervals: &[u64]) -> Result<Vec<u64>, String> {
+fn spread(
+    trace: &Trace,
+    functions: &[Option<u16>],
+    r: usize,
+    intervals: &[u64],
+) -> Result<Vec<u64>, String> {
     let entry = &trace.record.ranks[r];
     let mut replayed = intervals.iter();
     let mut out = Vec::with_capacity(intervals.len());
     for terminal in trace.record.thread_terminals(entry, 0) {
-        if memory.get(terminal as usize).copied().unwrap_or(false) {
+        if functions
+            .get(terminal as usize)
+            .is_some_and(Option::is_none)
+        {
             out.push(0);
             continue;
         }
@@ -111,24 +119,4 @@ fn mismatch(r: usize, traced: usize, replayed: usize) -> String {
     format!(
         "rank {r}'s calls in the trace ({traced} or more) do not line up with its replay's ({replayed}): was recording switched off for part of the run, or functions excluded?"
     )
-}
-
-/// For each terminal, whether it is a memory record (the program's `free` of a buffer MPI
-/// used) rather than an MPI call.
-fn memory_records(trace: &Trace) -> Vec<bool> {
-    let free: Vec<u16> = trace
-        .catalog
-        .iter()
-        .filter(|f| f.name == "free")
-        .map(|f| f.id)
-        .collect();
-    trace
-        .record
-        .signatures
-        .iter()
-        .map(|s| {
-            let function = conifer_trace::varint::Reader::new(s).u64();
-            function.is_some_and(|f| free.iter().any(|&id| u64::from(id) == f))
-        })
-        .collect()
 }

@@ -1,7 +1,8 @@
-//! Behaviour classes for representative replay (PHANTOM): ranks that make the same calls in the
-//! same order — the same grammars and trace trees in the trace, so their calls line up one
-//! for one — and recorded about the same computation need only one of them replayed. The
-//! trace already groups ranks by grammar, so finding the classes costs nothing per call.
+//! Behaviour classes for representative replay (PHANTOM): ranks that call the same MPI
+//! functions in the same order — so their calls line up one for one, whatever their
+//! arguments (peers, colours and keys differ from rank to rank) — and recorded about the same
+//! computation need only one of them replayed. Ranks of one grammar and trace tree make the
+//! same calls, so the sequence is read once per distinct grammar and tree, not per rank.
 
 use conifer_analyze::rank_figures::rank_figures;
 use conifer_trace::Trace;
@@ -27,22 +28,48 @@ pub const NOISE_NS: f64 = 20_000.0;
 /// smallest.
 pub fn classes(trace: &Trace, tolerance: f64) -> Vec<Class> {
     let figures = rank_figures(trace);
+    let functions = crate::terminals::mpi_functions(trace);
+    let mut sequences: BTreeMap<(&[u32], &[u32]), Vec<u32>> = BTreeMap::new();
     let ranks: Vec<(Vec<u32>, f64)> = trace
         .record
         .ranks
         .iter()
         .enumerate()
         .map(|(r, entry)| {
-            let calls = [
-                entry.threads.as_slice(),
-                &[u32::MAX],
-                entry.trees.as_slice(),
-            ]
-            .concat();
+            let calls = sequences
+                .entry((&entry.threads, &entry.trees))
+                .or_insert_with(|| function_sequence(trace, entry, &functions))
+                .clone();
             (calls, figures.get(r).map_or(0.0, |f| f.compute_ns))
         })
         .collect();
     group(&ranks, tolerance)
+}
+
+/// What identifies the MPI functions a rank calls, in order, thread by thread: the length and
+/// a hash of each thread's sequence of function ids (memory records left out).
+fn function_sequence(
+    trace: &Trace,
+    entry: &conifer_trace::stored::RankEntry,
+    functions: &[Option<u16>],
+) -> Vec<u32> {
+    let mut key = Vec::new();
+    for thread in 0..entry.threads.len() {
+        let (mut hash, mut calls) = (0xcbf2_9ce4_8422_2325u64, 0u64);
+        for terminal in trace.record.thread_terminals(entry, thread) {
+            if let Some(Some(f)) = functions.get(terminal as usize) {
+                hash = (hash ^ u64::from(*f)).wrapping_mul(0x0000_0100_0000_01b3);
+                calls += 1;
+            }
+        }
+        key.extend([
+            calls as u32,
+            (calls >> 32) as u32,
+            hash as u32,
+            (hash >> 32) as u32,
+        ]);
+    }
+    key
 }
 
 /// The classes of ranks given, per rank, what identifies its calls and its computation (ns).
