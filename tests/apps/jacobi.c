@@ -9,8 +9,9 @@
  *                                       iteration cap (default 2000), sweeps of extra
  *                                       computation per iteration (default 1)
  *
- * Every rank prints one line of results (iterations, residual, its checksum): the output a
- * replay of the rank must reproduce. JACOBI_PERTURB=R makes rank R send other data than its
+ * Every rank prints one line of results (iterations, residual, its checksum, MPI_TAG_UB, a
+ * packing size on its split communicator): the output a replay of the rank must reproduce.
+ * JACOBI_PERTURB=R makes rank R send other data than its
  * own (a divergence a replay must catch).
  */
 #include <mpi.h>
@@ -122,10 +123,15 @@ int main(int argc, char **argv) {
     if (rank == 0)
         for (int r = 0; r < size; r++) total += all[r];
 
+    /* A predefined attribute and a packing size on a communicator of the program's own. */
+    int *tag_ub = NULL, found = 0, packed = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found);
+    MPI_Pack_size(3, MPI_DOUBLE, parity, &packed);
+
     printf("rank %d: iterations %d residual %.6e checksum %.9e parity %d/%d sum %.9e "
-           "sample %.6e total %.9e time %.6f\n",
+           "sample %.6e total %.9e time %.6f tag_ub %d packed %d\n",
            rank, iter, residual, checksum, parity_rank, parity_size, parity_sum,
-           sample[0] + sample[4], total, elapsed);
+           sample[0] + sample[4], total, elapsed, found ? *tag_ub : -1, packed);
     free(all);
     free(sample);
     free(u);

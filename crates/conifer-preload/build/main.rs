@@ -94,9 +94,21 @@ fn main() {
         let encoding = encoders::encoding(&f.name, &f.signature, spec_entry, &[]);
         let poll = encoders::poll_key(&f.name, &f.signature, spec_entry);
         let pmpi = &f.signature.ident;
-        let call_args: Vec<syn::Ident> = encoders::args(&f.signature, spec_entry)
+        // A local function replayed for real gets MPI_COMM_SELF for a communicator
+        // (`MPI_Pack` and the like only pick a data representation by it): the program's
+        // communicators are the run's tokens during a replay.
+        let local = spec_entry.is_some_and(conifer_spec::message_log::runs_locally);
+        let call_args: Vec<TokenStream> = encoders::args(&f.signature, spec_entry)
             .into_iter()
-            .map(|a| a.ident)
+            .map(|a| {
+                let id = a.ident;
+                let comm = a.spec.as_ref().is_some_and(|p| p.kind == "COMMUNICATOR");
+                if local && comm {
+                    quote! { crate::mpi::conifer_comm_self() }
+                } else {
+                    quote! { #id }
+                }
+            })
             .collect();
         let log = message_log::code(&message_log::Wrapper {
             name: &f.name,

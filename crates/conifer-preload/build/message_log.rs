@@ -37,6 +37,8 @@ enum Item {
     Handles(TokenStream, TokenStream, TokenStream),
     /// A string MPI wrote.
     Text(TokenStream),
+    /// A C communicator attribute query's value (value pointer, keyval, flag).
+    Attribute(TokenStream, TokenStream, TokenStream),
     /// Data received into a buffer (buffer, datatype, layout, root-only guard).
     Received {
         buf: TokenStream,
@@ -131,7 +133,7 @@ pub fn code(w: &Wrapper) -> MessageLog {
     if args.len() != spec.params.len() {
         return unsupported("its header declaration differs from the standard's");
     }
-    match items(name, &args, w.strings) {
+    match items(name, &args, w.strings, w.ierror.is_some()) {
         Ok((items, started)) => assemble(w, &args, &items, started.as_ref()),
         Err(why) => unsupported(&why),
     }
@@ -210,6 +212,7 @@ fn items(
     name: &str,
     args: &[Arg],
     strings: &[(String, Ident)],
+    fortran: bool,
 ) -> Result<(Vec<Item>, Option<Started>), String> {
     let creates_request = args.iter().any(|a| {
         a.spec
@@ -320,6 +323,26 @@ fn items(
                 }
             }
             (Shape::Pointer { .. } | Shape::Other, "in") => {}
+            (
+                Shape::Pointer {
+                    base: Base::Void, ..
+                },
+                "out",
+            ) if matches!(name, "MPI_Comm_get_attr" | "MPI_Attr_get") => {
+                // Fortran gets the value itself: an address-sized integer from
+                // MPI_COMM_GET_ATTR, a default INTEGER from MPI_ATTR_GET.
+                let keyval = ident_of(args, &["comm_keyval", "keyval"])
+                    .ok_or_else(|| format!("its `{pname}` has no keyval"))?;
+                let flag = ident_of(args, &["flag"])
+                    .ok_or_else(|| format!("its `{pname}` has no flag"))?;
+                items.push(match (fortran, name) {
+                    (true, "MPI_Comm_get_attr") => {
+                        Item::Raw(quote! { #id as *mut i64 }, quote! { 1usize })
+                    }
+                    (true, _) => Item::Raw(quote! { #id as *mut i32 }, quote! { 1usize }),
+                    (false, _) => Item::Attribute(quote! { #id }, keyval, flag),
+                });
+            }
             (
                 Shape::Pointer {
                     base: Base::Int, ..
@@ -445,6 +468,10 @@ fn assemble(w: &Wrapper, args: &[Arg], items: &[Item], started: Option<&Started>
             Item::Handles(kind, ptr, len) => {
                 log_items.push(quote! { e.handles(#kind, #ptr as *const _, #len); });
                 replay_items.push(quote! { a.handles(#kind, #ptr); });
+            }
+            Item::Attribute(ptr, keyval, flag) => {
+                log_items.push(quote! { e.attribute(#ptr as *const _, #keyval as ::std::ffi::c_int, #flag as *const _); });
+                replay_items.push(quote! { a.attribute(#ptr as *mut _); });
             }
             Item::Text(ptr) => {
                 log_items.push(quote! { e.string(#ptr as *const _); });

@@ -68,6 +68,8 @@ extern "C" {
     pub fn conifer_root() -> std::ffi::c_int;
     /// `MPI_UNDEFINED`.
     pub fn conifer_undefined() -> std::ffi::c_int;
+    /// True (non-zero) for a predefined communicator keyval whose value points to an int.
+    pub fn conifer_int_comm_keyval(keyval: std::ffi::c_int) -> std::ffi::c_int;
     /// `MPI_CART` (what `MPI_Topo_test` reports for Cartesian communicators).
     pub fn conifer_cart() -> std::ffi::c_int;
     /// `MPI_ERR_IN_STATUS` (the only return after which statuses carry their errors).

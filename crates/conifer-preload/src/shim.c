@@ -18,6 +18,11 @@ int conifer_any_source(void) { return MPI_ANY_SOURCE; }
 int conifer_proc_null(void) { return MPI_PROC_NULL; }
 int conifer_root(void) { return MPI_ROOT; }
 int conifer_undefined(void) { return MPI_UNDEFINED; }
+/* True for the predefined communicator attributes, whose value is a pointer to an int. */
+int conifer_int_comm_keyval(int k) {
+    return k == MPI_TAG_UB || k == MPI_HOST || k == MPI_IO || k == MPI_WTIME_IS_GLOBAL ||
+           k == MPI_UNIVERSE_SIZE || k == MPI_APPNUM || k == MPI_LASTUSEDCODE;
+}
 int conifer_cart(void) { return MPI_CART; }
 int conifer_err_in_status(void) { return MPI_ERR_IN_STATUS; }
 const void *conifer_in_place(void) { return MPI_IN_PLACE; }

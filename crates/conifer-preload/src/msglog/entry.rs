@@ -12,7 +12,7 @@ use crate::mpi::*;
 use crate::record::StatusSlot;
 use conifer_format::value::HandleKind;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_int, c_void};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::{Mutex, MutexGuard};
@@ -169,6 +169,29 @@ impl Entry {
     ) {
         self.w().scratch.push(wire::DATA);
         self.data(buf, datatype.datatype(), blocks);
+    }
+
+    /// The value a C attribute query wrote to `value` (a `void **`) for `keyval`, when `flag`
+    /// says it found one: a predefined attribute by the int it points to, any other by the
+    /// pointer itself.
+    ///
+    /// # Safety
+    /// `value` and `flag` are the query's outputs, after it returned.
+    pub unsafe fn attribute(&mut self, value: *const c_void, keyval: c_int, flag: *const c_int) {
+        let out = &mut self.w().scratch;
+        if value.is_null() || flag.is_null() || *flag == 0 {
+            out.push(wire::ABSENT);
+            return;
+        }
+        let pointer = *(value as *const *const c_int);
+        out.push(wire::ATTRIBUTE);
+        if conifer_int_comm_keyval(keyval) != 0 && !pointer.is_null() {
+            out.push(wire::INT);
+            put_signed(out, i64::from(*pointer));
+        } else {
+            out.push(wire::TOKEN);
+            put_varint(out, pointer as usize as u64);
+        }
     }
 
     /// Nothing for an output significant elsewhere (a root-only buffer on another rank).

@@ -7,7 +7,7 @@
 //! ```text
 //! entry   := function:varint ret:varint inputs:varint input:zigzag* item* END
 //! item    := ABSENT | RAW len:varint byte* | HANDLES n:varint handle* | DATA blocks payload
-//!          | COMPLETED slot:varint blocks payload
+//!          | COMPLETED slot:varint blocks payload | ATTRIBUTE (INT v:zigzag | TOKEN v:varint)
 //! handle  := code:varint (predefined name code + 1) | 0 bits:varint (any other handle)
 //! blocks  := n:varint (displacement:zigzag count:varint)*
 //! payload := NEW len:varint byte* | SEEN id:varint    (a payload seen before, by order)
@@ -31,6 +31,13 @@ pub const DATA: u8 = 3;
 pub const COMPLETED: u8 = 4;
 /// End of an entry's items.
 pub const END: u8 = 5;
+/// Item tag: a communicator attribute's value: `INT value:zigzag` for a predefined one
+/// (a pointer to an int in MPI's memory), `TOKEN bits:varint` for any other.
+pub const ATTRIBUTE: u8 = 6;
+/// Attribute kind: an int behind a pointer.
+pub const INT: u8 = 0;
+/// Attribute kind: the value itself, a token.
+pub const TOKEN: u8 = 1;
 /// Payload tag: new bytes follow.
 pub const NEW: u8 = 0;
 /// Payload tag: the bytes of an earlier payload, by its number.

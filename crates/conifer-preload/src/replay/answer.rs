@@ -13,7 +13,7 @@ use crate::msglog::ProgramValue;
 use crate::record::StatusSlot;
 use conifer_format::value::HandleKind;
 use std::collections::HashMap;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -275,6 +275,31 @@ impl Answer {
         }
     }
 
+    /// Writes a C attribute query's value to `value` (a `void **`): a predefined attribute as a
+    /// pointer to an int holding the run's value, any other as the run's pointer.
+    ///
+    /// # Safety
+    /// `value` is null or a writable `void *`.
+    pub unsafe fn attribute(&mut self, value: *mut c_void) {
+        match self.tag() {
+            wire::ABSENT => {}
+            wire::ATTRIBUTE => {
+                let pointer = match self.tag() {
+                    wire::INT => {
+                        let v = get_signed(&mut self.r.stream).unwrap_or_else(|| truncated());
+                        int_attribute(v as c_int)
+                    }
+                    wire::TOKEN => self.varint() as usize as *mut c_void,
+                    _ => self.unexpected(),
+                };
+                if !value.is_null() {
+                    *(value as *mut *mut c_void) = pointer;
+                }
+            }
+            _ => self.unexpected(),
+        }
+    }
+
     /// Writes the data a receive got into `buf`.
     ///
     /// # Safety
@@ -367,6 +392,19 @@ impl Answer {
 /// The number of the call being answered, from 0 as `conifer decode` numbers them.
 fn call_number() -> usize {
     super::times::calls_so_far().saturating_sub(1)
+}
+
+/// A pointer to an int holding `v`, alive for the rest of the run (one per value, as MPI's
+/// own attribute values live as long as the communicator).
+fn int_attribute(v: c_int) -> *mut c_void {
+    static VALUES: Mutex<Vec<Box<c_int>>> = Mutex::new(Vec::new());
+    let mut values = VALUES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = values.iter_mut().find(|b| ***b == v) {
+        return (&mut **found as *mut c_int).cast();
+    }
+    values.push(Box::new(v));
+    let last = values.last_mut().expect("just pushed");
+    (&mut **last as *mut c_int).cast()
 }
 
 fn truncated() -> ! {
