@@ -397,14 +397,17 @@ fn call_number() -> usize {
 /// A pointer to an int holding `v`, alive for the rest of the run (one per value, as MPI's
 /// own attribute values live as long as the communicator).
 fn int_attribute(v: c_int) -> *mut c_void {
-    static VALUES: Mutex<Vec<Box<c_int>>> = Mutex::new(Vec::new());
+    static VALUES: Mutex<Vec<(c_int, usize)>> = Mutex::new(Vec::new());
     let mut values = VALUES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(found) = values.iter_mut().find(|b| ***b == v) {
-        return (&mut **found as *mut c_int).cast();
-    }
-    values.push(Box::new(v));
-    let last = values.last_mut().expect("just pushed");
-    (&mut **last as *mut c_int).cast()
+    let address = match values.iter().find(|(value, _)| *value == v) {
+        Some(&(_, address)) => address,
+        None => {
+            let address = Box::leak(Box::new(v)) as *mut c_int as usize;
+            values.push((v, address));
+            address
+        }
+    };
+    address as *mut c_void
 }
 
 fn truncated() -> ! {
