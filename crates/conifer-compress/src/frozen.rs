@@ -134,6 +134,53 @@ impl FrozenGrammar {
             left: self.len,
         }
     }
+    /// Calls `f(terminal, n)` for each run of `n` copies of a terminal that `keep` accepts, in
+    /// the order of the expansion, and skips the others: a rule whose expansion holds no
+    /// accepted terminal is passed over whole, and a repeated terminal is one call. The same
+    /// terminals as filtering [`expand`](Self::expand), at the cost of the rules walked
+    /// rather than of the sequence's length.
+    pub fn for_each_run(&self, keep: impl Fn(u32) -> bool, mut f: impl FnMut(u32, u64)) {
+        if self.rules.is_empty() {
+            return;
+        }
+        let mut relevant = vec![false; self.rules.len()];
+        for r in parents_first(&self.rules).into_iter().rev() {
+            relevant[r] = self.rules[r].iter().any(|item| match item.symbol {
+                Symbol::Terminal(t) => keep(t),
+                Symbol::Rule(q) => relevant[q as usize],
+            });
+        }
+        if !relevant[0] {
+            return;
+        }
+        let mut frames = vec![Frame {
+            rule: 0,
+            pos: 0,
+            reps: 1,
+        }];
+        while let Some(frame) = frames.last_mut() {
+            let Some(item) = self.rules[frame.rule as usize].get(frame.pos) else {
+                frame.reps -= 1;
+                if frame.reps == 0 {
+                    frames.pop();
+                } else {
+                    frame.pos = 0;
+                }
+                continue;
+            };
+            frame.pos += 1;
+            match item.symbol {
+                Symbol::Terminal(t) if keep(t) => f(t, item.exponent),
+                Symbol::Terminal(_) => {}
+                Symbol::Rule(q) if relevant[q as usize] => frames.push(Frame {
+                    rule: q,
+                    pos: 0,
+                    reps: item.exponent,
+                }),
+                Symbol::Rule(_) => {}
+            }
+        }
+    }
 }
 
 /// The rules reachable from rule 0, every rule before the rules it refers to (reverse
@@ -226,6 +273,34 @@ impl Iterator for Expand<'_> {
         match usize::try_from(self.left) {
             Ok(left) => (left, Some(left)),
             Err(_) => (usize::MAX, None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Grammar;
+
+    #[test]
+    fn runs_of_kept_terminals_spell_the_filtered_expansion() {
+        // Nested loops with a terminal (7) only in some iterations, and long runs.
+        let mut grammar = Grammar::new();
+        for i in 0..40u32 {
+            for _ in 0..5 {
+                grammar.push(1);
+                grammar.push(2);
+            }
+            if i % 3 == 0 {
+                (0..4).for_each(|_| grammar.push(7));
+            }
+            grammar.push(3 + i % 2);
+        }
+        let frozen = grammar.freeze();
+        for keep in [|t: u32| t == 7, |t: u32| t != 2, |_: u32| false] {
+            let want: Vec<u32> = frozen.expand().filter(|&t| keep(t)).collect();
+            let mut got = Vec::new();
+            frozen.for_each_run(keep, |t, n| (0..n).for_each(|_| got.push(t)));
+            assert_eq!(got, want);
         }
     }
 }

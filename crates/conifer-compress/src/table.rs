@@ -31,17 +31,14 @@ fn fold(a: u64, b: u64) -> u64 {
 
 impl Digram {
     /// 32-bit hash; the table stores it to skip most key comparisons and to
-    /// move entries without recomputing it.
+    /// move entries without recomputing it. One multiply: each item's symbol
+    /// (34 bits) and exponent are folded into one word first, so items that
+    /// differ collide only when exponents beyond 2^29 do, and equal digrams
+    /// are still told apart by the caller's key comparison.
     pub(crate) fn hash(&self) -> u32 {
-        let a = fold(
-            self.first ^ 0x243f_6a88_85a3_08d3,
-            self.first_exp ^ 0x1319_8a2e_0370_7344,
-        );
-        let b = fold(
-            self.second ^ 0xa409_3822_299f_31d0,
-            self.second_exp ^ 0x082e_fa98_ec4e_6c89,
-        );
-        let h = fold(a ^ 0x4528_21e6_38d0_1377, b ^ 0xbe54_66cf_34e9_0c6c);
+        let a = self.first ^ self.first_exp.rotate_left(35);
+        let b = self.second ^ self.second_exp.rotate_left(35);
+        let h = fold(a ^ 0x243f_6a88_85a3_08d3, b ^ 0x1319_8a2e_0370_7344);
         (h ^ (h >> 32)) as u32
     }
 }

@@ -94,10 +94,11 @@ pub fn extract(record: &mut RankRecord) {
             for_each_leaf(&mut sig.values, &mut |v| leaves.push(v.clone()));
             leaves
         };
-        let first = leaves_of(members[0]);
+        let leaves: Vec<Vec<Value>> = members.iter().map(|&t| leaves_of(t)).collect();
+        let first = &leaves[0];
         let mut varies = vec![false; first.len()];
-        for &t in &members[1..] {
-            for (j, leaf) in leaves_of(t).iter().enumerate() {
+        for other in &leaves[1..] {
+            for (j, leaf) in other.iter().enumerate() {
                 varies[j] |= *leaf != first[j];
             }
         }
@@ -111,9 +112,9 @@ pub fn extract(record: &mut RankRecord) {
         });
         let id = new_signatures.len() as u32;
         new_signatures.push(encode_signature(&skeleton));
-        for &t in members {
+        for (&t, member_leaves) in members.iter().zip(&leaves) {
             new_of[t as usize] = Some(id);
-            let values = leaves_of(t)
+            let values = member_leaves
                 .iter()
                 .zip(&varies)
                 .filter(|(_, &v)| v)
@@ -142,32 +143,39 @@ pub fn extract(record: &mut RankRecord) {
     let mut streams = Vec::new();
     for (thread, foreign) in record.grammars.iter_mut().enumerate() {
         let tree = record.trees.get_mut(thread).and_then(Option::as_mut);
-        // The thread's calls in order: its tree's, with the grammar's in their places.
-        let calls: Vec<u32> = match (&tree, &shape) {
+        // Per skeleton, the series of its streamed fields, fed in call order: a member's
+        // values go to every field's series, a run of n calls of it as n copies at once.
+        let mut builders: Vec<Option<Vec<SeriesBuilder>>> = vec![None; skeletons as usize];
+        let mut feed = |t: u32, n: u64| {
+            let Some(values) = &streamed[t as usize] else {
+                return;
+            };
+            let series = builders[new_of[t as usize] as usize].get_or_insert_with(|| {
+                values
+                    .iter()
+                    .map(|_| SeriesBuilder::new(true, WINDOW))
+                    .collect()
+            });
+            series
+                .iter_mut()
+                .zip(values)
+                .for_each(|(b, &v)| b.push_n(v, n));
+        };
+        match (&tree, &shape) {
+            // The thread's calls in order: its tree's, with the grammar's in their places.
             (Some(tree), Some(shape)) => {
                 let records: Vec<&VertexRecord> = tree.vertices.iter().collect();
-                Expand::new(shape, &records, tree.leading_foreign, foreign.expand()).collect()
+                Expand::new(shape, &records, tree.leading_foreign, foreign.expand())
+                    .for_each(|t| feed(t, 1));
             }
-            _ => foreign.expand().collect(),
-        };
-        let mut builders: FastMap<u32, Vec<SeriesBuilder>> = FastMap::default();
-        for t in calls {
-            if let Some(values) = &streamed[t as usize] {
-                let series = builders.entry(new_of[t as usize]).or_insert_with(|| {
-                    values
-                        .iter()
-                        .map(|_| SeriesBuilder::new(true, WINDOW))
-                        .collect()
-                });
-                series.iter_mut().zip(values).for_each(|(b, &v)| b.push(v));
-            }
+            // Only the rules that reach a streamed member are walked.
+            _ => foreign.for_each_run(|t| streamed[t as usize].is_some(), feed),
         }
-        let mut entries: Vec<(u32, Vec<Series>)> = builders
+        let entries: Vec<(u32, Vec<Series>)> = builders
             .into_iter()
-            .map(|(t, b)| (t, b.iter().map(SeriesBuilder::snapshot).collect()))
+            .enumerate()
+            .filter_map(|(t, b)| Some((t as u32, b?.iter().map(SeriesBuilder::snapshot).collect())))
             .collect();
-        entries.sort_by_key(|(t, _)| *t);
-        debug_assert!(entries.iter().all(|(t, _)| *t < skeletons));
         streams.push(ThreadStreams { entries });
         // Renamed in place: the final pass over all grammars compresses what merged.
         *foreign = foreign.map_terminals(|t| new_of[t as usize]);

@@ -60,9 +60,11 @@ static ERR_IN_STATUS: LazyLock<i64> =
 
 static NEXT_THREAD: AtomicU32 = AtomicU32::new(0);
 
-/// The rank's record in the form sent to the merge, with its clock `offsets`.
+/// The rank's record in the form sent to the merge, with its clock `offsets`, taken once at
+/// the end of the run: the recorder's live forms are freed as it is made (recording has
+/// stopped).
 pub fn rank_record(offsets: ClockOffsets) -> RankRecord {
-    record_of(&lock(), offsets)
+    snapshot::take_record(&mut lock(), offsets)
 }
 
 /// Nanoseconds per clock tick, fixed from the first time it is asked on.

@@ -4,6 +4,7 @@
 use super::global::lock;
 use super::state::{State, TimedCall};
 use super::trees;
+use conifer_compress::FrozenGrammar;
 use conifer_format::call_time::RecorderTime;
 use conifer_format::clock::{ClockSample, RankClock, ThreadSpan};
 use conifer_format::rank_record::{Membership, RankRecord};
@@ -20,6 +21,37 @@ pub type ClockOffsets = (Option<ClockSample>, Option<ClockSample>);
 
 /// The rank's record, built from `state` and the rank's clock offsets.
 pub fn record_of(state: &State, offsets: ClockOffsets) -> RankRecord {
+    let grammars = state.grammars.iter().map(|g| g.freeze()).collect();
+    let signatures = state.signatures.iter().map(|s| s.to_vec()).collect();
+    record_with(state, grammars, signatures, offsets)
+}
+
+/// The rank's record at the end of the run, once recording has stopped: the live forms are
+/// given up as the record is made — each thread's grammar (its nodes and digram index) freed
+/// once frozen, then the signature index, table and trace trees — so the merge that follows
+/// does not hold a live and a frozen copy of the rank's calls at once.
+pub fn take_record(state: &mut State, offsets: ClockOffsets) -> RankRecord {
+    let grammars = state
+        .grammars
+        .iter_mut()
+        .map(|g| std::mem::take(g).freeze())
+        .collect();
+    state.table = Default::default();
+    let signatures = state.signatures.iter().map(|s| s.to_vec()).collect();
+    let record = record_with(state, grammars, signatures, offsets);
+    state.signatures = Vec::new();
+    state.trees = Vec::new();
+    state.timelines = None;
+    record
+}
+
+/// [`record_of`] with the grammars already frozen and the signatures already copied out.
+fn record_with(
+    state: &State,
+    grammars: Vec<FrozenGrammar>,
+    signatures: Vec<Vec<u8>>,
+    offsets: ClockOffsets,
+) -> RankRecord {
     let trees: Vec<_> = state
         .trees
         .iter()
@@ -53,13 +85,13 @@ pub fn record_of(state: &State, offsets: ClockOffsets) -> RankRecord {
         })
         .unwrap_or_default();
     RankRecord {
-        signatures: state.signatures.iter().map(|s| s.to_vec()).collect(),
+        signatures,
         timing: state
             .timing
             .iter()
             .map(|t| t.in_ns(state.ns_per_tick()))
             .collect(),
-        grammars: state.grammars.iter().map(|g| g.freeze()).collect(),
+        grammars,
         comms,
         timelines: call_times(state)
             .iter()
