@@ -11,7 +11,7 @@ apt_packages=(
   libopenmpi-dev openmpi-bin
   libmpich-dev mpich
   gfortran
-  time
+  time valgrind
   chromium fonts-dejavu-core
   libotf2-trace-dev otf2-tools python3-otf2 libsimgrid-dev
   python3-pandas python3-pytest

@@ -5,6 +5,7 @@
 //! `make build MPI=<mpi>` (`target/<mpi>/release`).
 
 mod build_suite;
+mod cost_suite;
 mod measure;
 mod prediction_suite;
 mod readers_suite;

@@ -185,9 +185,13 @@ pub struct MergeCost {
     pub work_ms: f64,
     /// Rise of its resident memory during the merge.
     pub kib: u64,
+    /// Its resident memory when the merge began.
+    pub before_kib: u64,
+    /// Its peak resident memory before the end of the run (the recording's peak).
+    pub recording_peak_kib: u64,
 }
 
-/// `rank=R merge_ms=T merge_work_ms=W merge_peak_kib=K ...`.
+/// `rank=R merge_ms=T merge_work_ms=W merge_peak_kib=K rss_before_kib=B recording_peak_kib=P ...`.
 fn merge_line(line: &str) -> Option<MergeCost> {
     let field = |name: &str| {
         line.split_whitespace()
@@ -197,6 +201,10 @@ fn merge_line(line: &str) -> Option<MergeCost> {
         ms: field("merge_ms")?.parse().ok()?,
         work_ms: field("merge_work_ms")?.parse().ok()?,
         kib: field("merge_peak_kib")?.parse().ok()?,
+        before_kib: field("rss_before_kib")?.parse().ok()?,
+        recording_peak_kib: field("recording_peak_kib")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
     })
 }
 

@@ -342,9 +342,13 @@ fn real_programs(setup: &Setup) -> Vec<RealProgram> {
 }
 
 fn real_program_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
+    let load_before = load_average();
     let mut table = Table::new(
         &format!("Real programs not written here ({})", setup.mpi),
-        "Debian-packaged MPI programs; whole-launch wall time, median of interleaved runs.",
+        &format!(
+            "Debian-packaged MPI programs; whole-launch wall time, median of interleaved runs. \
+             Load average (1, 5, 15 min) when the table began: {load_before}."
+        ),
         &[
             "program",
             "ranks",
@@ -371,6 +375,13 @@ fn real_program_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
         )?;
     }
     Ok(table)
+}
+
+/// The host's load averages over 1, 5 and 15 minutes, as `/proc/loadavg` gives them.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 fn peak_memory(setup: &Setup) -> Result<Table, String> {
@@ -442,7 +453,7 @@ type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
 /// Every suite, in report order. A suite that fails is reported as a table saying why, and
 /// the others still run.
 pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
-    let suites: [(&str, Suite); 10] = [
+    let suites: [(&str, Suite); 12] = [
         ("Per-call overhead", &|| per_call_overhead(setup, quick)),
         ("Trace tree vs grammar: per-call overhead", &|| {
             crate::tree_suite::overhead(setup, quick)
@@ -459,6 +470,12 @@ pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
             trace_size_scaling(setup, quick)
         }),
         ("Peak memory per rank", &|| peak_memory(setup)),
+        ("Recorder instructions per call", &|| {
+            crate::cost_suite::instructions_per_call(setup, quick)
+        }),
+        ("Memory at the end of the run", &|| {
+            crate::cost_suite::end_of_run_memory(setup)
+        }),
         ("Trace size of every test app against ranks", &|| {
             crate::size_suite::against_ranks(setup, quick)
         }),

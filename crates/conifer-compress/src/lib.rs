@@ -36,4 +36,4 @@ pub mod tree;
 pub use codec::DecodeError;
 pub use frozen::{Expand, FrozenGrammar, Item, Symbol};
 pub use grammar::Grammar;
-pub use set::{decode_set, encode_set, MAX_LETTERS};
+pub use set::{decode_set, encode_list, encode_set, MAX_LETTERS};

@@ -23,6 +23,8 @@ use crate::frozen::{FrozenGrammar, Symbol};
 use crate::grammar::Grammar;
 
 const VERSION: u8 = 1;
+/// Version byte of [`encode_list`]: the grammars one after another, without the shared pass.
+const LIST_VERSION: u8 = 2;
 /// The letter that ends a rule.
 const RULE_END: u32 = 0;
 /// Most letters the combined sequence may expand to (all rule items of all grammars).
@@ -73,10 +75,28 @@ pub fn encode_set(grammars: &[FrozenGrammar]) -> Vec<u8> {
     out
 }
 
-/// Decodes [`encode_set`] output.
+/// `grammars` one after another, each in the single-grammar encoding after its length:
+/// without [`encode_set`]'s pass over all their rules, so quick to write and read and
+/// without that pass's memory (the form of the merge's messages between ranks; a file's
+/// `GRAM` section is [`encode_set`]'s). [`decode_set`] reads both.
+pub fn encode_list(grammars: &[FrozenGrammar]) -> Vec<u8> {
+    let mut out = vec![LIST_VERSION];
+    put_varint(&mut out, grammars.len() as u64);
+    for grammar in grammars {
+        let bytes = grammar.to_bytes();
+        put_varint(&mut out, bytes.len() as u64);
+        out.extend_from_slice(&bytes);
+    }
+    out
+}
+
+/// Decodes [`encode_set`] or [`encode_list`] output.
 pub fn decode_set(bytes: &[u8]) -> Result<Vec<FrozenGrammar>, DecodeError> {
     let mut reader = Reader { bytes };
     let version = reader.byte()?;
+    if version == LIST_VERSION {
+        return decode_list(reader);
+    }
     if version != VERSION {
         return Err(DecodeError::UnsupportedVersion(version));
     }
@@ -130,6 +150,22 @@ pub fn decode_set(bytes: &[u8]) -> Result<Vec<FrozenGrammar>, DecodeError> {
         .collect()
 }
 
+/// The grammars of [`encode_list`] output, after its version byte.
+fn decode_list(mut reader: Reader) -> Result<Vec<FrozenGrammar>, DecodeError> {
+    let count = reader.count()?;
+    let mut grammars = Vec::with_capacity(count);
+    for _ in 0..count {
+        let length = reader.count()?;
+        let (bytes, rest) = reader.bytes.split_at(length);
+        reader.bytes = rest;
+        grammars.push(FrozenGrammar::from_bytes(bytes)?);
+    }
+    if !reader.bytes.is_empty() {
+        return Err(DecodeError::TrailingBytes(reader.bytes.len()));
+    }
+    Ok(grammars)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +204,7 @@ mod tests {
             classes(),
         ] {
             assert_eq!(decode_set(&encode_set(&set)).unwrap(), set);
+            assert_eq!(decode_set(&encode_list(&set)).unwrap(), set);
         }
     }
 
@@ -184,14 +221,15 @@ mod tests {
 
     #[test]
     fn truncated_or_altered_sets_are_rejected_without_panic() {
-        let bytes = encode_set(&classes());
-        for cut in 0..bytes.len() {
-            assert!(decode_set(&bytes[..cut]).is_err());
-        }
-        for i in 0..bytes.len() {
-            let mut altered = bytes.clone();
-            altered[i] ^= 0x5a;
-            let _ = decode_set(&altered);
+        for bytes in [encode_set(&classes()), encode_list(&classes())] {
+            for cut in 0..bytes.len() {
+                assert!(decode_set(&bytes[..cut]).is_err());
+            }
+            for i in 0..bytes.len() {
+                let mut altered = bytes.clone();
+                altered[i] ^= 0x5a;
+                let _ = decode_set(&altered);
+            }
         }
     }
 }

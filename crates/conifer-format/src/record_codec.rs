@@ -83,7 +83,11 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
     let mut sigs = Vec::new();
     put_u64(&mut sigs, m.signatures.len() as u64);
     m.signatures.iter().for_each(|s| put_bytes(&mut sigs, s));
-    let grams = conifer_compress::encode_set(&m.grammars);
+    let grams = if compact {
+        conifer_compress::encode_set(&m.grammars)
+    } else {
+        conifer_compress::encode_list(&m.grammars)
+    };
     let mut map = Vec::new();
     put_u64(&mut map, m.ranks.len() as u64);
     let threads: Vec<&Vec<u32>> = m.ranks.iter().map(|r| &r.threads).collect();

@@ -40,12 +40,14 @@ fn status_kib(field: &str) -> Option<u64> {
 
 /// With `CONIFER_MERGE_REPORT=FILE`, what the merge cost this rank: its time and how far it
 /// raised the rank's resident memory above what it was before (the kernel's high-water mark,
-/// reset through `/proc/self/clear_refs` when the merge starts); and how many polls the
-/// recorder appended as repeats of the previous one. One line per rank is appended.
+/// reset through `/proc/self/clear_refs` when the merge starts); the rank's peak before the
+/// end of the run (the recording's); and how many polls the recorder appended as repeats of
+/// the previous one. One line per rank is appended.
 struct MergeReport {
     path: String,
     started: std::time::Instant,
     rss_before_kib: u64,
+    recording_peak_kib: u64,
 }
 
 impl MergeReport {
@@ -53,11 +55,13 @@ impl MergeReport {
         let path = std::env::var("CONIFER_MERGE_REPORT")
             .ok()
             .filter(|p| !p.is_empty())?;
+        let recording_peak_kib = status_kib("VmHWM").unwrap_or(0);
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         Some(MergeReport {
             path,
             started: std::time::Instant::now(),
             rss_before_kib: status_kib("VmRSS").unwrap_or(0),
+            recording_peak_kib,
         })
     }
 
@@ -66,13 +70,14 @@ impl MergeReport {
     fn finish(self, rank: c_int, work: std::time::Duration) {
         let line = format!(
             "rank={rank} merge_ms={:.3} merge_work_ms={:.3} merge_peak_kib={} rss_before_kib={} \
-             repeated_polls={}\n",
+             recording_peak_kib={} repeated_polls={}\n",
             self.started.elapsed().as_secs_f64() * 1e3,
             work.as_secs_f64() * 1e3,
             status_kib("VmHWM")
                 .unwrap_or(0)
                 .saturating_sub(self.rss_before_kib),
             self.rss_before_kib,
+            self.recording_peak_kib,
             crate::record::repeated_polls()
         );
         use std::io::Write;
