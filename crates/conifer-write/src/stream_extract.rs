@@ -53,16 +53,14 @@ fn placeholder(v: &Value) -> Value {
 /// renaming the family members to their skeleton in the threads' grammars and trace trees;
 /// leaves the record unchanged when no family is large enough.
 pub fn extract(record: &mut RankRecord) {
-    let parsed: Vec<Option<Signature>> = record
-        .signatures
-        .iter()
-        .map(|s| Signature::parse(s))
-        .collect();
-    // Families: signatures equal once every leaf is a placeholder.
+    // Families: signatures equal once every leaf is a placeholder. Each signature is parsed
+    // here and dropped (a rank with tens of thousands of signatures holding large arrays would
+    // need far more memory parsed than encoded); members of large families are parsed again.
     let mut families: FastMap<Vec<u8>, Vec<u32>> = FastMap::default();
-    for (t, sig) in parsed.iter().enumerate() {
-        let Some(sig) = sig else { continue };
-        let mut blank = sig.clone();
+    for (t, bytes) in record.signatures.iter().enumerate() {
+        let Some(mut blank) = Signature::parse(bytes) else {
+            continue;
+        };
         let mut leaves = 0;
         for_each_leaf(&mut blank.values, &mut |v| {
             *v = placeholder(v);
@@ -87,9 +85,10 @@ pub fn extract(record: &mut RankRecord) {
     let mut new_signatures: Vec<Vec<u8>> = Vec::new();
     let mut new_of: Vec<Option<u32>> = vec![None; record.signatures.len()];
     let mut streamed: Vec<Option<Vec<u64>>> = vec![None; record.signatures.len()];
+    let parse = |t: u32| Signature::parse(&record.signatures[t as usize]).expect("parsed before");
     for members in &families {
         let leaves_of = |t: u32| {
-            let mut sig = parsed[t as usize].clone().expect("parsed");
+            let mut sig = parse(t);
             let mut leaves = Vec::new();
             for_each_leaf(&mut sig.values, &mut |v| leaves.push(v.clone()));
             leaves
@@ -102,7 +101,7 @@ pub fn extract(record: &mut RankRecord) {
                 varies[j] |= *leaf != first[j];
             }
         }
-        let mut skeleton = parsed[members[0] as usize].clone().expect("parsed");
+        let mut skeleton = parse(members[0]);
         let mut j = 0;
         for_each_leaf(&mut skeleton.values, &mut |v| {
             if varies[j] {

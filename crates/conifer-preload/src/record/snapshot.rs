@@ -28,7 +28,8 @@ pub fn record_of(state: &State, offsets: ClockOffsets) -> RankRecord {
 
 /// The rank's record at the end of the run, once recording has stopped: the live forms are
 /// given up as the record is made — each thread's grammar (its nodes and digram index) freed
-/// once frozen, then the signature index, table and trace trees — so the merge that follows
+/// once frozen, then the signature index and table, the timing and the trace trees — so the
+/// merge that follows
 /// does not hold a live and a frozen copy of the rank's calls at once.
 pub fn take_record(state: &mut State, offsets: ClockOffsets) -> RankRecord {
     let grammars = state
@@ -40,8 +41,10 @@ pub fn take_record(state: &mut State, offsets: ClockOffsets) -> RankRecord {
     let signatures = state.signatures.iter().map(|s| s.to_vec()).collect();
     let record = record_with(state, grammars, signatures, offsets);
     state.signatures = Vec::new();
+    state.timing = Vec::new();
     state.trees = Vec::new();
     state.timelines = None;
+    state.histograms = None;
     record
 }
 
