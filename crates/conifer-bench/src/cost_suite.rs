@@ -109,7 +109,11 @@ fn read_profile(path: &Path) -> Result<Profile, String> {
             .strip_prefix("totals:")
             .or_else(|| line.strip_prefix("summary:"))
         {
-            profile.total = t.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            profile.total = t
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
         } else if let Some(o) = line.strip_prefix("ob=") {
             object = resolve(&mut names, o);
         } else if let Some(o) = line.strip_prefix("cob=") {
@@ -120,7 +124,10 @@ fn read_profile(path: &Path) -> Result<Profile, String> {
             if std::mem::take(&mut call_cost_next) {
                 continue;
             }
-            let ir = line.split_whitespace().nth(positions).and_then(|v| v.parse::<u64>().ok());
+            let ir = line
+                .split_whitespace()
+                .nth(positions)
+                .and_then(|v| v.parse::<u64>().ok());
             *profile.by_object.entry(object.clone()).or_default() += ir.unwrap_or(0);
         }
     }
@@ -204,8 +211,8 @@ pub fn instructions_per_call(setup: &Setup, quick: bool) -> Result<Table, String
         let (plain, plain_in, _) = run_under_callgrind(setup, &program, false, &objects)?;
         let (traced, traced_in, command) = run_under_callgrind(setup, &program, true, &objects)?;
         let calls = setup.traced_calls()?.max(1);
-        let recorder = traced_in[0] + (traced_in[1] + traced_in[2])
-            .saturating_sub(plain_in[1] + plain_in[2]);
+        let recorder =
+            traced_in[0] + (traced_in[1] + traced_in[2]).saturating_sub(plain_in[1] + plain_in[2]);
         table.push(
             vec![
                 s(program.name),

@@ -276,31 +276,3 @@ impl Iterator for Expand<'_> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::Grammar;
-
-    #[test]
-    fn runs_of_kept_terminals_spell_the_filtered_expansion() {
-        // Nested loops with a terminal (7) only in some iterations, and long runs.
-        let mut grammar = Grammar::new();
-        for i in 0..40u32 {
-            for _ in 0..5 {
-                grammar.push(1);
-                grammar.push(2);
-            }
-            if i % 3 == 0 {
-                (0..4).for_each(|_| grammar.push(7));
-            }
-            grammar.push(3 + i % 2);
-        }
-        let frozen = grammar.freeze();
-        for keep in [|t: u32| t == 7, |t: u32| t != 2, |_: u32| false] {
-            let want: Vec<u32> = frozen.expand().filter(|&t| keep(t)).collect();
-            let mut got = Vec::new();
-            frozen.for_each_run(keep, |t, n| (0..n).for_each(|_| got.push(t)));
-            assert_eq!(got, want);
-        }
-    }
-}
