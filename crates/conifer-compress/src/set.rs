@@ -71,7 +71,7 @@ pub fn encode_set(grammars: &[FrozenGrammar]) -> Vec<u8> {
         .for_each(|g| put_varint(&mut out, g.rules().len() as u64));
     put_varint(&mut out, dictionary.len() as u64);
     dictionary.iter().for_each(|d| out.extend_from_slice(d));
-    out.extend_from_slice(&letters.freeze().to_bytes());
+    out.extend_from_slice(&letters.into_frozen().to_bytes());
     out
 }
 

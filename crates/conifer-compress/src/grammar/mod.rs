@@ -227,6 +227,19 @@ impl Grammar {
         }
     }
 
+    /// [`freeze`](Self::freeze), giving the grammar up: the digram index and the work lists
+    /// are freed before the frozen copy is made (freezing needs only the rules), so the two
+    /// forms never hold memory at once beyond the nodes.
+    pub fn into_frozen(mut self) -> FrozenGrammar {
+        self.flush_tail_run();
+        self.replay_held();
+        self.table = DigramTable::new();
+        self.pending = Vec::new();
+        self.underused = Vec::new();
+        self.free_nodes = Vec::new();
+        self.freeze_settled()
+    }
+
     /// [`freeze`](Self::freeze) when no terminal is held back.
     fn freeze_settled(&self) -> FrozenGrammar {
         let mut ids = vec![u32::MAX; self.rules.len()];

@@ -265,3 +265,17 @@ fn runs_of_kept_terminals_spell_the_filtered_expansion() {
         assert_eq!(got, want);
     }
 }
+
+#[test]
+fn into_frozen_equals_freeze_with_terminals_held_back() {
+    // Ends inside a loop body's copy and with a run of one terminal: both held back.
+    for tail in [&[1u32, 2][..], &[1, 2, 3, 3, 3][..], &[][..]] {
+        let mut grammar = Grammar::new();
+        for _ in 0..10 {
+            [1, 2, 3].iter().for_each(|&t| grammar.push(t));
+        }
+        tail.iter().for_each(|&t| grammar.push(t));
+        let frozen = grammar.freeze();
+        assert_eq!(grammar.into_frozen(), frozen);
+    }
+}

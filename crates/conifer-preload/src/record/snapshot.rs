@@ -35,7 +35,7 @@ pub fn take_record(state: &mut State, offsets: ClockOffsets) -> RankRecord {
     let grammars = state
         .grammars
         .iter_mut()
-        .map(|g| std::mem::take(g).freeze())
+        .map(|g| std::mem::take(g).into_frozen())
         .collect();
     state.table = Default::default();
     let signatures = state.signatures.iter().map(|s| s.to_vec()).collect();
