@@ -31,7 +31,7 @@ mod open;
 
 pub use conifer_compress::fast_hash;
 pub use conifer_format::{
-    caller, clock, columns, container, forest, grid, histogram, log_quantiser, lossy_timeline,
+    caller, clock, columns, completion, container, forest, grid, histogram, log_quantiser, lossy_timeline,
     partial, predefined, rank, rank_totals, recorded, stored, streams, timeline, timing,
     timing_mode, value, varint,
 };

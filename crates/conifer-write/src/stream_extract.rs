@@ -62,6 +62,14 @@ pub fn extract(record: &mut RankRecord) {
     let mut families: FastMap<Vec<u8>, Vec<u32>> = FastMap::default();
     for (t, sig) in parsed.iter().enumerate() {
         let Some(sig) = sig else { continue };
+        // Completion skeletons have their streams already (the recorder's).
+        if sig
+            .values
+            .iter()
+            .any(|v| matches!(v, Value::StreamedRequests(..) | Value::StreamedOutputs))
+        {
+            continue;
+        }
         let mut blank = sig.clone();
         let mut leaves = 0;
         for_each_leaf(&mut blank.values, &mut |v| {
@@ -168,7 +176,18 @@ pub fn extract(record: &mut RankRecord) {
             .collect();
         entries.sort_by_key(|(t, _)| *t);
         debug_assert!(entries.iter().all(|(t, _)| *t < skeletons));
-        streams.push(ThreadStreams { entries });
+        // The recorder's completion streams, renamed.
+        let recorded = record
+            .streams
+            .get(thread)
+            .map(|s| s.map_terminals(|t| new_of[t as usize]))
+            .unwrap_or_default();
+        entries.extend(recorded.entries);
+        entries.sort_by_key(|(t, _)| *t);
+        streams.push(ThreadStreams {
+            entries,
+            values: recorded.values,
+        });
         // Renamed in place: the final pass over all grammars compresses what merged.
         *foreign = foreign.map_terminals(|t| new_of[t as usize]);
         if let Some(tree) = tree {

@@ -81,7 +81,7 @@ pub fn record_of(state: &State, offsets: ClockOffsets) -> RankRecord {
             .flatten()
             .cloned(),
         trees,
-        streams: Vec::new(),
+        streams: state.completions.snapshot(state.grammars.len()),
     }
 }
 

@@ -1,0 +1,163 @@
+//! Which calls are completion calls (see [`conifer_format::completion`]): their outputs and
+//! the request arrays they are passed follow the order in which messages arrived, and go into
+//! the thread's value streams instead of the signature. `CONIFER_COMPLETION_STREAMS=0` keeps
+//! them in the signature, as before.
+
+use conifer_format::completion::{Completed, Layout};
+use std::sync::LazyLock;
+
+/// The completion functions: name, value index of the request array, of the first output,
+/// and how the call names the requests it completed.
+const FUNCTIONS: &[(&str, Option<usize>, usize, Completed)] = &[
+    ("MPI_Waitany", Some(1), 2, Completed::Index(2)),
+    ("MPI_Testany", Some(1), 2, Completed::Index(2)),
+    ("MPI_Waitsome", Some(1), 2, Completed::Indices(3)),
+    ("MPI_Testsome", Some(1), 2, Completed::Indices(3)),
+    ("MPI_Testall", Some(1), 2, Completed::AllIf(2)),
+    ("MPI_Test", None, 1, Completed::Unknown),
+    ("MPI_Iprobe", None, 3, Completed::Unknown),
+];
+
+/// Per function id, its layout when it is a completion function.
+static LAYOUTS: LazyLock<Vec<Option<Layout>>> = LazyLock::new(|| {
+    let on = std::env::var("CONIFER_COMPLETION_STREAMS").map_or(true, |v| v != "0");
+    crate::wrappers::FUNCTION_NAMES
+        .iter()
+        .map(|name| {
+            let (_, requests, outputs, completed) = FUNCTIONS.iter().find(|f| f.0 == *name)?;
+            on.then_some(Layout {
+                requests: *requests,
+                outputs: *outputs,
+                completed: *completed,
+            })
+        })
+        .collect()
+});
+
+/// The layout of the call whose signature starts `sig`, when it is a completion call.
+#[inline(always)]
+pub fn layout_of(sig: &[u8]) -> Option<Layout> {
+    // The function id's varint: one byte below 128, else two.
+    let id = match *sig.first()? {
+        b if b < 0x80 => usize::from(b),
+        b => usize::from(b & 0x7f) | usize::from(*sig.get(1)?) << 7,
+    };
+    LAYOUTS.get(id).copied().flatten()
+}
+
+use super::state::State;
+use conifer_compress::tree::TreeBuilder;
+use conifer_format::completion::{split, Split};
+use conifer_format::streams::ThreadStreams;
+use conifer_write::completion_streams::CompletionSites;
+
+/// The recorder's completion streams: per thread, its call sites and its last completion
+/// call.
+#[derive(Default)]
+pub struct Completions {
+    threads: Vec<ThreadCompletions>,
+    /// Scratch for a call's skeleton and parts.
+    skeleton: Vec<u8>,
+    parts: Split,
+}
+
+#[derive(Default)]
+struct ThreadCompletions {
+    sites: CompletionSites,
+    /// The terminal and full signature of the thread's last completion call.
+    last: Option<(u32, Vec<u8>)>,
+}
+
+impl Completions {
+    fn thread(&mut self, thread: u32) -> &mut ThreadCompletions {
+        let i = thread as usize;
+        if self.threads.len() <= i {
+            self.threads.resize_with(i + 1, Default::default);
+        }
+        &mut self.threads[i]
+    }
+
+    /// Each thread's streams (`threads` of them), or none when no thread made any.
+    pub fn snapshot(&self, threads: usize) -> Vec<ThreadStreams> {
+        let streams: Vec<ThreadStreams> = (0..threads)
+            .map(|t| {
+                self.threads
+                    .get(t)
+                    .map_or_else(ThreadStreams::default, |c| c.sites.snapshot())
+            })
+            .collect();
+        if streams.iter().all(ThreadStreams::is_empty) {
+            return Vec::new();
+        }
+        streams
+    }
+}
+
+impl State {
+    /// Appends completion call `sig` of `thread` (laid out as `layout`) as its skeleton, its
+    /// timing-dependent values to the thread's streams (see [`State::append`] for the rest);
+    /// false, and nothing appended, when the signature is not laid out so.
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_completion(
+        &mut self,
+        thread: u32,
+        sig: &[u8],
+        layout: Layout,
+        start: u64,
+        end: u64,
+        site: Option<u32>,
+        place: impl FnOnce(&mut Option<TreeBuilder>, Option<u32>, u32) -> bool,
+    ) -> bool {
+        let c = &mut self.completions;
+        if split(sig, layout, &mut c.skeleton, &mut c.parts).is_none() {
+            return false;
+        }
+        let skeleton = std::mem::take(&mut self.completions.skeleton);
+        self.add_thread(thread);
+        let terminal = self.terminal(thread, &skeleton);
+        self.completions.skeleton = skeleton;
+        let c = &mut self.completions;
+        let parts = std::mem::take(&mut c.parts);
+        let t = c.thread(thread);
+        t.sites.push(terminal, sig, &parts, layout.completed);
+        let last = t.last.get_or_insert_with(|| (terminal, Vec::new()));
+        last.0 = terminal;
+        last.1.clear();
+        last.1.extend_from_slice(sig);
+        c.parts = parts;
+        self.append_terminal(thread, terminal, start, end, site, place);
+        self.raw_is(sig);
+        true
+    }
+
+    /// After [`State::append_terminal`] of a poll that repeated `thread`'s previous call:
+    /// feeds the streams when that was a completion call.
+    pub fn repeat_completion(&mut self, thread: u32, terminal: u32) {
+        let t = self.completions.thread(thread);
+        if !t.sites.repeat(terminal) {
+            return;
+        }
+        if let Some((_, full)) = self.completions.threads[thread as usize].last.take() {
+            self.raw_is(&full);
+            self.completions.threads[thread as usize].last = Some((terminal, full));
+        }
+    }
+
+    /// The full signature of `thread`'s last call, of terminal `terminal`.
+    pub fn last_signature(&self, thread: u32, terminal: u32) -> &[u8] {
+        match self.completions.threads.get(thread as usize) {
+            Some(ThreadCompletions {
+                last: Some((t, full)),
+                ..
+            }) if *t == terminal => full,
+            _ => &self.signatures[terminal as usize],
+        }
+    }
+
+    /// The raw record's last call is `sig` (not its skeleton).
+    fn raw_is(&mut self, sig: &[u8]) {
+        if let Some(last) = self.raw.as_mut().and_then(|raw| raw.last_mut()) {
+            last.1 = sig.into();
+        }
+    }
+}
