@@ -26,7 +26,11 @@ fn waitany(name: &str, ranks: u32, iterations: u32) -> (PathBuf, std::process::O
         &program,
         &[&iterations.to_string()],
     );
-    let verify = run_ok(std::process::Command::new(conifer()).arg("verify").arg(&trace));
+    let verify = run_ok(
+        std::process::Command::new(conifer())
+            .arg("verify")
+            .arg(&trace),
+    );
     let said = String::from_utf8_lossy(&verify.stdout);
     assert!(said.starts_with("identical: "), "{name}: {said}");
     (trace, out)
@@ -147,7 +151,15 @@ fn decoded_completions_follow_mpi_and_the_app() {
             .find(|l| l.starts_with(&format!("RESULT rank={rank} ")))
             .unwrap();
         assert_eq!(waitany, u64::from(iterations) * peers);
-        assert_eq!(waitany, field_value(result, "waitany_completions"), "{result}");
-        assert_eq!(testsome, field_value(result, "testsome_completions"), "{result}");
+        assert_eq!(
+            waitany,
+            field_value(result, "waitany_completions"),
+            "{result}"
+        );
+        assert_eq!(
+            testsome,
+            field_value(result, "testsome_completions"),
+            "{result}"
+        );
     }
 }

@@ -5,8 +5,8 @@
 //! set to `MPI_REQUEST_NULL`). The recorder keeps the rest of the call as one *skeleton*, the
 //! array replaced by [`Value::StreamedRequests`] and the outputs by [`Value::StreamedOutputs`],
 //! so every call of a call site is one terminal whatever completed, and feeds the thread's
-//! value streams ([`crate::streams`]) with the rest, in call order, as indices into the call
-//! site's distinct values (encoded values, [`crate::streams::ThreadStreams::values`]):
+//! value streams (`streams.rs`) with the rest, in call order, as indices into the call
+//! site's distinct values (encoded values, kept beside the streams):
 //!
 //! - [`CHANGES`]: per call with a request array, 0 when the array is given whole (its index
 //!   follows in [`VALUES`]), else 1 + the number of slots that differ from the *expected*
@@ -76,9 +76,7 @@ impl Completed {
     pub fn at(self) -> Option<usize> {
         match self {
             Completed::Unknown => None,
-            Completed::Index(at) | Completed::Indices(at) | Completed::AllIf(at) => {
-                Some(at.into())
-            }
+            Completed::Index(at) | Completed::Indices(at) | Completed::AllIf(at) => Some(at.into()),
         }
     }
 
@@ -190,13 +188,16 @@ pub fn split(sig: &[u8], layout: Layout, skeleton: &mut Vec<u8>, out: &mut Split
     Some(())
 }
 
+/// A value's bytes, from and to.
+type Range = (usize, usize);
+
 /// Outputs `outputs` as stored (see the module's description): their head into `head`, and
 /// when they hold arrays of one length, each item's bytes into `items` (cleared otherwise).
 pub fn outputs_parts(outputs: &[u8], head: &mut Vec<u8>, items: &mut Vec<Vec<u8>>) -> Option<()> {
     let mut r = Reader::new(outputs);
     let at = |r: &Reader| outputs.len() - r.remaining();
     // Per value: its bytes, and its elements' bytes when it is an array.
-    let mut values: Vec<((usize, usize), Option<Vec<(usize, usize)>>)> = Vec::new();
+    let mut values: Vec<(Range, Option<Vec<Range>>)> = Vec::new();
     while r.remaining() > 0 {
         let start = at(&r);
         if outputs[start] == ARRAY_TAG {

@@ -1,13 +1,11 @@
 //! Reading completion skeletons back (see [`crate::completion`]): filling a thread's calls in
-//! order, and the `SVAL` section that holds their call sites' distinct values.
+//! order.
 
 use crate::completion::{
     values_of, Completed, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES, SLOTS, VALUES,
 };
 use crate::signature::{encode_signature, Signature};
-use crate::streams::ThreadStreams;
 use crate::value::Value;
-use crate::varint::{put_u64, Reader};
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::SeriesIter;
 
@@ -22,14 +20,14 @@ struct SiteState {
     null: Option<Value>,
 }
 
-/// Fills a thread's completion skeletons back in call order (see [`crate::streams::Filler`]).
+/// Fills a thread's completion skeletons back in call order.
 pub struct CompletionFiller<'a> {
     values: FastMap<u32, &'a [Vec<u8>]>,
     sites: FastMap<u32, SiteState>,
 }
 
 impl<'a> CompletionFiller<'a> {
-    /// A filler over a thread's completion values ([`ThreadStreams::values`]).
+    /// A filler over a thread's completion values (per skeleton terminal, its distinct values).
     pub fn new(values: &'a [(u32, Vec<Vec<u8>>)]) -> CompletionFiller<'a> {
         CompletionFiller {
             values: values.iter().map(|(t, v)| (*t, v.as_slice())).collect(),
@@ -123,49 +121,4 @@ impl<'a> CompletionFiller<'a> {
         sig.values = values;
         Some(encode_signature(&sig))
     }
-}
-
-/// `SVAL`: per stream set of `sets`, its completion skeletons' values (`varint e` entries,
-/// each `varint terminal`, `varint k` and *k* `varint length, bytes`); `None` when no set
-/// has any.
-pub fn encode_values(sets: &[ThreadStreams]) -> Option<Vec<u8>> {
-    if sets.iter().all(|s| s.values.is_empty()) {
-        return None;
-    }
-    let mut out = Vec::new();
-    for set in sets {
-        put_u64(&mut out, set.values.len() as u64);
-        for (t, values) in &set.values {
-            put_u64(&mut out, (*t).into());
-            put_u64(&mut out, values.len() as u64);
-            for v in values {
-                put_u64(&mut out, v.len() as u64);
-                out.extend_from_slice(v);
-            }
-        }
-    }
-    Some(out)
-}
-
-/// Reads what [`encode_values`] wrote into `sets`; `None` when malformed.
-pub fn decode_values(bytes: &[u8], sets: &mut [ThreadStreams]) -> Option<()> {
-    let mut r = Reader::new(bytes);
-    for set in sets.iter_mut() {
-        let e = r.count()?;
-        for _ in 0..e {
-            let (t, k) = (r.u32()?, r.count()?);
-            let values = (0..k)
-                .map(|_| {
-                    let n = r.count()?;
-                    Some(r.take(n)?.to_vec())
-                })
-                .collect::<Option<Vec<_>>>()?;
-            let series = set.entries.iter().find(|(x, _)| *x == t)?;
-            if series.1.len() != SERIES {
-                return None;
-            }
-            set.values.push((t, values));
-        }
-    }
-    (r.remaining() == 0).then_some(())
 }

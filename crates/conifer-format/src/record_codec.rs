@@ -192,7 +192,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         );
         sections.push(packed(STREAMS, streams));
         sections.push(packed(STREAM_MAP, map));
-        if let Some(values) = crate::completion_fill::encode_values(&m.streams) {
+        if let Some(values) = crate::streams::encode_values(&m.streams) {
             sections.push(packed(STREAM_VALUES, values));
         }
     }
@@ -367,8 +367,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         _ => (Vec::new(), vec![Vec::new(); ranks]),
     };
     if let Ok(values) = find(STREAM_VALUES) {
-        crate::completion_fill::decode_values(&values, &mut streams)
-            .ok_or_else(|| malformed("SVAL"))?;
+        crate::streams::decode_values(&values, &mut streams).ok_or_else(|| malformed("SVAL"))?;
     }
     // Traces before the section say nothing of their hosts' processors (0).
     let cores = match find(CORES) {

@@ -97,7 +97,10 @@ impl<'a> Filler<'a> {
             return Some(Cow::Borrowed(bytes));
         };
         if self.completions.has(terminal) {
-            return self.completions.fill(terminal, bytes, cursors).map(Cow::Owned);
+            return self
+                .completions
+                .fill(terminal, bytes, cursors)
+                .map(Cow::Owned);
         }
         let mut sig = Signature::parse(bytes)?;
         let mut next = cursors.iter_mut();
@@ -207,4 +210,49 @@ pub fn decode_streams(
         .flatten()
         .all(|&s| s == NO_STREAMS || (s as usize) < sets.len());
     (r.remaining() == 0 && valid).then_some((sets, per_rank))
+}
+
+/// `SVAL`: per stream set of `sets`, its completion skeletons' values (`varint e` entries,
+/// each `varint terminal`, `varint k` and *k* `varint length, bytes`); `None` when no set
+/// has any.
+pub fn encode_values(sets: &[ThreadStreams]) -> Option<Vec<u8>> {
+    if sets.iter().all(|s| s.values.is_empty()) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for set in sets {
+        put_u64(&mut out, set.values.len() as u64);
+        for (t, values) in &set.values {
+            put_u64(&mut out, (*t).into());
+            put_u64(&mut out, values.len() as u64);
+            for v in values {
+                put_u64(&mut out, v.len() as u64);
+                out.extend_from_slice(v);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Reads what [`encode_values`] wrote into `sets`; `None` when malformed.
+pub fn decode_values(bytes: &[u8], sets: &mut [ThreadStreams]) -> Option<()> {
+    let mut r = Reader::new(bytes);
+    for set in sets.iter_mut() {
+        let e = r.count()?;
+        for _ in 0..e {
+            let (t, k) = (r.u32()?, r.count()?);
+            let values = (0..k)
+                .map(|_| {
+                    let n = r.count()?;
+                    Some(r.take(n)?.to_vec())
+                })
+                .collect::<Option<Vec<_>>>()?;
+            let series = set.entries.iter().find(|(x, _)| *x == t)?;
+            if series.1.len() != crate::completion::SERIES {
+                return None;
+            }
+            set.values.push((t, values));
+        }
+    }
+    (r.remaining() == 0).then_some(())
 }

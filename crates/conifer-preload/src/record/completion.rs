@@ -45,53 +45,10 @@ pub fn layout_of(sig: &[u8]) -> Option<Layout> {
     LAYOUTS.get(id).copied().flatten()
 }
 
+use super::completion_state::ThreadCompletions;
 use super::state::State;
 use conifer_compress::tree::TreeBuilder;
-use conifer_format::completion::{split, Split};
-use conifer_format::streams::ThreadStreams;
-use conifer_write::completion_streams::CompletionSites;
-
-/// The recorder's completion streams: per thread, its call sites and its last completion
-/// call.
-#[derive(Default)]
-pub struct Completions {
-    threads: Vec<ThreadCompletions>,
-    /// Scratch for a call's skeleton and parts.
-    skeleton: Vec<u8>,
-    parts: Split,
-}
-
-#[derive(Default)]
-struct ThreadCompletions {
-    sites: CompletionSites,
-    /// The terminal and full signature of the thread's last completion call.
-    last: Option<(u32, Vec<u8>)>,
-}
-
-impl Completions {
-    fn thread(&mut self, thread: u32) -> &mut ThreadCompletions {
-        let i = thread as usize;
-        if self.threads.len() <= i {
-            self.threads.resize_with(i + 1, Default::default);
-        }
-        &mut self.threads[i]
-    }
-
-    /// Each thread's streams (`threads` of them), or none when no thread made any.
-    pub fn snapshot(&self, threads: usize) -> Vec<ThreadStreams> {
-        let streams: Vec<ThreadStreams> = (0..threads)
-            .map(|t| {
-                self.threads
-                    .get(t)
-                    .map_or_else(ThreadStreams::default, |c| c.sites.snapshot())
-            })
-            .collect();
-        if streams.iter().all(ThreadStreams::is_empty) {
-            return Vec::new();
-        }
-        streams
-    }
-}
+use conifer_format::completion::split;
 
 impl State {
     /// Appends completion call `sig` of `thread` (laid out as `layout`) as its skeleton, its

@@ -11,6 +11,7 @@ mod arguments;
 mod callers;
 mod comms;
 mod completion;
+mod completion_state;
 pub mod control;
 mod global;
 mod handles;

@@ -77,7 +77,7 @@ pub struct State {
     /// The last poll that found nothing (see [`super::poll_repeat`]).
     pub poll_memo: PollMemo,
     /// Completion calls' streams (see [`super::completion`]).
-    pub completions: super::completion::Completions,
+    pub completions: super::completion_state::Completions,
     /// Bumped whenever the handle or communicator tables change (an object is named, made
     /// or released): inputs remembered before are encoded anew.
     tables_version: u64,
