@@ -43,18 +43,19 @@ fn signatures_of(stats: &Value, function: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {function} in {}", stats["signatures_by_function"]))
 }
 
-/// The signature table does not grow with iterations: one `MPI_Waitany` and one
-/// `MPI_Testsome` call site, with the same count on every rank, are one signature each
-/// whatever completed (before, each order of completions was a signature of its own).
+/// The signature table does not grow with iterations: one `MPI_Waitany` call site, with the
+/// same count on every rank, is one signature whatever completed (before, each order of
+/// completions was a signature of its own), and one `MPI_Testsome` call site at most two:
+/// its polls that found nothing, and the others.
 #[test]
 fn completion_calls_are_one_signature_per_call_site() {
     let ranks = if is_mpich() { 4 } else { 8 };
     let (short, _) = waitany("short", ranks, 5);
     let (long, _) = waitany("long", ranks, 40);
     let (short, long) = (stats_json(&short), stats_json(&long));
-    for function in ["MPI_Waitany", "MPI_Testsome"] {
-        assert_eq!(signatures_of(&short, function), 1, "{function}");
-        assert_eq!(signatures_of(&long, function), 1, "{function}");
+    for stats in [&short, &long] {
+        assert_eq!(signatures_of(stats, "MPI_Waitany"), 1);
+        assert!((1..=2).contains(&signatures_of(stats, "MPI_Testsome")));
     }
     assert_eq!(
         short["signatures"], long["signatures"],

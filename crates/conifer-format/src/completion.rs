@@ -108,6 +108,9 @@ pub struct Layout {
     pub outputs: usize,
     /// How it names the slots it completed.
     pub completed: Completed,
+    /// Value index of the integer that is 0 when the call found nothing (a poll's flag or
+    /// outcount), if it can.
+    pub quiet: Option<usize>,
 }
 
 /// Most values a completion call has (with its return value).
@@ -124,6 +127,11 @@ pub struct Split {
     pub has_requests: bool,
     /// The outputs' encoded values.
     pub outputs: (usize, usize),
+    /// True when the call found nothing: its outputs stay in the skeleton.
+    pub quiet: bool,
+    /// The skeleton's bytes up to the end of its request array's placeholder (0 without
+    /// one): its call site, which quiet and other calls share.
+    pub site_end: usize,
 }
 
 impl Split {
@@ -171,21 +179,66 @@ pub fn split(sig: &[u8], layout: Layout, skeleton: &mut Vec<u8>, out: &mut Split
     if n < 2 || layout.outputs >= n - 1 {
         return None;
     }
+    out.quiet = layout
+        .quiet
+        .is_some_and(|q| out.value(sig, q) == Some(Value::Int(0)));
     let start = |i: usize| out.values[i].0;
     skeleton.clear();
+    out.site_end = 0;
     match layout.requests.filter(|_| out.has_requests) {
         Some(req) => {
             skeleton.extend_from_slice(&sig[..start(req)]);
             let (kind, at) = layout.completed.code();
             Value::StreamedRequests(kind, at).encode(skeleton);
-            skeleton.extend_from_slice(&sig[start(req + 1)..start(layout.outputs)]);
+            out.site_end = skeleton.len();
         }
-        None => skeleton.extend_from_slice(&sig[..start(layout.outputs)]),
+        // A poll without requests that found nothing is kept whole.
+        None if out.quiet => return None,
+        None => {}
+    }
+    let kept = if out.has_requests {
+        req_end(out, layout)
+    } else {
+        0
+    };
+    out.outputs = (start(layout.outputs), start(n - 1));
+    if out.quiet {
+        skeleton.extend_from_slice(&sig[kept..]);
+        return Some(());
+    }
+    match kept {
+        0 => skeleton.extend_from_slice(&sig[..start(layout.outputs)]),
+        k => skeleton.extend_from_slice(&sig[k..start(layout.outputs)]),
     }
     Value::StreamedOutputs.encode(skeleton);
     skeleton.extend_from_slice(&sig[start(n - 1)..]);
-    out.outputs = (start(layout.outputs), start(n - 1));
     Some(())
+}
+
+/// The bytes of skeleton `skeleton` up to the end of its request array's placeholder, its
+/// call site's key ([`Split::site_end`]); 0 without one (or when malformed).
+pub fn site_end(skeleton: &[u8]) -> usize {
+    let mut r = Reader::new(skeleton);
+    let header = r
+        .u64()
+        .and(r.u32())
+        .and_then(|_| crate::caller::Caller::decode_if_present(&mut r));
+    if header.is_none() {
+        return 0;
+    }
+    while r.remaining() > 0 {
+        match Value::decode(&mut r) {
+            Some(Value::StreamedRequests(..)) => return skeleton.len() - r.remaining(),
+            Some(_) => {}
+            None => return 0,
+        }
+    }
+    0
+}
+
+/// Where the request array of a split call ends in its signature.
+fn req_end(out: &Split, layout: Layout) -> usize {
+    layout.requests.map_or(0, |req| out.values[req].1)
 }
 
 /// A value's bytes, from and to.

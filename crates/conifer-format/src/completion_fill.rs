@@ -2,14 +2,15 @@
 //! order.
 
 use crate::completion::{
-    values_of, Completed, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES, SLOTS, VALUES,
+    site_end, values_of, Completed, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES, SLOTS, VALUES,
 };
 use crate::signature::{encode_signature, Signature};
 use crate::value::Value;
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::SeriesIter;
 
-/// What filling a call site remembers from its previous call.
+/// What filling a call site remembers from its previous call (of either of its skeletons:
+/// the calls that found nothing and the others).
 #[derive(Default)]
 struct SiteState {
     /// Its request array.
@@ -23,7 +24,8 @@ struct SiteState {
 /// Fills a thread's completion skeletons back in call order.
 pub struct CompletionFiller<'a> {
     values: FastMap<u32, &'a [Vec<u8>]>,
-    sites: FastMap<u32, SiteState>,
+    /// By call site ([`site_end`]).
+    sites: FastMap<Box<[u8]>, SiteState>,
 }
 
 impl<'a> CompletionFiller<'a> {
@@ -54,7 +56,11 @@ impl<'a> CompletionFiller<'a> {
         let table = *self.values.get(&terminal)?;
         let value = |k: u64| table.get(usize::try_from(k).ok()?).map(Vec::as_slice);
         let one = |bytes: &[u8]| values_of(bytes)?.pop();
-        let site = self.sites.entry(terminal).or_default();
+        let key = &bytes[..site_end(bytes)];
+        if !self.sites.contains_key(key) {
+            self.sites.insert(key.into(), SiteState::default());
+        }
+        let site = self.sites.get_mut(key)?;
         let mut sig = Signature::parse(bytes)?;
         let mut values = Vec::with_capacity(sig.values.len() + 2);
         let mut requests = None;

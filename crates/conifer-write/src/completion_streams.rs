@@ -13,35 +13,41 @@ use conifer_format::value::encode_array_header;
 /// Runs a series compares a new run with.
 const WINDOW: usize = 16;
 
-/// One call site's streams.
+/// One completion skeleton's streams.
 struct Site {
     series: Vec<SeriesBuilder>,
     /// Distinct values → index into `values`.
     index: FastMap<Box<[u8]>, u32>,
     values: Vec<Vec<u8>>,
-    /// The request array of the site's previous call, value by value (empty: none).
-    previous: Vec<Vec<u8>>,
-    /// The slots the previous call completed.
-    completed: Vec<usize>,
-    /// The value completed slots take, once an explicit change showed it.
-    null: Option<Vec<u8>>,
-    /// True when the site's calls have request arrays.
+    /// Its call site's key (see [`Split::site_end`]).
+    key: Box<[u8]>,
+    /// True when its calls have request arrays.
     requests: bool,
     /// What the previous call's outputs appended: (series, value).
     last_outputs: Vec<(usize, u64)>,
 }
 
+/// What a call site (the calls that found nothing and the others) remembers of its previous
+/// request array.
+#[derive(Default)]
+struct Arrays {
+    /// The previous array, value by value (empty: none).
+    previous: Vec<Vec<u8>>,
+    /// The slots the previous call completed.
+    completed: Vec<usize>,
+    /// The value completed slots take, once an explicit change showed it.
+    null: Option<Vec<u8>>,
+}
+
 impl Site {
-    fn new() -> Site {
+    fn new(key: &[u8]) -> Site {
         Site {
             series: (0..SERIES)
                 .map(|_| SeriesBuilder::new(true, WINDOW))
                 .collect(),
             index: FastMap::default(),
             values: Vec::new(),
-            previous: Vec::new(),
-            completed: Vec::new(),
-            null: None,
+            key: key.into(),
             requests: false,
             last_outputs: Vec::new(),
         }
@@ -58,13 +64,17 @@ impl Site {
         k.into()
     }
 
-    /// Appends a call's request array, value by value.
-    fn push_requests<'s>(&mut self, elements: impl ExactSizeIterator<Item = &'s [u8]> + Clone) {
+    /// Appends a call's request array, value by value, given its call site's `arrays`.
+    fn push_requests<'s>(
+        &mut self,
+        arrays: &mut Arrays,
+        elements: impl ExactSizeIterator<Item = &'s [u8]> + Clone,
+    ) {
         self.requests = true;
         let len = elements.len();
-        let mut expected = std::mem::take(&mut self.previous);
-        if let Some(null) = &self.null {
-            for &s in &self.completed {
+        let mut expected = std::mem::take(&mut arrays.previous);
+        if let Some(null) = &arrays.null {
+            for &s in &arrays.completed {
                 if let Some(e) = expected.get_mut(s) {
                     e.clone_from(null);
                 }
@@ -88,7 +98,7 @@ impl Site {
             let k = self.index_of(&array);
             self.series[CHANGES].push(0);
             self.series[VALUES].push(k);
-            self.previous = elements.map(<[u8]>::to_vec).collect();
+            arrays.previous = elements.map(<[u8]>::to_vec).collect();
             return;
         }
         self.series[CHANGES].push(1 + changed.len() as u64);
@@ -97,12 +107,12 @@ impl Site {
             let k = self.index_of(now[slot]);
             self.series[SLOTS].push(slot as u64);
             self.series[VALUES].push(k);
-            if self.completed.contains(&slot) {
-                self.null = Some(now[slot].to_vec());
+            if arrays.completed.contains(&slot) {
+                arrays.null = Some(now[slot].to_vec());
             }
             expected[slot] = now[slot].to_vec();
         }
-        self.previous = expected;
+        arrays.previous = expected;
     }
 
     /// Appends a call's outputs.
@@ -127,32 +137,46 @@ impl Site {
     }
 }
 
-/// A thread's completion call sites, by skeleton terminal.
+/// A thread's completion skeletons, by terminal, and their call sites' request arrays.
 #[derive(Default)]
 pub struct CompletionSites {
     sites: FastMap<u32, Site>,
+    arrays: FastMap<Box<[u8]>, Arrays>,
 }
 
 impl CompletionSites {
-    /// Appends the call of skeleton `terminal` whose full signature `sig` [`split`] took
-    /// apart as `split`; `completed` says how the call names the requests it completed.
+    /// Appends the call of skeleton `skeleton` (terminal `terminal`) whose full signature
+    /// `sig` [`split`] took apart as `split`; `completed` says how the call names the
+    /// requests it completed.
     ///
     /// [`split`]: conifer_format::completion::split
-    pub fn push(&mut self, terminal: u32, sig: &[u8], split: &Split, completed: Completed) {
-        let site = self.sites.entry(terminal).or_insert_with(Site::new);
+    pub fn push(
+        &mut self,
+        terminal: u32,
+        skeleton: &[u8],
+        sig: &[u8],
+        split: &Split,
+        completed: Completed,
+    ) {
+        let key = &skeleton[..split.site_end];
+        let site = self.sites.entry(terminal).or_insert_with(|| Site::new(key));
         if split.has_requests {
-            site.push_requests(split.requests.iter().map(|&(a, b)| &sig[a..b]));
-        }
-        let (a, b) = split.outputs;
-        site.push_outputs(&sig[a..b]);
-        if split.has_requests {
+            if !self.arrays.contains_key(key) {
+                self.arrays.insert(key.into(), Arrays::default());
+            }
+            let arrays = self.arrays.get_mut(key).expect("just made");
+            site.push_requests(arrays, split.requests.iter().map(|&(a, b)| &sig[a..b]));
             let read = completed.at().and_then(|at| split.value(sig, at));
-            completed.slots(read.as_ref(), split.requests.len(), &mut site.completed);
+            completed.slots(read.as_ref(), split.requests.len(), &mut arrays.completed);
+        }
+        if !split.quiet {
+            let (a, b) = split.outputs;
+            site.push_outputs(&sig[a..b]);
         }
     }
 
     /// Appends a call of skeleton `terminal` that repeats the site's previous call exactly,
-    /// a poll that again completed nothing; false when `terminal` is no completion site.
+    /// a poll that again completed nothing; false when `terminal` is no completion skeleton.
     pub fn repeat(&mut self, terminal: u32) -> bool {
         let Some(site) = self.sites.get_mut(&terminal) else {
             return false;
@@ -160,7 +184,9 @@ impl CompletionSites {
         if site.requests {
             // Nothing completed: the array is the expected one.
             site.series[CHANGES].push(1);
-            site.completed.clear();
+            if let Some(arrays) = self.arrays.get_mut(&site.key) {
+                arrays.completed.clear();
+            }
         }
         for &(series, v) in &site.last_outputs {
             site.series[series].push(v);
@@ -229,6 +255,7 @@ mod tests {
             requests: Some(1),
             outputs: 2,
             completed: Completed::Index(2),
+            quiet: None,
         };
         // Two rounds of four completions, in different orders.
         let mut calls = Vec::new();
@@ -244,7 +271,7 @@ mod tests {
         let mut skeletons = Vec::new();
         for sig in &calls {
             split(sig, layout, &mut skeleton, &mut parts).unwrap();
-            sites.push(0, sig, &parts, layout.completed);
+            sites.push(0, &skeleton, sig, &parts, layout.completed);
             skeletons.push(skeleton.clone());
         }
         assert!(skeletons.iter().all(|s| *s == skeletons[0]), "one skeleton");
@@ -278,6 +305,7 @@ mod tests {
             requests: None,
             outputs: 1,
             completed: Completed::Unknown,
+            quiet: None,
         };
         assert!(split(&sig, layout, &mut Vec::new(), &mut Split::default()).is_none());
     }

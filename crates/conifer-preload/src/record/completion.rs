@@ -7,15 +7,16 @@ use conifer_format::completion::{Completed, Layout};
 use std::sync::LazyLock;
 
 /// The completion functions: name, value index of the request array, of the first output,
-/// and how the call names the requests it completed.
-const FUNCTIONS: &[(&str, Option<usize>, usize, Completed)] = &[
-    ("MPI_Waitany", Some(1), 2, Completed::Index(2)),
-    ("MPI_Testany", Some(1), 2, Completed::Index(2)),
-    ("MPI_Waitsome", Some(1), 2, Completed::Indices(3)),
-    ("MPI_Testsome", Some(1), 2, Completed::Indices(3)),
-    ("MPI_Testall", Some(1), 2, Completed::AllIf(2)),
-    ("MPI_Test", None, 1, Completed::Unknown),
-    ("MPI_Iprobe", None, 3, Completed::Unknown),
+/// and how the call names the requests it completed; and the value index of the flag or
+/// count that is 0 when a poll found nothing.
+const FUNCTIONS: &[(&str, Option<usize>, usize, Completed, Option<usize>)] = &[
+    ("MPI_Waitany", Some(1), 2, Completed::Index(2), None),
+    ("MPI_Testany", Some(1), 2, Completed::Index(2), Some(3)),
+    ("MPI_Waitsome", Some(1), 2, Completed::Indices(3), None),
+    ("MPI_Testsome", Some(1), 2, Completed::Indices(3), Some(2)),
+    ("MPI_Testall", Some(1), 2, Completed::AllIf(2), Some(2)),
+    ("MPI_Test", None, 1, Completed::Unknown, Some(1)),
+    ("MPI_Iprobe", None, 3, Completed::Unknown, Some(3)),
 ];
 
 /// Per function id, its layout when it is a completion function.
@@ -24,11 +25,13 @@ static LAYOUTS: LazyLock<Vec<Option<Layout>>> = LazyLock::new(|| {
     crate::wrappers::FUNCTION_NAMES
         .iter()
         .map(|name| {
-            let (_, requests, outputs, completed) = FUNCTIONS.iter().find(|f| f.0 == *name)?;
+            let (_, requests, outputs, completed, quiet) =
+                FUNCTIONS.iter().find(|f| f.0 == *name)?;
             on.then_some(Layout {
                 requests: *requests,
                 outputs: *outputs,
                 completed: *completed,
+                quiet: *quiet,
             })
         })
         .collect()
@@ -72,15 +75,16 @@ impl State {
         let skeleton = std::mem::take(&mut self.completions.skeleton);
         self.add_thread(thread);
         let terminal = self.terminal(thread, &skeleton);
-        self.completions.skeleton = skeleton;
         let c = &mut self.completions;
         let parts = std::mem::take(&mut c.parts);
         let t = c.thread(thread);
-        t.sites.push(terminal, sig, &parts, layout.completed);
+        t.sites
+            .push(terminal, &skeleton, sig, &parts, layout.completed);
         let last = t.last.get_or_insert_with(|| (terminal, Vec::new()));
         last.0 = terminal;
         last.1.clear();
         last.1.extend_from_slice(sig);
+        c.skeleton = skeleton;
         c.parts = parts;
         self.append_terminal(thread, terminal, start, end, site, place);
         self.raw_is(sig);
