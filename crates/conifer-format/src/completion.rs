@@ -19,6 +19,11 @@
 //!   length *n*, a byte 1 and the values with each array emptied, *n* in [`ITEM_COUNTS`] and
 //!   per item *i* the index of the *i*-th values of the arrays, encoded one after the other,
 //!   in [`ITEMS`] (an index and its status are one item).
+//!
+//! A call that found nothing (a poll whose flag or outcount is 0, [`Layout::quiet`]) keeps its
+//! outputs in a second skeleton of the call site, without [`Value::StreamedOutputs`] (or whole,
+//! without a request array), so a polling loop costs the grammar what it always did; the two
+//! skeletons of a call site share its previous request array ([`site_end`]).
 
 use crate::value::{encode_array_header, Value, ARRAY_TAG};
 use crate::varint::Reader;

@@ -6,17 +6,44 @@
 use conifer_format::completion::{Completed, Layout};
 use std::sync::LazyLock;
 
-/// The completion functions: name, value index of the request array, of the first output,
-/// and how the call names the requests it completed; and the value index of the flag or
-/// count that is 0 when a poll found nothing.
-const FUNCTIONS: &[(&str, Option<usize>, usize, Completed, Option<usize>)] = &[
-    ("MPI_Waitany", Some(1), 2, Completed::Index(2), None),
-    ("MPI_Testany", Some(1), 2, Completed::Index(2), Some(3)),
-    ("MPI_Waitsome", Some(1), 2, Completed::Indices(3), None),
-    ("MPI_Testsome", Some(1), 2, Completed::Indices(3), Some(2)),
-    ("MPI_Testall", Some(1), 2, Completed::AllIf(2), Some(2)),
-    ("MPI_Test", None, 1, Completed::Unknown, Some(1)),
-    ("MPI_Iprobe", None, 3, Completed::Unknown, Some(3)),
+/// A layout (see [`Layout`]'s fields).
+const fn layout(
+    requests: Option<usize>,
+    outputs: usize,
+    completed: Completed,
+    quiet: Option<usize>,
+) -> Layout {
+    Layout {
+        requests,
+        outputs,
+        completed,
+        quiet,
+    }
+}
+
+/// The completion functions and their layouts: value index of the request array, of the
+/// first output, how the call names the requests it completed, and the value index of the
+/// flag or count that is 0 when a poll found nothing.
+const FUNCTIONS: &[(&str, Layout)] = &[
+    ("MPI_Waitany", layout(Some(1), 2, Completed::Index(2), None)),
+    (
+        "MPI_Testany",
+        layout(Some(1), 2, Completed::Index(2), Some(3)),
+    ),
+    (
+        "MPI_Waitsome",
+        layout(Some(1), 2, Completed::Indices(3), None),
+    ),
+    (
+        "MPI_Testsome",
+        layout(Some(1), 2, Completed::Indices(3), Some(2)),
+    ),
+    (
+        "MPI_Testall",
+        layout(Some(1), 2, Completed::AllIf(2), Some(2)),
+    ),
+    ("MPI_Test", layout(None, 1, Completed::Unknown, Some(1))),
+    ("MPI_Iprobe", layout(None, 3, Completed::Unknown, Some(3))),
 ];
 
 /// Per function id, its layout when it is a completion function.
@@ -25,14 +52,8 @@ static LAYOUTS: LazyLock<Vec<Option<Layout>>> = LazyLock::new(|| {
     crate::wrappers::FUNCTION_NAMES
         .iter()
         .map(|name| {
-            let (_, requests, outputs, completed, quiet) =
-                FUNCTIONS.iter().find(|f| f.0 == *name)?;
-            on.then_some(Layout {
-                requests: *requests,
-                outputs: *outputs,
-                completed: *completed,
-                quiet: *quiet,
-            })
+            let (_, layout) = FUNCTIONS.iter().find(|f| f.0 == *name)?;
+            on.then_some(*layout)
         })
         .collect()
 });
