@@ -11,6 +11,7 @@
 mod arrivals;
 pub mod call;
 pub mod comm_origins;
+mod completion_fills;
 mod completions;
 pub mod context;
 pub mod effect;
@@ -304,9 +305,19 @@ fn weighted_calls(
         .unwrap_or_default();
     let mut keys: Vec<_> = counts.into_iter().collect();
     keys.sort_unstable();
+    let mut completion = streams.map_or_else(HashMap::new, |s| {
+        completion_fills::completion_fills(record, entry, thread, s)
+    });
     let mut i = 0;
     while i < keys.len() {
         let t = keys[i].0 .0;
+        if let Some(fills) = completion.remove(&keys[i].0) {
+            for (filled, k) in fills {
+                out.push((t, keys[i].0 .1, filled, k));
+            }
+            i += 1;
+            continue;
+        }
         let Some(series) = skeletons.get(&t) else {
             out.push((t, keys[i].0 .1, None, keys[i].1));
             i += 1;

@@ -310,8 +310,8 @@ pub fn run(pa: &Path, pb: &Path, json: bool) -> Result<ExitCode, String> {
                     s,
                     "\nequal up to completion order: every rank makes the same calls but for \
                      the order in which requests completed (the indices, flags and statuses \
-                     of Waitany/Testany/Waitsome/Testsome/Test/Testall, the request slots \
-                     already null, and how often a completion loop polls)"
+                     of Waitany/Testany/Waitsome/Testsome/Test/Testall/Iprobe, the request \
+                     slots already null, and how often a completion loop polls)"
                 );
             }
             let _ = writeln!(

@@ -1,6 +1,7 @@
 //! Whether two runs' calls differ only in the order their requests completed: the outputs of
-//! `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome`, `MPI_Testsome`, `MPI_Test` and `MPI_Testall`
-//! (index, flag, indices, statuses), the request arrays they are passed (which slots are
+//! `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome`, `MPI_Testsome`, `MPI_Test`, `MPI_Testall` and
+//! `MPI_Iprobe` (index, flag, indices, statuses: what the recorder keeps in value streams,
+//! `conifer_trace::completion`), the request arrays they are passed (which slots are
 //! already `MPI_REQUEST_NULL` follows the order) and how often a completion loop calls them
 //! (poll repeats) depend on when messages arrive, not on what the program does. Also how a
 //! call is compared at all ([`call_text`]): exactly, or with buffer placement or statuses set
@@ -10,29 +11,42 @@ use conifer_trace::decode::{Call, CallReader, DecodeError};
 use conifer_trace::value::{Buffer, Value};
 use std::fmt::Write;
 
-/// The calls whose outputs and repetitions follow the order in which requests complete.
-const COMPLETIONS: &[&str] = &[
-    "MPI_Waitany",
-    "MPI_Testany",
-    "MPI_Waitsome",
-    "MPI_Testsome",
-    "MPI_Test",
-    "MPI_Testall",
+/// The calls whose outputs and repetitions follow the order in which requests complete, with
+/// how many of their first values are inputs that do not (the request arrays do).
+const COMPLETIONS: &[(&str, usize)] = &[
+    ("MPI_Waitany", 1),
+    ("MPI_Testany", 1),
+    ("MPI_Waitsome", 1),
+    ("MPI_Testsome", 1),
+    ("MPI_Test", 1),
+    ("MPI_Testall", 1),
+    ("MPI_Iprobe", 3),
 ];
 
-/// A call as compared up to completion order: a completion call by its function and its
-/// array length only; any other call whole.
+/// The number of inputs compared of a completion call, `None` for other calls.
+fn completion_inputs(name: &str) -> Option<usize> {
+    COMPLETIONS.iter().find(|c| c.0 == name).map(|c| c.1)
+}
+
+/// A call as compared up to completion order: a completion call by its function and the
+/// inputs that do not follow the order (its array length, its request or probed source);
+/// any other call whole.
 fn normalized(c: &Call) -> String {
-    if !COMPLETIONS.contains(&c.name) {
+    let Some(inputs) = completion_inputs(c.name) else {
         return call_text(c, Compare::Exact);
-    }
-    let count = c
-        .slots
+    };
+    let shown: Vec<String> = c
+        .signature
+        .values
         .iter()
-        .position(|s| s == "count" || s == "incount")
-        .and_then(|i| c.signature.values.get(i))
-        .map(|v| v.display(None).to_string());
-    format!("{}(count={})", c.name, count.unwrap_or_default())
+        .take(inputs)
+        .enumerate()
+        .map(|(i, v)| {
+            let slot = c.slots.get(i).map_or("", String::as_str);
+            format!("{slot}={}", v.display(c.position(i)))
+        })
+        .collect();
+    format!("{}({})", c.name, shown.join(", "))
 }
 
 /// Rank `rank`'s calls, normalized, with consecutive equal completion calls made one (a
@@ -48,7 +62,7 @@ fn sequence<'t>(
             Err(e) => return Some(Err(e)),
         };
         let text = normalized(&call);
-        if COMPLETIONS.contains(&call.name) {
+        if completion_inputs(call.name).is_some() {
             if last_completion.as_ref() == Some(&text) {
                 return None;
             }

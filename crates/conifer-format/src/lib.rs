@@ -10,6 +10,8 @@ pub mod caller;
 pub mod catalog_codec;
 pub mod clock;
 pub mod columns;
+pub mod completion;
+pub mod completion_fill;
 pub mod container;
 pub mod forest;
 mod forest_codec;

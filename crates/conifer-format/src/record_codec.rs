@@ -34,6 +34,7 @@ const HISTOGRAMS: [u8; 4] = *b"THST";
 const FIRST_RANK: [u8; 4] = *b"FRST";
 const STREAMS: [u8; 4] = *b"STRM";
 const STREAM_MAP: [u8; 4] = *b"SMAP";
+const STREAM_VALUES: [u8; 4] = *b"SVAL";
 const CLOCKS: [u8; 4] = *b"CLCK";
 const TOTALS: [u8; 4] = *b"RTOT";
 const RECORDER_TIMES: [u8; 4] = *b"RECT";
@@ -195,6 +196,9 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         );
         sections.push(packed(STREAMS, streams));
         sections.push(packed(STREAM_MAP, map));
+        if let Some(values) = crate::streams::encode_values(&m.streams) {
+            sections.push(packed(STREAM_VALUES, values));
+        }
     }
     if let Some(forest) = &m.forest {
         let trees: Vec<Vec<u32>> = m.ranks.iter().map(|r| r.trees.clone()).collect();
@@ -361,11 +365,14 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         Ok(bytes) => column(&bytes, ranks, "RTOT", RankTotals::decode)?,
         Err(_) => vec![RankTotals::default(); ranks],
     };
-    let (streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
+    let (mut streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
         (Ok(streams), Ok(map)) => crate::streams::decode_streams(&streams, &map, ranks)
             .ok_or_else(|| malformed("STRM"))?,
         _ => (Vec::new(), vec![Vec::new(); ranks]),
     };
+    if let Ok(values) = find(STREAM_VALUES) {
+        crate::streams::decode_values(&values, &mut streams).ok_or_else(|| malformed("SVAL"))?;
+    }
     // Traces before the section say nothing of their hosts' processors (0).
     let cores = match find(CORES) {
         Ok(bytes) => column(&bytes, ranks, "CORE", |r| r.u32())?,

@@ -6,8 +6,16 @@
 //! skeleton and field, into a series in call order ([`Series`]: runs with strides, cycles and a
 //! Sequitur grammar over them). Decoding fills each skeleton with the next values of its
 //! streams, so it stays exact.
+//!
+//! The recorder makes a second kind of skeleton while the program runs: a *completion
+//! skeleton* ([`crate::completion`]), a call whose outputs depend on what completed when
+//! (`MPI_Waitany`'s index, `MPI_Test`'s flag, ...), the request array it was passed replaced
+//! by [`Value::StreamedRequests`] and those outputs by [`Value::StreamedOutputs`]. Its
+//! streams index the distinct values of the call site, kept beside them
+//! ([`ThreadStreams::values`]).
 
 use crate::columns::{put_column, read_column};
+use crate::completion_fill::CompletionFiller;
 use crate::signature::encode_signature;
 use crate::signature::Signature;
 use crate::value::{Buffer, Status, Value};
@@ -25,6 +33,8 @@ pub const NO_STREAMS: u32 = u32::MAX;
 pub struct ThreadStreams {
     /// (skeleton terminal, the series of each of its streamed fields).
     pub entries: Vec<(u32, Vec<Series>)>,
+    /// Completion skeletons (sorted): (terminal, the encoded values its series index).
+    pub values: Vec<(u32, Vec<Vec<u8>>)>,
 }
 
 impl ThreadStreams {
@@ -36,13 +46,25 @@ impl ThreadStreams {
             .map(|(t, series)| (f(*t), series.clone()))
             .collect();
         entries.sort_by_key(|(t, _)| *t);
-        ThreadStreams { entries }
+        let mut values: Vec<(u32, Vec<Vec<u8>>)> = self
+            .values
+            .iter()
+            .map(|(t, v)| (f(*t), v.clone()))
+            .collect();
+        values.sort_by_key(|(t, _)| *t);
+        ThreadStreams { entries, values }
+    }
+
+    /// True when there are no streams.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.values.is_empty()
     }
 }
 
 /// Fills skeleton signatures with their streams' values, in a thread's call order.
 pub struct Filler<'a> {
     cursors: FastMap<u32, Vec<SeriesIter<'a>>>,
+    completions: CompletionFiller<'a>,
 }
 
 impl<'a> Filler<'a> {
@@ -56,7 +78,11 @@ impl<'a> Filler<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        Filler { cursors }
+        let completions = CompletionFiller::new(streams.map_or(&[][..], |s| &s.values));
+        Filler {
+            cursors,
+            completions,
+        }
     }
 
     /// True when terminal `terminal` is a skeleton filled from streams.
@@ -70,6 +96,12 @@ impl<'a> Filler<'a> {
         let Some(cursors) = self.cursors.get_mut(&terminal) else {
             return Some(Cow::Borrowed(bytes));
         };
+        if self.completions.has(terminal) {
+            return self
+                .completions
+                .fill(terminal, bytes, cursors)
+                .map(Cow::Owned);
+        }
         let mut sig = Signature::parse(bytes)?;
         let mut next = cursors.iter_mut();
         let mut ok = true;
@@ -178,4 +210,49 @@ pub fn decode_streams(
         .flatten()
         .all(|&s| s == NO_STREAMS || (s as usize) < sets.len());
     (r.remaining() == 0 && valid).then_some((sets, per_rank))
+}
+
+/// `SVAL`: per stream set of `sets`, its completion skeletons' values (`varint e` entries,
+/// each `varint terminal`, `varint k` and *k* `varint length, bytes`); `None` when no set
+/// has any.
+pub fn encode_values(sets: &[ThreadStreams]) -> Option<Vec<u8>> {
+    if sets.iter().all(|s| s.values.is_empty()) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for set in sets {
+        put_u64(&mut out, set.values.len() as u64);
+        for (t, values) in &set.values {
+            put_u64(&mut out, (*t).into());
+            put_u64(&mut out, values.len() as u64);
+            for v in values {
+                put_u64(&mut out, v.len() as u64);
+                out.extend_from_slice(v);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Reads what [`encode_values`] wrote into `sets`; `None` when malformed.
+pub fn decode_values(bytes: &[u8], sets: &mut [ThreadStreams]) -> Option<()> {
+    let mut r = Reader::new(bytes);
+    for set in sets.iter_mut() {
+        let e = r.count()?;
+        for _ in 0..e {
+            let (t, k) = (r.u32()?, r.count()?);
+            let values = (0..k)
+                .map(|_| {
+                    let n = r.count()?;
+                    Some(r.take(n)?.to_vec())
+                })
+                .collect::<Option<Vec<_>>>()?;
+            let series = set.entries.iter().find(|(x, _)| *x == t)?;
+            if series.1.len() != crate::completion::SERIES {
+                return None;
+            }
+            set.values.push((t, values));
+        }
+    }
+    (r.remaining() == 0).then_some(())
 }

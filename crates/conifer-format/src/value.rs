@@ -106,6 +106,14 @@ pub enum Value {
     /// In a signature skeleton: a status with this source and error whose tag and received
     /// bytes come from the thread's value streams.
     StreamedStatus(Rank, i64),
+    /// In a completion skeleton (see [`crate::completion`]): the array of requests a
+    /// completion call was passed, which the thread's streams give as the previous call's
+    /// array with the slots it completed and some others changed, or whole. It holds how the
+    /// call names the slots it completed ([`crate::completion::Completed`]'s code).
+    StreamedRequests(u8, u8),
+    /// In a completion skeleton: the outputs that depend on what completed (an index, a
+    /// flag, the indices and statuses), zero or more values the thread's streams give.
+    StreamedOutputs,
     /// An integer equal to `a · r + b`, `r` the caller's world rank: chosen at the merge
     /// when that makes ranks agree (file offsets and displacements of rank-sized blocks; see
     /// `conifer_write::int_codes`). Decoding gives back the integer.
@@ -116,6 +124,9 @@ pub enum Value {
         b: i64,
     },
 }
+
+/// The first byte of an encoded [`Value::Array`].
+pub const ARRAY_TAG: u8 = tag::ARRAY;
 
 mod tag {
     pub const INT: u8 = 0;
@@ -132,6 +143,8 @@ mod tag {
     pub const STREAMED_OFFSET: u8 = 11;
     pub const STREAMED_STATUS: u8 = 12;
     pub const RANK_AFFINE: u8 = 13;
+    pub const STREAMED_REQUESTS: u8 = 14;
+    pub const STREAMED_OUTPUTS: u8 = 15;
 }
 
 impl Value {
@@ -162,6 +175,8 @@ impl Value {
             Value::Ignored => out.push(tag::IGNORED),
             Value::Opaque => out.push(tag::OPAQUE),
             Value::StreamedInt => out.push(tag::STREAMED_INT),
+            Value::StreamedRequests(kind, at) => out.extend([tag::STREAMED_REQUESTS, *kind, *at]),
+            Value::StreamedOutputs => out.push(tag::STREAMED_OUTPUTS),
             Value::RankAffine { a, b } => {
                 out.push(tag::RANK_AFFINE);
                 put_i64(out, *a);
@@ -227,6 +242,8 @@ impl Value {
             tag::IGNORED => Value::Ignored,
             tag::OPAQUE => Value::Opaque,
             tag::STREAMED_INT => Value::StreamedInt,
+            tag::STREAMED_REQUESTS => Value::StreamedRequests(r.byte()?, r.byte()?),
+            tag::STREAMED_OUTPUTS => Value::StreamedOutputs,
             tag::RANK_AFFINE => Value::RankAffine {
                 a: r.i64()?,
                 b: r.i64()?,
@@ -395,6 +412,8 @@ impl fmt::Display for DisplayValue<'_> {
             Value::Ignored => f.write_str("IGNORE"),
             Value::Opaque => f.write_str("?"),
             Value::StreamedInt => f.write_str("<stream>"),
+            Value::StreamedRequests(..) => f.write_str("[<requests stream>]"),
+            Value::StreamedOutputs => f.write_str("<completion stream>"),
             Value::RankAffine { a, b } => write!(f, "{a}*rank{b:+}"),
             Value::StreamedOffset(id) => write!(f, "seg{id}+<stream>"),
             Value::StreamedStatus(..) => f.write_str("{<stream>}"),

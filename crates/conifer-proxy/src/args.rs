@@ -378,7 +378,11 @@ impl Emitter<'_> {
                 "0".into()
             }
             Value::Status(_) => "0".into(),
-            Value::StreamedInt | Value::StreamedOffset(_) | Value::StreamedStatus(..) => {
+            Value::StreamedInt
+            | Value::StreamedOffset(_)
+            | Value::StreamedStatus(..)
+            | Value::StreamedRequests(..)
+            | Value::StreamedOutputs => {
                 return Err(format!("{}: an unfilled stream value", call.name))
             }
         })

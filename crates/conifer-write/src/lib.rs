@@ -7,6 +7,7 @@
 //! run's partial files ([`partial`]). It depends on the format (`conifer-format`) only, never
 //! on the read side (`conifer-trace`).
 
+pub mod completion_streams;
 pub mod forest_build;
 pub mod int_codes;
 mod intern;

@@ -61,6 +61,14 @@ pub fn extract(record: &mut RankRecord) {
         let Some(mut blank) = Signature::parse(bytes) else {
             continue;
         };
+        // Completion skeletons have their streams already (the recorder's).
+        if blank
+            .values
+            .iter()
+            .any(|v| matches!(v, Value::StreamedRequests(..) | Value::StreamedOutputs))
+        {
+            continue;
+        }
         let mut leaves = 0;
         for_each_leaf(&mut blank.values, &mut |v| {
             *v = placeholder(v);
@@ -170,12 +178,23 @@ pub fn extract(record: &mut RankRecord) {
             // Only the rules that reach a streamed member are walked.
             _ => foreign.for_each_run(|t| streamed[t as usize].is_some(), feed),
         }
-        let entries: Vec<(u32, Vec<Series>)> = builders
+        let mut entries: Vec<(u32, Vec<Series>)> = builders
             .into_iter()
             .enumerate()
             .filter_map(|(t, b)| Some((t as u32, b?.iter().map(SeriesBuilder::snapshot).collect())))
             .collect();
-        streams.push(ThreadStreams { entries });
+        // The recorder's completion streams, renamed.
+        let recorded = record
+            .streams
+            .get(thread)
+            .map(|s| s.map_terminals(|t| new_of[t as usize]))
+            .unwrap_or_default();
+        entries.extend(recorded.entries);
+        entries.sort_by_key(|(t, _)| *t);
+        streams.push(ThreadStreams {
+            entries,
+            values: recorded.values,
+        });
         // Renamed in place: the final pass over all grammars compresses what merged.
         *foreign = foreign.map_terminals(|t| new_of[t as usize]);
         if let Some(tree) = tree {

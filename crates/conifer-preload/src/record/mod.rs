@@ -10,6 +10,8 @@ mod addresses;
 mod arguments;
 mod callers;
 mod comms;
+mod completion;
+mod completion_state;
 pub mod control;
 mod global;
 mod handles;
@@ -331,9 +333,18 @@ impl Call<'_> {
             let end = st.recorder_free(thread, end);
             match terminal {
                 Some(terminal) => {
-                    st.append_terminal(thread, terminal, start, end, site, place_in_tree)
+                    st.append_terminal(thread, terminal, start, end, site, place_in_tree);
+                    st.repeat_completion(thread, terminal);
                 }
-                None => st.append(thread, self.sig, start, end, site, place_in_tree),
+                None => {
+                    let sig = &**self.sig;
+                    let streamed = completion::layout_of(sig).is_some_and(|layout| {
+                        st.append_completion(thread, sig, layout, start, end, site, place_in_tree)
+                    });
+                    if !streamed {
+                        st.append(thread, sig, start, end, site, place_in_tree);
+                    }
+                }
             }
             st.note_pre(thread, pre);
         } else {

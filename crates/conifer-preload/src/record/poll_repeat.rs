@@ -122,11 +122,12 @@ impl Call<'_> {
             return true;
         }
         let (from, to) = (last.key.prefix_len as usize, last.inputs_end as usize);
-        self.sig
-            .extend_from_slice(&st.signatures[terminal as usize][from..to]);
         self.saved.clear();
         self.saved.extend_from_slice(&last.handles);
         self.request_comm = last.request_comm;
+        // The full signature: a completion call's skeleton lacks its request array.
+        self.sig
+            .extend_from_slice(&st.last_signature(self.thread, terminal)[from..to]);
         self.inputs_end = self.sig.len() as u32;
         false
     }

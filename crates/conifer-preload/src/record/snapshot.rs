@@ -116,7 +116,7 @@ fn record_with(
             .flatten()
             .cloned(),
         trees,
-        streams: Vec::new(),
+        streams: state.completions.snapshot(state.grammars.len()),
     }
 }
 

@@ -76,6 +76,8 @@ pub struct State {
     pub input_memo: InputMemo,
     /// The last poll that found nothing (see [`super::poll_repeat`]).
     pub poll_memo: PollMemo,
+    /// Completion calls' streams (see [`super::completion`]).
+    pub completions: super::completion_state::Completions,
     /// Bumped whenever the handle or communicator tables change (an object is named, made
     /// or released): inputs remembered before are encoded anew.
     tables_version: u64,
@@ -111,7 +113,7 @@ fn recent_slot(sig: &[u8]) -> usize {
 impl State {
     /// The terminal of `sig`, called by `thread`: a new one for a signature not seen before.
     #[inline(always)]
-    fn terminal(&mut self, thread: u32, sig: &[u8]) -> u32 {
+    pub(super) fn terminal(&mut self, thread: u32, sig: &[u8]) -> u32 {
         let previous = self.last_terminal[thread as usize];
         let predicted = match previous {
             0 => 0,
@@ -197,6 +199,7 @@ impl State {
             callers: super::callers::requested().then(Default::default),
             input_memo,
             poll_memo,
+            completions: Default::default(),
             tables_version: 0,
             raw: std::env::var_os("CONIFER_RAW")
                 .filter(|v| v != "0" && !v.is_empty())

@@ -1,0 +1,312 @@
+//! The value streams of a thread's completion skeletons, fed one call at a time while the
+//! program runs (the layout is [`conifer_format::completion`]'s): per call site, its series
+//! and the distinct values they index.
+
+use conifer_compress::fast_hash::FastMap;
+use conifer_compress::tree::{Series, SeriesBuilder};
+use conifer_format::completion::{
+    outputs_parts, Completed, Split, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES, SLOTS, VALUES,
+};
+use conifer_format::streams::ThreadStreams;
+use conifer_format::value::encode_array_header;
+
+/// Runs a series compares a new run with.
+const WINDOW: usize = 16;
+
+/// One completion skeleton's streams.
+struct Site {
+    series: Vec<SeriesBuilder>,
+    /// Distinct values → index into `values`.
+    index: FastMap<Box<[u8]>, u32>,
+    values: Vec<Vec<u8>>,
+    /// Its call site's key (see [`Split::site_end`]).
+    key: Box<[u8]>,
+    /// True when its calls have request arrays.
+    requests: bool,
+    /// What the previous call's outputs appended: (series, value).
+    last_outputs: Vec<(usize, u64)>,
+}
+
+/// What a call site (the calls that found nothing and the others) remembers of its previous
+/// request array.
+#[derive(Default)]
+struct Arrays {
+    /// The previous array, value by value (empty: none).
+    previous: Vec<Vec<u8>>,
+    /// The slots the previous call completed.
+    completed: Vec<usize>,
+    /// The value completed slots take, once an explicit change showed it.
+    null: Option<Vec<u8>>,
+}
+
+impl Site {
+    fn new(key: &[u8]) -> Site {
+        Site {
+            series: (0..SERIES)
+                .map(|_| SeriesBuilder::new(true, WINDOW))
+                .collect(),
+            index: FastMap::default(),
+            values: Vec::new(),
+            key: key.into(),
+            requests: false,
+            last_outputs: Vec::new(),
+        }
+    }
+
+    /// The index of value `bytes`, a new one for a value not seen before.
+    fn index_of(&mut self, bytes: &[u8]) -> u64 {
+        if let Some(&k) = self.index.get(bytes) {
+            return k.into();
+        }
+        let k = self.values.len() as u32;
+        self.index.insert(bytes.into(), k);
+        self.values.push(bytes.to_vec());
+        k.into()
+    }
+
+    /// Appends a call's request array, value by value, given its call site's `arrays`.
+    fn push_requests<'s>(
+        &mut self,
+        arrays: &mut Arrays,
+        elements: impl ExactSizeIterator<Item = &'s [u8]> + Clone,
+    ) {
+        self.requests = true;
+        let len = elements.len();
+        let mut expected = std::mem::take(&mut arrays.previous);
+        if let Some(null) = &arrays.null {
+            for &s in &arrays.completed {
+                if let Some(e) = expected.get_mut(s) {
+                    e.clone_from(null);
+                }
+            }
+        }
+        let changed: Vec<usize> = if expected.len() == len {
+            elements
+                .clone()
+                .zip(&expected)
+                .enumerate()
+                .filter(|(_, (now, before))| *now != before.as_slice())
+                .map(|(i, _)| i)
+                .collect()
+        } else {
+            (0..len).collect()
+        };
+        if expected.len() != len || changed.len() * 2 > len {
+            let mut array = Vec::new();
+            encode_array_header(&mut array, len);
+            elements.clone().for_each(|e| array.extend_from_slice(e));
+            let k = self.index_of(&array);
+            self.series[CHANGES].push(0);
+            self.series[VALUES].push(k);
+            arrays.previous = elements.map(<[u8]>::to_vec).collect();
+            return;
+        }
+        self.series[CHANGES].push(1 + changed.len() as u64);
+        let now: Vec<&[u8]> = elements.collect();
+        for slot in changed {
+            let k = self.index_of(now[slot]);
+            self.series[SLOTS].push(slot as u64);
+            self.series[VALUES].push(k);
+            if arrays.completed.contains(&slot) {
+                arrays.null = Some(now[slot].to_vec());
+            }
+            expected[slot] = now[slot].to_vec();
+        }
+        arrays.previous = expected;
+    }
+
+    /// Appends a call's outputs.
+    fn push_outputs(&mut self, outputs: &[u8]) {
+        let (mut head, mut items) = (Vec::new(), Vec::new());
+        let mut pushed = Vec::new();
+        if outputs_parts(outputs, &mut head, &mut items).is_none() {
+            head = [&[0u8][..], outputs].concat();
+            items.clear();
+        }
+        pushed.push((OUTPUTS, self.index_of(&head)));
+        if head.first() == Some(&1) {
+            pushed.push((ITEM_COUNTS, items.len() as u64));
+            for item in &items {
+                pushed.push((ITEMS, self.index_of(item)));
+            }
+        }
+        for &(series, v) in &pushed {
+            self.series[series].push(v);
+        }
+        self.last_outputs = pushed;
+    }
+}
+
+/// A thread's completion skeletons, by terminal, and their call sites' request arrays.
+#[derive(Default)]
+pub struct CompletionSites {
+    sites: FastMap<u32, Site>,
+    arrays: FastMap<Box<[u8]>, Arrays>,
+}
+
+impl CompletionSites {
+    /// Appends the call of skeleton `skeleton` (terminal `terminal`) whose full signature
+    /// `sig` [`split`] took apart as `split`; `completed` says how the call names the
+    /// requests it completed.
+    ///
+    /// [`split`]: conifer_format::completion::split
+    pub fn push(
+        &mut self,
+        terminal: u32,
+        skeleton: &[u8],
+        sig: &[u8],
+        split: &Split,
+        completed: Completed,
+    ) {
+        let key = &skeleton[..split.site_end];
+        let site = self.sites.entry(terminal).or_insert_with(|| Site::new(key));
+        if split.has_requests {
+            if !self.arrays.contains_key(key) {
+                self.arrays.insert(key.into(), Arrays::default());
+            }
+            let arrays = self.arrays.get_mut(key).expect("just made");
+            site.push_requests(arrays, split.requests.iter().map(|&(a, b)| &sig[a..b]));
+            let read = completed.at().and_then(|at| split.value(sig, at));
+            completed.slots(read.as_ref(), split.requests.len(), &mut arrays.completed);
+        }
+        if !split.quiet {
+            let (a, b) = split.outputs;
+            site.push_outputs(&sig[a..b]);
+        }
+    }
+
+    /// Appends a call of skeleton `terminal` that repeats the site's previous call exactly,
+    /// a poll that again completed nothing; false when `terminal` is no completion skeleton.
+    pub fn repeat(&mut self, terminal: u32) -> bool {
+        let Some(site) = self.sites.get_mut(&terminal) else {
+            return false;
+        };
+        if site.requests {
+            // Nothing completed: the array is the expected one.
+            site.series[CHANGES].push(1);
+            if let Some(arrays) = self.arrays.get_mut(&site.key) {
+                arrays.completed.clear();
+            }
+        }
+        for &(series, v) in &site.last_outputs {
+            site.series[series].push(v);
+        }
+        true
+    }
+
+    /// The thread's streams so far.
+    pub fn snapshot(&self) -> ThreadStreams {
+        let mut entries: Vec<(u32, Vec<Series>)> = self
+            .sites
+            .iter()
+            .map(|(t, s)| (*t, s.series.iter().map(SeriesBuilder::snapshot).collect()))
+            .collect();
+        entries.sort_by_key(|(t, _)| *t);
+        let mut values: Vec<(u32, Vec<Vec<u8>>)> = self
+            .sites
+            .iter()
+            .map(|(t, s)| (*t, s.values.clone()))
+            .collect();
+        values.sort_by_key(|(t, _)| *t);
+        ThreadStreams { entries, values }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conifer_format::completion::{split, Layout};
+    use conifer_format::signature::{encode_signature, Signature};
+    use conifer_format::streams::Filler;
+    use conifer_format::value::{HandleKind, HandleRef, Rank, Status, Value};
+
+    /// `MPI_Waitany(count, requests, index, status)` with slots `done` already null.
+    fn waitany(done: &[usize], index: i64) -> Vec<u8> {
+        let request = |i: usize| {
+            let h = if done.contains(&i) {
+                HandleRef::Named(0)
+            } else {
+                HandleRef::Id(i as u32)
+            };
+            Value::Handle(HandleKind::Request, h)
+        };
+        encode_signature(&Signature {
+            function: 9,
+            thread: 0,
+            caller: None,
+            values: vec![
+                Value::Int(4),
+                Value::Array((0..4).map(request).collect()),
+                Value::Int(index),
+                Value::Status(Status {
+                    source: Rank::Relative(index + 1),
+                    tag: 0,
+                    error: 0,
+                    bytes: 8,
+                }),
+            ],
+            ret: 0,
+        })
+    }
+
+    #[test]
+    fn completion_order_goes_to_streams_and_fills_back_exactly() {
+        let layout = Layout {
+            requests: Some(1),
+            outputs: 2,
+            completed: Completed::Index(2),
+            quiet: None,
+        };
+        // Two rounds of four completions, in different orders.
+        let mut calls = Vec::new();
+        for order in [[2, 0, 3, 1], [1, 3, 0, 2]] {
+            let mut done = Vec::new();
+            for i in order {
+                calls.push(waitany(&done, i as i64));
+                done.push(i);
+            }
+        }
+        let mut sites = CompletionSites::default();
+        let (mut skeleton, mut parts) = (Vec::new(), Split::default());
+        let mut skeletons = Vec::new();
+        for sig in &calls {
+            split(sig, layout, &mut skeleton, &mut parts).unwrap();
+            sites.push(0, &skeleton, sig, &parts, layout.completed);
+            skeletons.push(skeleton.clone());
+        }
+        assert!(skeletons.iter().all(|s| *s == skeletons[0]), "one skeleton");
+        let streams = sites.snapshot();
+        // Distinct values: the four outputs (an index and its status), the whole array (given
+        // whole at each round's start) and the null request the slots become.
+        assert_eq!(streams.values[0].1.len(), 4 + 1 + 1);
+        // Each call's array is the previous one with the slot it completed made null: only
+        // the first completion of the run shows what null is, explicitly.
+        let series = &streams.entries[0].1;
+        assert_eq!(series[SLOTS].len(), 1);
+        assert_eq!(series[CHANGES].len(), calls.len() as u64);
+        let mut filler = Filler::new(Some(&streams));
+        let back: Vec<Vec<u8>> = (0..calls.len())
+            .map(|_| filler.fill(0, &skeletons[0]).unwrap().into_owned())
+            .collect();
+        assert_eq!(back, calls);
+        assert!(filler.fill(0, &skeletons[0]).is_none(), "streams end");
+    }
+
+    #[test]
+    fn a_call_without_outputs_is_kept_whole() {
+        let sig = encode_signature(&Signature {
+            function: 1,
+            thread: 0,
+            caller: None,
+            values: vec![Value::Int(1)],
+            ret: 0,
+        });
+        let layout = Layout {
+            requests: None,
+            outputs: 1,
+            completed: Completed::Unknown,
+            quiet: None,
+        };
+        assert!(split(&sig, layout, &mut Vec::new(), &mut Split::default()).is_none());
+    }
+}
