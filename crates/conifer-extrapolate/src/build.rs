@@ -33,6 +33,14 @@ pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRe
             continue;
         };
         let mut record = RankRecord::default();
+        let fitted = &model.fitted[class.comms as usize];
+        if let Shape::Comms(template) = &items.shapes[fitted.shape as usize] {
+            let leaves = eval(&fitted.forms, &features).map_err(|form| {
+                vec![format!("a communicator field is {form}, which has no value at {n} ranks")]
+            })?;
+            record.comms = fill_comms(template, &leaves);
+        }
+        let grids = crate::leaves::grids(&record.comms);
         let mut local: FastMap<u32, u32> = FastMap::default();
         let mut counts: BTreeMap<u16, u64> = BTreeMap::new();
         let mut mpi_ns: BTreeMap<u16, f64> = BTreeMap::new();
@@ -54,7 +62,12 @@ pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRe
                                 model.classing.describe(&key)
                             )]
                         })?;
-                        let sig = fill_call(shape, &leaves);
+                        let sig = fill_call(shape, &leaves, &grids).ok_or_else(|| {
+                            vec![format!(
+                                "{}: a grid offset does not fit the grid at {n} ranks",
+                                model.classing.describe(&key)
+                            )]
+                        })?;
                         record
                             .signatures
                             .push(conifer_format::signature::encode_signature(&sig));
@@ -80,13 +93,6 @@ pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRe
                 grammar.push(term);
             }
             record.grammars.push(grammar.freeze());
-        }
-        let fitted = &model.fitted[class.comms as usize];
-        if let Shape::Comms(template) = &items.shapes[fitted.shape as usize] {
-            let leaves = eval(&fitted.forms, &features).map_err(|form| {
-                vec![format!("a communicator field is {form}, which has no value at {n} ranks")]
-            })?;
-            record.comms = fill_comms(template, &leaves);
         }
         record.totals = RankTotals {
             recorder_ns: 0,

@@ -23,8 +23,22 @@ pub const CLASSINGS: [Classing; 4] = [
 ];
 
 /// Names of the features, in the order fits try them.
-pub const FEATURES: [&str; 10] = [
-    "rank", "P", "cols", "rows", "d3[2]", "d3[1]", "d3[0]", "x", "y", "log2 P",
+pub const FEATURES: [&str; 15] = [
+    "rank",
+    "P",
+    "cols",
+    "rows",
+    "d3[2]",
+    "d3[1]",
+    "d3[0]",
+    "d3[1]·d3[2]",
+    "x",
+    "y",
+    "x3",
+    "y3",
+    "z3",
+    "rank mod d3[1]·d3[2]",
+    "log2 P",
 ];
 
 /// A rank's class: per grid dimension (one for a line, none when uniform), 0 first, 1
@@ -87,6 +101,7 @@ impl Classing {
         let d2 = dims_create(p, 2);
         let d3 = dims_create(p, 3);
         let c2 = coords(&d2, rank);
+        let c3 = coords(&d3, rank);
         let key = match self {
             Classing::Uniform => Vec::new(),
             Classing::Line => vec![place(rank, p)],
@@ -107,8 +122,13 @@ impl Classing {
             Some(d3[2]),
             Some(d3[1]),
             Some(d3[0]),
+            Some(d3[1] * d3[2]),
             Some(c2[1]),
             Some(c2[0]),
+            Some(c3[2]),
+            Some(c3[1]),
+            Some(c3[0]),
+            Some(rank % (d3[1] * d3[2])),
             exact_log2(p),
         ];
         (key, features)

@@ -29,7 +29,9 @@ pub enum Form {
 /// One observation of a leaf: the sample's features and the value recorded.
 pub type Sample<'a> = (&'a [Option<i64>], i64);
 
-/// Fewest distinct feature values a form other than a constant must be seen at.
+/// Fewest distinct feature values a form other than a constant must be seen at; a field
+/// that *is* a feature (a line of slope 1 through 0: the field is P, a grid extent, the rank)
+/// needs only two.
 const MIN_POINTS: usize = 3;
 
 /// The first form every sample obeys: a constant, then per feature a line, then per
@@ -46,7 +48,7 @@ pub fn fit(samples: &[Sample]) -> Option<Form> {
 
 /// The (feature, value) points, when the feature is known at every sample and takes at least
 /// [`MIN_POINTS`] values.
-fn points(samples: &[Sample], feature: usize) -> Option<Vec<(i64, i64)>> {
+fn points(samples: &[Sample], feature: usize, least: usize) -> Option<Vec<(i64, i64)>> {
     let pts: Vec<(i64, i64)> = samples
         .iter()
         .map(|(f, v)| Some((f.get(feature).copied().flatten()?, *v)))
@@ -54,11 +56,11 @@ fn points(samples: &[Sample], feature: usize) -> Option<Vec<(i64, i64)>> {
     let mut xs: Vec<i64> = pts.iter().map(|p| p.0).collect();
     xs.sort_unstable();
     xs.dedup();
-    (xs.len() >= MIN_POINTS).then_some(pts)
+    (xs.len() >= least).then_some(pts)
 }
 
 fn linear(samples: &[Sample], feature: usize) -> Option<Form> {
-    let pts = points(samples, feature)?;
+    let pts = points(samples, feature, 2)?;
     let (x0, v0) = pts[0];
     let &(x1, v1) = pts.iter().find(|p| p.0 != x0)?;
     let (dv, dx) = (v1.checked_sub(v0)?, x1 - x0);
@@ -67,6 +69,9 @@ fn linear(samples: &[Sample], feature: usize) -> Option<Form> {
     }
     let a = dv / dx;
     let b = v0.checked_sub(a.checked_mul(x0)?)?;
+    if (a, b) != (1, 0) {
+        points(samples, feature, MIN_POINTS)?;
+    }
     let form = Form::Linear { feature, a, b };
     pts.iter()
         .all(|&(x, v)| a.checked_mul(x).and_then(|ax| ax.checked_add(b)) == Some(v))
@@ -74,7 +79,7 @@ fn linear(samples: &[Sample], feature: usize) -> Option<Form> {
 }
 
 fn inverse(samples: &[Sample], feature: usize) -> Option<Form> {
-    let pts = points(samples, feature)?;
+    let pts = points(samples, feature, MIN_POINTS)?;
     let (mut lo, mut hi) = (i64::MIN, i64::MAX);
     for &(x, v) in &pts {
         if x <= 0 || v < 0 {
@@ -155,8 +160,9 @@ mod tests {
         // 720 elements shared among the ranks.
         let share = [(&f4[..], 180), (&f9[..], 80), (&f16[..], 45)];
         assert_eq!(fit(&share).unwrap().eval(&at(36)), Some(20));
-        // Two runs are not enough to call anything a function of P.
+        // Two runs are not enough to call anything a function of P but P itself.
         assert_eq!(fit(&[(&f4[..], 1), (&f9[..], 2)]), None);
+        assert_eq!(fit(&[(&f4[..], 4), (&f9[..], 9)]).unwrap().to_string(), "P");
         // Nothing fits a value that jumps about.
         assert_eq!(fit(&[(&f4[..], 1), (&f9[..], 7), (&f16[..], 2)]), None);
     }

@@ -75,7 +75,8 @@ struct Fitter<'a> {
     fitted: Vec<Fitted>,
     cache: FastMap<Vec<u32>, u32>,
     varying: BTreeSet<String>,
-    problems: BTreeSet<String>,
+    /// Per call site: why it does not fit (as first seen) and the classes where it does not.
+    problems: std::collections::BTreeMap<String, (String, Vec<String>)>,
     hints: &'a Hints,
     found: Hints,
 }
@@ -105,7 +106,7 @@ pub fn fit_model(
         fitted: Vec::new(),
         cache: FastMap::default(),
         varying: BTreeSet::new(),
-        problems: BTreeSet::new(),
+        problems: Default::default(),
         hints,
         found: Hints::default(),
     };
@@ -122,7 +123,17 @@ pub fn fit_model(
         let unfitted = Unfitted {
             failed: total - classes.len(),
             classes: total,
-            sites: f.problems.into_iter().collect(),
+            sites: f
+                .problems
+                .into_iter()
+                .map(|(site, (why, classes))| {
+                    let more = match classes.len() {
+                        1 => String::new(),
+                        n => format!(" and {} more rank classes", n - 1),
+                    };
+                    format!("{site}: {why} ({}{more})", classes[0])
+                })
+                .collect(),
         };
         return (Err(unfitted), f.found);
     }
@@ -146,6 +157,11 @@ impl Fitter<'_> {
         }
     }
 
+    fn problem(&mut self, site: String, class: &str, why: String) {
+        let entry = self.problems.entry(site).or_insert((why, Vec::new()));
+        entry.1.push(class.to_string());
+    }
+
     fn at(&self, m: &Member) -> String {
         format!("P={} rank {}", self.runs[m.0].p, m.1)
     }
@@ -159,12 +175,13 @@ impl Fitter<'_> {
         let seqs = |m: &Member| &self.runs[m.0].ranks[m.1].threads;
         let threads = seqs(reference).len();
         if let Some(m) = members.iter().find(|m| seqs(m).len() != threads) {
-            self.problems.insert(format!(
-                "{class}: {} has {} threads but {} has {threads}",
+            let why = format!(
+                "{} has {} threads but {} has {threads}",
                 self.at(m),
                 seqs(m).len(),
                 self.at(reference)
-            ));
+            );
+            self.problem("threads".into(), &class, why);
             return None;
         }
         let mut out = Vec::with_capacity(threads);
@@ -208,10 +225,9 @@ impl Fitter<'_> {
                     self.function(self.items.items[it as usize].0)
                 })
             };
-            self.problems.insert(if a.len() == b.len() {
+            let why = if a.len() == b.len() {
                 format!(
-                    "{} (call {i} of thread {t}, {class}): {} makes {} here and {} makes {} — they differ in more than numbers (a special rank, a handle, the function)",
-                    name(b),
+                    "{} makes {} here and {} makes {} — they differ in more than numbers (a special rank, a handle, the function)",
                     self.at(m),
                     name(a),
                     self.at(reference),
@@ -219,15 +235,15 @@ impl Fitter<'_> {
                 )
             } else {
                 format!(
-                    "{} (call {i} of thread {t}, {class}): {} makes {} calls and {} here, {} makes {len} and {} — the calls change with P, which no fit covers",
-                    name(b),
+                    "{} makes {} calls and {} here, {} makes {len} and {} — the calls change with P, which no fit covers",
                     self.at(m),
                     a.len(),
                     name(a),
                     self.at(reference),
                     name(b),
                 )
-            });
+            };
+            self.problem(format!("{} (call {i} of thread {t})", name(b)), class, why);
             return None;
         }
         let mut out = Vec::with_capacity(len);
@@ -253,12 +269,12 @@ impl Fitter<'_> {
         }
         let shape = self.items.items[column[0] as usize].0;
         if let Some(k) = column.iter().position(|&c| self.items.items[c as usize].0 != shape) {
-            self.problems.insert(format!(
-                "{} ({what}, {class}): {} and {} differ in more than numbers",
-                self.function(shape),
+            let why = format!(
+                "{} and {} differ in more than numbers",
                 self.at(&members[0]),
                 self.at(&members[k])
-            ));
+            );
+            self.problem(format!("{} ({what})", self.function(shape)), class, why);
             return None;
         }
         let leaves = self.items.items[column[0] as usize].1.len();
@@ -297,11 +313,11 @@ impl Fitter<'_> {
                         .map(|(m, s)| format!("{} at P={}", s.1, self.runs[m.0].p))
                         .collect();
                     let seen: Vec<String> = seen.into_iter().take(6).collect();
-                    self.problems.insert(format!(
-                        "{} ({what}, {class}): {field} is {} — no form fits (constant, or linear in or a quotient of rank, P, grid extents, coordinates, log2 P)",
-                        self.function(shape),
+                    let why = format!(
+                        "{field} is {} — no form fits (constant, or linear in or a quotient of rank, P, grid extents, coordinates, log2 P)",
                         seen.join(", ")
-                    ));
+                    );
+                    self.problem(format!("{} ({what})", self.function(shape)), class, why);
                     return None;
                 }
             }

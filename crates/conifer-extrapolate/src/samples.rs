@@ -68,6 +68,8 @@ pub fn read_run(trace: &Trace, items: &mut Items, timed: bool) -> Result<Run, St
     let reader = trace.reader();
     let mut ranks = Vec::with_capacity(trace.meta.ranks as usize);
     for rank in 0..trace.meta.ranks {
+        let entry = &trace.record.ranks[rank as usize];
+        let grids = crate::leaves::grids(&entry.comms);
         let mut threads = Vec::new();
         for seq in trace.thread_sequences(rank) {
             let mut calls = Vec::new();
@@ -75,13 +77,12 @@ pub fn read_run(trace: &Trace, items: &mut Items, timed: bool) -> Result<Run, St
                 let sig = Signature::parse(&bytes).ok_or_else(|| {
                     format!("rank {rank} has a call that does not parse (a malformed trace)")
                 })?;
-                let (shape, leaves) = split_call(&sig);
+                let (shape, leaves) = split_call(&sig, &grids);
                 let key = conifer_format::signature::encode_signature(&shape);
                 calls.push(items.intern(key, || Shape::Call(shape), leaves));
             }
             threads.push(calls);
         }
-        let entry = &trace.record.ranks[rank as usize];
         let (key, leaves) = split_comms(&entry.comms);
         let comms = items.intern(key, || Shape::Comms(entry.comms.clone()), leaves);
         let mut times = Vec::new();
