@@ -30,8 +30,8 @@ pub enum Form {
 pub type Sample<'a> = (&'a [Option<i64>], i64);
 
 /// Fewest distinct feature values a form other than a constant must be seen at; a field
-/// that *is* a feature (a line of slope 1 through 0: the field is P, a grid extent, the rank)
-/// needs only two.
+/// that *is* a feature or its negation (a line of slope ±1 through 0: the field is P, a grid
+/// extent, the rank, a neighbour one plane back) needs only two.
 const MIN_POINTS: usize = 3;
 
 /// The first form every sample obeys: a constant, then per feature a line, then per
@@ -69,7 +69,7 @@ fn linear(samples: &[Sample], feature: usize) -> Option<Form> {
     }
     let a = dv / dx;
     let b = v0.checked_sub(a.checked_mul(x0)?)?;
-    if (a, b) != (1, 0) {
+    if b != 0 || a.abs() != 1 {
         points(samples, feature, MIN_POINTS)?;
     }
     let form = Form::Linear { feature, a, b };
