@@ -33,11 +33,16 @@ fn record(dir: &Path, app: &str, ps: &[u32], args: &[&str]) -> Vec<PathBuf> {
 }
 
 /// Extrapolates `small` to each of `targets`, records `app` there and asserts `conifer diff`
-/// finds the two equal up to timing.
-fn extrapolated_equals_recorded(app: &str, small: &[u32], targets: &[u32], args: &[&str]) {
-    let dir = scratch(&format!("extrapolate-{app}"));
-    let inputs = record(&dir, app, small, args);
-    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+/// finds the two equal up to timing; returns the inputs.
+fn extrapolated_equals_recorded(
+    app: &str,
+    small: &[u32],
+    targets: &[u32],
+    args: &[&str],
+) -> Vec<PathBuf> {
+    let dir = scratch(&format!("extrapolate-{app}-{}", small[0]));
+    let recorded = record(&dir, app, small, args);
+    let inputs: Vec<&Path> = recorded.iter().map(PathBuf::as_path).collect();
     for &n in targets {
         let out = dir.join(format!("{app}-x{n}.cft"));
         let done = extrapolate(&inputs, n, &out);
@@ -62,6 +67,7 @@ fn extrapolated_equals_recorded(app: &str, small: &[u32], targets: &[u32], args:
         assert_eq!(report["ranks"], serde_json::json!([n, n]));
         assert!(diff.status.success());
     }
+    recorded
 }
 
 #[test]
@@ -69,7 +75,27 @@ fn stencil2d_from_4_9_16_ranks_equals_the_runs_at_36_and_64() {
     if is_mpich() {
         return; // 36 and 64 ranks: Open MPI only (see the module's doc)
     }
-    extrapolated_equals_recorded("stencil2d", &[4, 9, 16], &[36, 64], &["3"]);
+    let square = extrapolated_equals_recorded("stencil2d", &[4, 9, 16], &[36, 64], &["3"]);
+    // Square inputs cannot tell a grid's rows from its columns; 48 ranks make an 8 × 6 grid.
+    let inputs: Vec<&Path> = square.iter().map(PathBuf::as_path).collect();
+    let out = square[0].with_file_name("stencil2d-x48.cft");
+    let done = extrapolate(&inputs, 48, &out);
+    assert_eq!(done.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.contains("MPI_Dims_create dims_out") && l.contains("cannot tell")),
+        "{err}"
+    );
+}
+
+#[test]
+fn stencil2d_from_8_16_32_ranks_equals_the_run_at_64() {
+    if is_mpich() {
+        return;
+    }
+    // Grids of 4 × 2, 4 × 4 and 8 × 4: rows and columns tell apart.
+    extrapolated_equals_recorded("stencil2d", &[8, 16, 32], &[64], &["3"]);
 }
 
 #[test]
@@ -132,7 +158,11 @@ fn a_butterfly_is_refused_one_line_per_call_site_it_cannot_fit() {
     assert!(lines[0].contains("cannot extrapolate"), "{err}");
     // butterfly.c makes log2 P MPI_Sendrecv stages per iteration: the number of calls
     // changes with P, and the refusal names the call site where it does.
-    let site = if is_mpich() { "(call " } else { "MPI_Sendrecv (call " };
+    let site = if is_mpich() {
+        "(call "
+    } else {
+        "MPI_Sendrecv (call "
+    };
     assert!(
         lines[1..]
             .iter()

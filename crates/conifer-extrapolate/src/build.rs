@@ -2,9 +2,8 @@
 //! communicators, counts, timing kept from the largest input), and the records merged as the
 //! tracer merges real ones (rank and integer codes chosen over all N ranks).
 
-use crate::fit::Form;
 use crate::leaves::{fill_call, fill_comms};
-use crate::model::Model;
+use crate::model::{Fitted, Model};
 use crate::samples::{Items, Shape};
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::Grammar;
@@ -13,9 +12,30 @@ use conifer_format::rank_totals::{FunctionTotals, RankTotals};
 use conifer_format::stored::TraceRecord;
 use std::collections::BTreeMap;
 
-/// The values of `forms` at `features`, or the first form that cannot be evaluated there.
-fn eval(forms: &[Form], features: &[Option<i64>]) -> Result<Vec<i64>, Form> {
-    forms.iter().map(|f| f.eval(features).ok_or(*f)).collect()
+/// The value of each leaf of `fitted` at `features` (`n` ranks), or why there is none: a form
+/// with no value there, or alternatives the inputs could not tell apart that disagree there.
+fn eval(fitted: &Fitted, features: &[Option<i64>], n: u32) -> Result<Vec<i64>, String> {
+    fitted
+        .forms
+        .iter()
+        .zip(&fitted.labels)
+        .map(|(alternatives, label)| {
+            let values: Vec<Option<i64>> = alternatives.iter().map(|f| f.eval(features)).collect();
+            match values.first().copied().flatten() {
+                None => Err(format!(
+                    "{label}: is {}, which has no value at {n} ranks",
+                    alternatives[0]
+                )),
+                Some(v) => match values.iter().position(|w| *w != Some(v)) {
+                    None => Ok(v),
+                    Some(k) => Err(format!(
+                        "{label}: the inputs cannot tell {} from {}, which differ at {n} ranks (give inputs where they differ)",
+                        alternatives[0], alternatives[k]
+                    )),
+                },
+            }
+        })
+        .collect()
 }
 
 /// The merged record of `n` ranks, with each rank's host; or one line per rank class that has
@@ -35,9 +55,13 @@ pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRe
         let mut record = RankRecord::default();
         let fitted = &model.fitted[class.comms as usize];
         if let Shape::Comms(template) = &items.shapes[fitted.shape as usize] {
-            let leaves = eval(&fitted.forms, &features).map_err(|form| {
-                vec![format!("a communicator field is {form}, which has no value at {n} ranks")]
-            })?;
+            let leaves = match eval(fitted, &features, n) {
+                Ok(leaves) => leaves,
+                Err(why) => {
+                    problems.insert(why);
+                    continue;
+                }
+            };
             record.comms = fill_comms(template, &leaves);
         }
         let grids = crate::leaves::grids(&record.comms);
@@ -56,12 +80,7 @@ pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRe
                 let term = match local.get(&site) {
                     Some(&term) => term,
                     None => {
-                        let leaves = eval(&fitted.forms, &features).map_err(|form| {
-                            vec![format!(
-                                "{}: a field is {form}, which has no value at {n} ranks",
-                                model.classing.describe(&key)
-                            )]
-                        })?;
+                        let leaves = eval(fitted, &features, n).map_err(|why| vec![why])?;
                         let sig = fill_call(shape, &leaves, &grids).ok_or_else(|| {
                             vec![format!(
                                 "{}: a grid offset does not fit the grid at {n} ranks",

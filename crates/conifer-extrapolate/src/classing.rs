@@ -134,6 +134,19 @@ impl Classing {
         (key, features)
     }
 
+    /// The features in groups, tried group by group (see [`crate::fit::fit`]): the rank and
+    /// P; then the grid of the classing's own dimension, then the other; then log2 P.
+    pub fn feature_groups(self) -> Vec<Vec<usize>> {
+        let plain = vec![0, 1];
+        let two = vec![2, 3, 8, 9];
+        let three = vec![4, 5, 6, 7, 10, 11, 12, 13];
+        let log = vec![14];
+        match self {
+            Classing::Grid(3) => vec![plain, three, two, log],
+            _ => vec![plain, two, three, log],
+        }
+    }
+
     /// A class in words ("first × between").
     pub fn describe(self, key: &[u8]) -> String {
         if key.is_empty() {

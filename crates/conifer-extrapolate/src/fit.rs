@@ -34,16 +34,29 @@ pub type Sample<'a> = (&'a [Option<i64>], i64);
 /// extent, the rank, a neighbour one plane back) needs only two.
 const MIN_POINTS: usize = 3;
 
-/// The first form every sample obeys: a constant, then per feature a line, then per
-/// feature a quotient; `None` when none does.
-pub fn fit(samples: &[Sample]) -> Option<Form> {
-    let first = samples.first()?.1;
+/// The forms every sample obeys, the preferred first: a constant; else, in the first group
+/// of features (see [`crate::classing::Classing::feature_groups`]) where any fits, every
+/// line in one of its features, or failing that every quotient. Several forms are
+/// alternatives the inputs cannot tell apart (`cols` and `rows` on square grids); empty when
+/// none fits.
+pub fn fit(samples: &[Sample], groups: &[Vec<usize>]) -> Vec<Form> {
+    let Some(first) = samples.first().map(|s| s.1) else {
+        return Vec::new();
+    };
     if samples.iter().all(|s| s.1 == first) {
-        return Some(Form::Constant(first));
+        return vec![Form::Constant(first)];
     }
-    (0..FEATURES.len())
-        .find_map(|f| linear(samples, f))
-        .or_else(|| (0..FEATURES.len()).find_map(|f| inverse(samples, f)))
+    for group in groups {
+        let lines: Vec<Form> = group.iter().filter_map(|&f| linear(samples, f)).collect();
+        if !lines.is_empty() {
+            return lines;
+        }
+        let quotients: Vec<Form> = group.iter().filter_map(|&f| inverse(samples, f)).collect();
+        if !quotients.is_empty() {
+            return quotients;
+        }
+    }
+    Vec::new()
 }
 
 /// The (feature, value) points, when the feature is known at every sample and takes at least
@@ -149,6 +162,11 @@ mod tests {
         crate::classing::Classing::Uniform.classify(p, 0).1
     }
 
+    fn fit(samples: &[Sample]) -> Option<Form> {
+        let groups = crate::classing::Classing::Grid(2).feature_groups();
+        super::fit(samples, &groups).first().copied()
+    }
+
     #[test]
     fn forms_found_from_three_runs() {
         let (f4, f9, f16) = (at(4), at(9), at(16));
@@ -160,6 +178,13 @@ mod tests {
         // 720 elements shared among the ranks.
         let share = [(&f4[..], 180), (&f9[..], 80), (&f16[..], 45)];
         assert_eq!(fit(&share).unwrap().eval(&at(36)), Some(20));
+        // Square grids cannot tell rows from columns: both are offered.
+        let groups = crate::classing::Classing::Grid(2).feature_groups();
+        let both: Vec<String> = super::fit(&up, &groups)
+            .iter()
+            .map(Form::to_string)
+            .collect();
+        assert_eq!(both, vec!["-cols", "-rows"]);
         // Two runs are not enough to call anything a function of P but P itself.
         assert_eq!(fit(&[(&f4[..], 1), (&f9[..], 2)]), None);
         assert_eq!(fit(&[(&f4[..], 4), (&f9[..], 9)]).unwrap().to_string(), "P");

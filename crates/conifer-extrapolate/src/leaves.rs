@@ -3,11 +3,11 @@
 //! may vary and are fitted: integers, ranks relative to the caller or absolute, buffer
 //! offsets, status fields, coordinates; a membership's rank and grid extents.
 
-use conifer_trace::decode::Signature;
-use conifer_trace::rank::Rank;
 use conifer_compress::fast_hash::FastMap;
 use conifer_format::grid::Grid;
 use conifer_format::membership::Membership;
+use conifer_trace::decode::Signature;
+use conifer_trace::rank::Rank;
 use conifer_trace::value::{Buffer, Value};
 
 /// A leaf as [`visit`] finds it.
@@ -156,7 +156,9 @@ pub fn fill_comms(template: &[Membership], leaves: &[i64]) -> Vec<Membership> {
             let my_rank = next.next().unwrap_or(0);
             let grid = m.grid.as_ref().map(|g| {
                 let mut g = g.clone();
-                g.dims.iter_mut().for_each(|d| *d = next.next().unwrap_or(1));
+                g.dims
+                    .iter_mut()
+                    .for_each(|d| *d = next.next().unwrap_or(1));
                 g
             });
             Membership {

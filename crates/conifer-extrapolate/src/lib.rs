@@ -119,23 +119,21 @@ pub fn extrapolate(mut inputs: Vec<Trace>, n: u32) -> Result<Extrapolation, Refu
         .collect::<Result<Vec<_>, String>>()
         .map_err(refuse)?;
     let largest = &inputs[last];
-    let host = largest
-        .record
-        .ranks
-        .first()
-        .map_or("", |r| r.host.as_str());
+    let host = largest.record.ranks.first().map_or("", |r| r.host.as_str());
     let mut closest: Option<(Classing, Unfitted)> = None;
     for classing in CLASSINGS {
-        let (mut fitted, hints) = model::fit_model(&items, &runs, &names, classing, &Default::default());
-        if fitted.is_err() {
-            fitted = model::fit_model(&items, &runs, &names, classing, &hints).0;
-        }
+        // A first pass establishes forms where classes see enough values; the second lets
+        // every class prefer them (see `model::Hints`).
+        let hints = model::fit_model(&items, &runs, &names, classing, &Default::default()).1;
+        let fitted = model::fit_model(&items, &runs, &names, classing, &hints).0;
         let attempt = fitted.and_then(|m| {
             build::build(&m, &items, n, host)
                 .map(|record| (m, record))
+                // Every class of the inputs fit: this classing is the closest whatever
+                // the others do.
                 .map_err(|sites| Unfitted {
-                    failed: sites.len(),
-                    classes: sites.len(),
+                    failed: 0,
+                    classes: 1,
                     sites,
                 })
         });
@@ -157,7 +155,7 @@ pub fn extrapolate(mut inputs: Vec<Trace>, n: u32) -> Result<Extrapolation, Refu
             Err(unfitted) => {
                 if closest
                     .as_ref()
-                    .is_none_or(|c| unfitted.fitting_share() >= c.1.fitting_share())
+                    .is_none_or(|c| unfitted.fitting_share() > c.1.fitting_share())
                 {
                     closest = Some((classing, unfitted));
                 }

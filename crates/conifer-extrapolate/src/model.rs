@@ -12,8 +12,11 @@ use std::collections::BTreeSet;
 pub struct Fitted {
     /// Its shape in [`Items::shapes`].
     pub shape: u32,
-    /// One form per leaf.
-    pub forms: Vec<Form>,
+    /// Per leaf, the forms that fit, preferred first (several when the inputs cannot tell
+    /// them apart: [`crate::build`] refuses where they disagree).
+    pub forms: Vec<Vec<Form>>,
+    /// Per leaf, the call site and field it is ("MPI_Isend dest (call 7 of thread 0)").
+    pub labels: Vec<String>,
 }
 
 /// What the ranks of one class do.
@@ -79,6 +82,7 @@ struct Fitter<'a> {
     problems: std::collections::BTreeMap<String, (String, Vec<String>)>,
     hints: &'a Hints,
     found: Hints,
+    groups: Vec<Vec<usize>>,
 }
 
 /// Fits `runs` (ascending P) under `classing`, leaves seen at fewer than three values taking
@@ -109,6 +113,7 @@ pub fn fit_model(
         problems: Default::default(),
         hints,
         found: Hints::default(),
+        groups: classing.feature_groups(),
     };
     let mut keys: Vec<&ClassKey> = members.keys().collect();
     keys.sort();
@@ -263,12 +268,21 @@ impl Fitter<'_> {
     }
 
     /// Fits one call site: `column` holds each member's item there.
-    fn site(&mut self, class: &str, members: &[Member], column: &[u32], what: String) -> Option<u32> {
+    fn site(
+        &mut self,
+        class: &str,
+        members: &[Member],
+        column: &[u32],
+        what: String,
+    ) -> Option<u32> {
         if let Some(&f) = self.cache.get(column) {
             return Some(f);
         }
         let shape = self.items.items[column[0] as usize].0;
-        if let Some(k) = column.iter().position(|&c| self.items.items[c as usize].0 != shape) {
+        if let Some(k) = column
+            .iter()
+            .position(|&c| self.items.items[c as usize].0 != shape)
+        {
             let why = format!(
                 "{} and {} differ in more than numbers",
                 self.at(&members[0]),
@@ -279,6 +293,7 @@ impl Fitter<'_> {
         }
         let leaves = self.items.items[column[0] as usize].1.len();
         let mut forms = Vec::with_capacity(leaves);
+        let mut labels = Vec::with_capacity(leaves);
         for leaf in 0..leaves {
             let samples: Vec<Sample> = members
                 .iter()
@@ -286,25 +301,32 @@ impl Fitter<'_> {
                 .map(|(m, &c)| (&m.2[..], self.items.items[c as usize].1[leaf]))
                 .collect();
             let field = self.field(shape, leaf);
-            let hinted = || {
-                let hints = self.hints.get(&(shape, leaf))?;
-                hints.iter().copied().find(|form| {
-                    samples.iter().all(|(x, v)| form.eval(x) == Some(*v))
-                })
-            };
-            match fit(&samples).or_else(hinted) {
+            // A form another class established for this call site is preferred to what this
+            // class's samples alone allow (a constant where it saw one grid extent only).
+            let hinted: Vec<Form> = self
+                .hints
+                .get(&(shape, leaf))
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|form| samples.iter().all(|(x, v)| form.eval(x) == Some(*v)))
+                .collect();
+            let own = fit(&samples, &self.groups);
+            for form in own.iter().filter(|f| f.varies()) {
+                let known = self.found.entry((shape, leaf)).or_default();
+                if !known.contains(form) {
+                    known.push(*form);
+                }
+            }
+            let alternatives = if hinted.is_empty() { own } else { hinted };
+            match alternatives.first().copied() {
                 Some(form) => {
-                    if form.varies() {
-                        let known = self.found.entry((shape, leaf)).or_default();
-                        if !known.contains(&form) {
-                            known.push(form);
-                        }
-                    }
                     if form.varies() {
                         self.varying
                             .insert(format!("{} {field} = {form}", self.function(shape)));
                     }
-                    forms.push(form)
+                    labels.push(format!("{} {field} ({what})", self.function(shape)));
+                    forms.push(alternatives)
                 }
                 None => {
                     let seen: BTreeSet<String> = members
@@ -323,7 +345,11 @@ impl Fitter<'_> {
             }
         }
         let id = self.fitted.len() as u32;
-        self.fitted.push(Fitted { shape, forms });
+        self.fitted.push(Fitted {
+            shape,
+            forms,
+            labels,
+        });
         self.cache.insert(column.to_vec(), id);
         Some(id)
     }
