@@ -42,14 +42,12 @@ fn eval(fitted: &Fitted, features: &[Option<i64>], n: u32) -> Result<Vec<i64>, S
 /// no counterpart in the inputs, or whose fields cannot be evaluated at `n`.
 pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRecord, Vec<String>> {
     let mut problems = std::collections::BTreeSet::new();
+    let mut missing: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
     let mut records = Vec::with_capacity(n as usize);
     for r in 0..n {
         let (key, features) = model.classing.classify(i64::from(n), i64::from(r));
         let Some(class) = model.classes.get(&key) else {
-            problems.insert(format!(
-                "{} (rank {r} of {n}): no input has a rank there, so nothing says what it does",
-                model.classing.describe(&key)
-            ));
+            missing.entry(key).or_default().push(r);
             continue;
         };
         let mut record = RankRecord::default();
@@ -125,6 +123,17 @@ pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRe
                 .collect(),
         };
         records.push((record, counts.into_iter().collect(), host.to_string()));
+    }
+    for (key, ranks) in missing {
+        let more = match ranks.len() {
+            1 => String::new(),
+            k => format!(" and {} more", k - 1),
+        };
+        problems.insert(format!(
+            "{} (rank {}{more} of {n}): no input has a rank there, so nothing says what it does",
+            model.classing.describe(&key),
+            ranks[0]
+        ));
     }
     if !problems.is_empty() {
         return Err(problems.into_iter().collect());
