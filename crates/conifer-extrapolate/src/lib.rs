@@ -104,8 +104,8 @@ pub fn extrapolate(mut inputs: Vec<Trace>, n: u32) -> Result<Extrapolation, Refu
     let mut names = Names::default();
     let mut catalog = Vec::new();
     for f in inputs.iter().flat_map(|t| &t.catalog) {
-        if !names.contains_key(&f.id) {
-            names.insert(f.id, (f.name.clone(), f.slots.clone()));
+        if let std::collections::hash_map::Entry::Vacant(e) = names.entry(f.id) {
+            e.insert((f.name.clone(), f.slots.clone()));
             catalog.push(f.clone());
         }
     }
