@@ -23,6 +23,8 @@ FORBIDDEN = {
     "conifer-proxy": {"conifer-write", "conifer-preload"},
     "conifer-python": {"conifer-write", "conifer-preload"},
     "conifer-preload": {"conifer-trace"},
+    # Reads traces and writes one (as the tracer merges), never links MPI.
+    "conifer-extrapolate": {"conifer-preload"},
 }
 # Files of the CLI allowed to name the write side.
 CLI_WRITERS = {"merge.rs"}

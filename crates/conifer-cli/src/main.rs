@@ -7,6 +7,7 @@ mod decode;
 mod diff;
 mod diff_order;
 mod export;
+mod extrapolate;
 mod info;
 mod installed;
 mod launch;
@@ -341,6 +342,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Extrapolate a trace for N ranks from traces of one program at three or more small rank
+    /// counts (rank classes by place in the process grid, fields fitted as functions of P).
+    Extrapolate {
+        /// The traces at small rank counts (three or more, distinct P).
+        #[arg(required = true, num_args = 1..)]
+        inputs: Vec<PathBuf>,
+        /// The rank count to extrapolate to.
+        #[arg(long)]
+        ranks: u32,
+        /// The trace to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+        /// Also list every field found to vary with the run and its fitted form.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Combine the partial files of a run that ended early into one trace marked partial.
     Merge {
         /// The directory of partial files (`<trace>.partial`).
@@ -488,6 +505,12 @@ fn main() -> ExitCode {
         } => decode::print(&file, rank, ranks.as_deref(), json),
         Command::Verify { file, raw } => verify::run(&file, raw.as_deref()),
         Command::Merge { dir, output } => merge::run(&dir, &output),
+        Command::Extrapolate {
+            inputs,
+            ranks,
+            output,
+            verbose,
+        } => extrapolate::run(&inputs, ranks, &output, verbose),
         Command::Info { json, mpi } => info::print(json, mpi.as_deref()),
         Command::Cc { args } => static_pass::exec("cc", &args),
         Command::Cxx { args } => static_pass::exec("cxx", &args),

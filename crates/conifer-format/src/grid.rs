@@ -85,7 +85,7 @@ impl Grid {
 
     /// Offsets packed into one integer (mixed radix, zero for no displacement), or `None` when
     /// the grid is too large for 63 bits.
-    fn pack(&self, offsets: &[i64]) -> Option<i64> {
+    pub fn pack(&self, offsets: &[i64]) -> Option<i64> {
         let mut packed = 0i64;
         let mut zero = 0i64;
         for (&o, (radix, &d)) in offsets.iter().zip(self.radices().zip(&self.dims)) {
@@ -95,7 +95,9 @@ impl Grid {
         packed.checked_sub(zero)
     }
 
-    fn unpack(&self, value: i64) -> Option<Vec<i64>> {
+    /// The per-dimension offsets [`Grid::pack`] packed into `value`, or `None` when it packs
+    /// none.
+    pub fn unpack(&self, value: i64) -> Option<Vec<i64>> {
         let zero = self
             .radices()
             .zip(&self.dims)
