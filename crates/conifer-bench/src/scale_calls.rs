@@ -4,8 +4,8 @@
 //! on a Cartesian one, and the special ranks by name.
 
 use conifer_format::grid::Grid;
-use conifer_format::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 use conifer_format::value::REQUEST_LOCAL_BITS;
+use conifer_format::value::{Buffer, HandleKind, HandleRef, Rank, Status, Value};
 
 /// One call of a generated rank: the function, its recorded values (without the return
 /// value, always `MPI_SUCCESS`), the computation before it and its own duration.
@@ -37,7 +37,10 @@ pub fn double() -> Value {
 }
 
 fn request(slot: u32) -> Value {
-    Value::Handle(HandleKind::Request, HandleRef::Id(slot << REQUEST_LOCAL_BITS))
+    Value::Handle(
+        HandleKind::Request,
+        HandleRef::Id(slot << REQUEST_LOCAL_BITS),
+    )
 }
 
 fn heap(offset: i64) -> Value {

@@ -155,7 +155,12 @@ pub fn merge_all(p: u32, threads: usize, leaf: &(dyn Fn(u32) -> TraceRecord + Sy
             });
         }
     });
-    let mut parts: Vec<Part> = results.into_inner().unwrap().into_iter().flatten().collect();
+    let mut parts: Vec<Part> = results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .flatten()
+        .collect();
     let mut levels = levels.into_inner().unwrap();
     while parts.len() > 1 {
         let mut stats = LevelStats::default();

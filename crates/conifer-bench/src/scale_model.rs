@@ -62,7 +62,11 @@ impl Net {
     /// An 8-byte allreduce on `p` ranks.
     fn allreduce(&self, p: i64) -> f64 {
         let floor = 63 - (p as u64).leading_zeros() as i64;
-        let rounds = if p.count_ones() == 1 { floor } else { floor + 2 };
+        let rounds = if p.count_ones() == 1 {
+            floor
+        } else {
+            floor + 2
+        };
         rounds as f64 * (self.s(8.0) + self.w(8.0) + self.r(8.0))
     }
 }

@@ -36,8 +36,16 @@ fn periodic_stencil_decodes_to_its_torus_neighbours_after_log_p_levels() {
             let first = 4 + it * 10;
             for (k, &n) in want.iter().enumerate() {
                 for (call, slot) in [(&calls[first + k], 3), (&calls[first + 4 + k], 3)] {
-                    let shown = call.signature.values[slot].display(call.position(slot)).to_string();
-                    assert_eq!(shown, n.to_string(), "rank {rank} {} #{}", call.name, call.index);
+                    let shown = call.signature.values[slot]
+                        .display(call.position(slot))
+                        .to_string();
+                    assert_eq!(
+                        shown,
+                        n.to_string(),
+                        "rank {rank} {} #{}",
+                        call.name,
+                        call.index
+                    );
                 }
             }
             assert_eq!(calls[first].name, "MPI_Irecv");
@@ -51,9 +59,17 @@ fn periodic_stencil_decodes_to_its_torus_neighbours_after_log_p_levels() {
 #[test]
 fn regular_patterns_give_one_trace_size_at_two_rank_counts() {
     for pattern in [Pattern::Stencil2dPeriodic, Pattern::Stencil3d] {
-        let size = |p: u32| finish_trace(merge_pattern(pattern, p, 2).record, p).to_bytes().len();
+        let size = |p: u32| {
+            finish_trace(merge_pattern(pattern, p, 2).record, p)
+                .to_bytes()
+                .len()
+        };
         let (small, large) = (size(1000), size(4096));
         let ratio = large as f64 / small as f64;
-        assert!((0.9..1.1).contains(&ratio), "{}: {small} B vs {large} B", pattern.name());
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "{}: {small} B vs {large} B",
+            pattern.name()
+        );
     }
 }
