@@ -63,6 +63,11 @@ impl CommTable {
         for (k, mut members) in held {
             members.sort_unstable();
             let mut gs: Vec<Vec<Option<u32>>> = Vec::new();
+            // The groups holding local rank l are always groups 0..holders[l] (each rank joins
+            // the first group lacking its local rank), so the first one lacking it is found in
+            // O(1): with MPI_COMM_SELF in the column, a search over the groups made the table
+            // quadratic in the ranks.
+            let mut holders: HashMap<usize, usize> = HashMap::new();
             for (world, local) in members {
                 let Ok(l) = usize::try_from(local) else {
                     continue;
@@ -70,13 +75,12 @@ impl CommTable {
                 if l > trace.meta.ranks as usize {
                     continue;
                 }
-                let g = match gs.iter().position(|g| g.get(l).is_none_or(Option::is_none)) {
-                    Some(g) => g,
-                    None => {
-                        gs.push(Vec::new());
-                        gs.len() - 1
-                    }
-                };
+                let held = holders.entry(l).or_insert(0);
+                let g = *held;
+                *held += 1;
+                if g == gs.len() {
+                    gs.push(Vec::new());
+                }
                 if gs[g].len() <= l {
                     gs[g].resize(l + 1, None);
                 }

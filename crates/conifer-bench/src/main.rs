@@ -4,6 +4,7 @@
 //! (`--only`: the suites whose title contains WORDS, any case). Needs the builds of
 //! `make build MPI=<mpi>` (`target/<mpi>/release`).
 
+mod alloc_count;
 mod build_suite;
 mod cost_suite;
 mod measure;
@@ -12,9 +13,21 @@ mod readers_suite;
 mod replay_suite;
 mod report;
 mod runner;
+mod scale_calls;
+mod scale_merge;
+mod scale_model;
+mod scale_patterns;
+mod scale_record;
+mod scale_suite;
+#[cfg(test)]
+mod scale_tests;
 mod size_suite;
 mod suites;
 mod tree_suite;
+
+/// Counts each thread's allocations: the scale suite's merger memory.
+#[global_allocator]
+static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
 
 use report::Report;
 use runner::Setup;

@@ -504,6 +504,13 @@ pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
             Err(why) => tables.push(failed(title, why)),
         }
     }
+    let title = "Scale: merge and sim";
+    if chosen(title) {
+        match crate::scale_suite::scale_tables(setup, quick) {
+            Ok(more) => tables.extend(more),
+            Err(why) => tables.push(failed(title, why)),
+        }
+    }
     let title = "Prediction from replay";
     if chosen(title) {
         match crate::replay_suite::replay_tables(setup, quick) {

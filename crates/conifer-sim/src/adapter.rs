@@ -35,6 +35,9 @@ use std::rc::Rc;
 /// the collective rule.
 pub struct Shared {
     members: HashMap<CommGroup, Vec<u32>>,
+    /// Per group, each world rank's position in it (a linear search per collective call
+    /// made 10⁵ ranks' allreduces quadratic).
+    positions: HashMap<CommGroup, FastMap<u32, u32>>,
     contexts: RefCell<FastMap<Comm, u32>>,
     /// The communicator looked up last, with its context (most ops name the same one).
     last_context: RefCell<Option<(Comm, u32)>>,
@@ -46,13 +49,21 @@ pub struct Shared {
 impl Shared {
     /// From the trace's communicator table and the collective rule.
     pub fn new(table: &CommTable, rule: Rule) -> Shared {
-        let members = table
+        let members: HashMap<CommGroup, Vec<u32>> = table
             .groups()
             .into_iter()
             .filter_map(|(g, m)| Some((g, m.iter().copied().collect::<Option<Vec<u32>>>()?)))
             .collect();
+        let positions = members
+            .iter()
+            .map(|(g, m)| {
+                let at = m.iter().enumerate().map(|(i, &w)| (w, i as u32)).collect();
+                (g.clone(), at)
+            })
+            .collect();
         Shared {
             members,
+            positions,
             contexts: RefCell::new(FastMap::default()),
             last_context: RefCell::new(None),
             keys: RefCell::new(KeyTable::default()),
@@ -352,10 +363,9 @@ impl<I> TraceProgram<'_, I> {
             return;
         };
         let n = members.len() as u32;
-        let Some(me) = members.iter().position(|&w| w == self.rank) else {
+        let Some(&me) = shared.positions.get(g).and_then(|at| at.get(&self.rank)) else {
             return;
         };
-        let me = me as u32;
         if n < 2 {
             return;
         }

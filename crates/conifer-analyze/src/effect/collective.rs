@@ -29,6 +29,8 @@ pub(super) fn collective(
     enum Pattern {
         /// The caller sends `b` to each of these local ranks.
         To(Vec<(i64, u64)>),
+        /// The caller sends `b` to every other member.
+        ToOthers(u64),
         /// The caller receives `b` from this local rank.
         From(i64, u64),
         Nothing,
@@ -61,12 +63,6 @@ pub(super) fn collective(
         return;
     };
     let mine = pos.rank;
-    let others = |b: u64| -> Vec<(i64, u64)> {
-        (0..i64::from(n))
-            .filter(|&j| j != mine)
-            .map(|j| (j, b))
-            .collect()
-    };
     // Bytes of the `side` ("send" or "recv") buffer for all members but the caller: the
     // same `{side}count` for each when `fixed`, else `{side}counts`, in `{side}type`.
     let from_others = |fixed: bool, side: &str| -> Option<u64> {
@@ -114,7 +110,7 @@ pub(super) fn collective(
             Some(b) => {
                 e.size = Some(b);
                 e.received += b * u64::from(n - 1);
-                Pattern::To(others(b))
+                Pattern::ToOthers(b)
             }
             None => return unresolved(e),
         },
@@ -172,7 +168,7 @@ pub(super) fn collective(
             let Some(b) = b else { return unresolved(e) };
             e.received += got.unwrap_or(0);
             e.size = Some(b);
-            Pattern::To(others(b))
+            Pattern::ToOthers(b)
         }
         "Alltoall" => {
             let b = if is_in_place(a.get("sendbuf")) {
@@ -183,7 +179,7 @@ pub(super) fn collective(
             let Some(b) = b else { return unresolved(e) };
             e.received += bytes("recvcount", "recvtype").unwrap_or(b) * u64::from(n - 1);
             e.size = Some(b);
-            Pattern::To(others(b))
+            Pattern::ToOthers(b)
         }
         "Alltoallv" | "Alltoallw" => {
             let place = is_in_place(a.get("sendbuf"));
@@ -265,6 +261,15 @@ pub(super) fn collective(
     match pattern {
         Pattern::To(list) => {
             for (j, b) in list {
+                e.sent += b;
+                e.link(caller.member(c, j).map(|to| (me, to)), b, Kind::Coll);
+            }
+        }
+        // Without edges (the simulator asks for sizes only) a rank's collective costs O(1),
+        // not O(communicator size): 10⁵ ranks' allreduces would otherwise be quadratic.
+        Pattern::ToOthers(b) if !caller.edges_wanted() => e.sent += b * u64::from(n - 1),
+        Pattern::ToOthers(b) => {
+            for j in (0..i64::from(n)).filter(|&j| j != mine) {
                 e.sent += b;
                 e.link(caller.member(c, j).map(|to| (me, to)), b, Kind::Coll);
             }

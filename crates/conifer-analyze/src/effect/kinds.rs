@@ -88,4 +88,39 @@ pub trait Caller {
     fn remote(&self, _comm: &Value) -> Option<(i64, &[Option<u32>])> {
         None
     }
+    /// False when only the byte counts of an effect are wanted, not its edges (see
+    /// [`super::evaluate_sizes`]).
+    fn edges_wanted(&self) -> bool {
+        true
+    }
+}
+
+/// A caller whose effects are wanted for their byte counts only.
+pub(super) struct SizesOnly<'a>(pub(super) &'a dyn Caller);
+
+impl Caller for SizesOnly<'_> {
+    fn world(&self) -> u32 {
+        self.0.world()
+    }
+    fn position(&self, comm: &Value) -> Option<(Position<'_>, u32)> {
+        self.0.position(comm)
+    }
+    fn member(&self, comm: &Value, local: i64) -> Option<u32> {
+        self.0.member(comm, local)
+    }
+    fn types(&self) -> &TypeSizes {
+        self.0.types()
+    }
+    fn window_comm(&self, win: &Value) -> Option<&Value> {
+        self.0.window_comm(win)
+    }
+    fn persistent(&self, req: &Value) -> Option<&Effect> {
+        self.0.persistent(req)
+    }
+    fn remote(&self, comm: &Value) -> Option<(i64, &[Option<u32>])> {
+        self.0.remote(comm)
+    }
+    fn edges_wanted(&self) -> bool {
+        false
+    }
 }

@@ -43,6 +43,12 @@ pub(crate) fn base(name: &str) -> &str {
     n.strip_suffix("_c").unwrap_or(n)
 }
 
+/// Evaluates one call of `caller` for its byte counts only: a collective's edges to every
+/// member are not listed (O(1) instead of O(communicator size) per call).
+pub fn evaluate_sizes(a: &Args, caller: &dyn Caller) -> Effect {
+    evaluate(a, &kinds::SizesOnly(caller))
+}
+
 /// Evaluates one call of `caller`.
 pub fn evaluate(a: &Args, caller: &dyn Caller) -> Effect {
     let mut e = Effect {

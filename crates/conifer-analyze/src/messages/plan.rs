@@ -296,7 +296,7 @@ impl<'t> Planner<'t> {
     }
 
     fn collective(&self, a: &Args, operation: &str) -> Op {
-        let e = effect::evaluate(a, &self.ctx);
+        let e = effect::evaluate_sizes(a, &self.ctx);
         let comm_value = a.get("comm");
         let root = match (a.get("root"), comm_value) {
             (Some(Value::Rank(r)), Some(c)) => self.peer(c, r).map(|(_, local)| local),
