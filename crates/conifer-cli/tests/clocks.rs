@@ -76,11 +76,18 @@ fn spans_as_run_match_the_programs_own_clock() {
             "{timing}: MPI_Finalize took 0 ns on every rank"
         );
         assert_eq!(printed.len(), 2, "{timing}: SPAN lines {printed:?}");
+        // Lossless spans match within 0.5%. A lossy timeline quantises every interval and
+        // duration within REL of its value, and the span is their sum: it may be off by REL
+        // more (the delays app repeats equal delays, which the quantiser rounds alike).
+        let bound = 0.005
+            + timing
+                .strip_prefix("lossy:")
+                .map_or(0.0, |r| r.parse().unwrap());
         for (rank, &own) in &printed {
             let shown = traced[rank];
             let error = (shown - own).abs() / own;
             assert!(
-                error < 0.005,
+                error < bound,
                 "{timing} rank {rank}: the program measured {own} ns, the trace shows {shown} ns \
                  ({:.3}%)",
                 error * 100.0

@@ -2,7 +2,9 @@
 //! expression built from its recorded value (ranks restored for the caller, symbolic handles
 //! as table entries, buffers in their segment or the stack area, outputs into scratch space).
 
-use crate::objects::{c_type, constructed_extent, predefined_extent, Objects};
+use crate::objects::{
+    c_type, constructed_extent, constructed_reach_below, predefined_extent, Objects,
+};
 use conifer_spec::{Function, Param};
 use conifer_trace::decode::Call;
 use conifer_trace::predefined;
@@ -25,6 +27,10 @@ pub const NONDETERMINISTIC: [&str; 7] = [
 pub struct RankState {
     /// Extents of the derived datatypes made so far, by symbolic id.
     extents: HashMap<u32, i64>,
+    /// Lowest byte of the derived datatypes made so far, relative to the buffer, when below
+    /// it (a negative displacement: HPL builds structs from address differences between its
+    /// allocations), by symbolic id.
+    reach_below: HashMap<u32, i64>,
     /// The request arrays last passed to each nondeterministic completion function, so that
     /// a request the original had completed (recorded as `MPI_REQUEST_NULL`) is still passed
     /// when the proxy's run completed another one first.
@@ -193,6 +199,14 @@ impl Emitter<'_> {
         if let Some(e) = constructed_extent(call.name, &lookup, &extent_of) {
             self.state.extents.insert(new, e.max(1));
         }
+        let below = &self.state.reach_below;
+        let below_of = |v: &Value| type_reach_below(below, v);
+        let extents = &self.state.extents;
+        let extent_of = |v: &Value| type_extent(extents, v);
+        match constructed_reach_below(call.name, &lookup, &extent_of, &below_of) {
+            Some(low) if low < 0 => self.state.reach_below.insert(new, low),
+            _ => self.state.reach_below.remove(&new),
+        };
     }
 
     /// The expression of parameter `j`, with statements before and after the call.
@@ -396,7 +410,12 @@ impl Emitter<'_> {
             Buffer::Bottom => "MPI_BOTTOM".into(),
             Buffer::Segment { id, offset } => {
                 let bytes = self.bytes_used(call, args, j);
-                self.objects.segment(id, offset, bytes)
+                let below = args[j + 1..]
+                    .iter()
+                    .find(|a| a.param.kind == "DATATYPE")
+                    .and_then(|a| a.value.as_ref())
+                    .map_or(0, |v| type_reach_below(&self.state.reach_below, v));
+                self.objects.segment(id, offset, bytes, below)
             }
             Buffer::Stack { offset } => {
                 let bytes = self.bytes_used(call, args, j);
@@ -485,6 +504,17 @@ fn callback(function: &str, param: &str) -> Result<(String, &'static str), Strin
 /// *request)`), though the standard lists it as an input.
 fn handle_by_pointer(function: &str) -> bool {
     function == "MPI_Cancel"
+}
+
+/// How far below the buffer a datatype value reaches (0 or negative): predefined types
+/// never do.
+fn type_reach_below(reach_below: &HashMap<u32, i64>, v: &Value) -> i64 {
+    match v {
+        Value::Handle(HandleKind::Datatype, HandleRef::Id(id)) => {
+            reach_below.get(id).copied().unwrap_or(0)
+        }
+        _ => 0,
+    }
 }
 
 fn type_extent(extents: &HashMap<u32, i64>, v: &Value) -> i64 {

@@ -12,8 +12,8 @@ pub struct Objects {
     handles: HashMap<(HandleKind, u32), usize>,
     /// Entries of each kind's table.
     counts: BTreeMap<HandleKind, usize>,
-    /// Segment id → (index, bytes needed).
-    segments: BTreeMap<u32, (usize, i64)>,
+    /// Segment id → (index, bytes needed, bytes needed before it).
+    segments: BTreeMap<u32, (usize, i64, i64)>,
     /// Lowest and highest stack byte used.
     stack: Option<(i64, i64)>,
 }
@@ -30,11 +30,14 @@ impl Objects {
     }
 
     /// The C expression of `offset` bytes into segment `id`, which must hold `bytes` bytes
-    /// from there.
-    pub fn segment(&mut self, id: u32, offset: i64, bytes: i64) -> String {
+    /// from there, and `below` (0 or negative) bytes before it: a datatype whose displacements
+    /// are address differences to another allocation of the original reaches outside the
+    /// segment, so the proxy keeps that much zeroed memory in front of it.
+    pub fn segment(&mut self, id: u32, offset: i64, bytes: i64, below: i64) -> String {
         let n = self.segments.len();
-        let entry = self.segments.entry(id).or_insert((n, 0));
+        let entry = self.segments.entry(id).or_insert((n, 0, 0));
         entry.1 = entry.1.max(offset.max(0) + bytes);
+        entry.2 = entry.2.max(-(offset + below.min(0)));
         format!("B({})+{offset}", entry.0)
     }
 
@@ -72,9 +75,16 @@ impl Objects {
             .values()
             .map(|s| s.1.max(1).to_string())
             .collect();
+        let pads: Vec<String> = self
+            .segments
+            .values()
+            .map(|s| s.2.max(0).to_string())
+            .collect();
         out += &format!(
-            "static char *seg_[{n}];\nstatic const size_t seg_size_[{n}] = {{{}}};\n",
+            "static char *seg_[{n}];\nstatic const size_t seg_size_[{n}] = {{{}}};\n\
+             static const size_t seg_pad_[{n}] = {{{}}};\n",
             sizes.join(", "),
+            pads.join(", "),
             n = sizes.len().max(1)
         );
         let (lo, hi) = self.stack.unwrap_or((0, 1));
@@ -197,4 +207,112 @@ pub fn constructed_extent(
         "MPI_Type_dup" => old,
         _ => return None,
     })
+}
+
+/// How far below its buffer the type a constructor call makes reaches (0 or negative), from
+/// its arguments, the extents and the reach of the types it names; `None` for calls that
+/// make no datatype. Only displacements can reach below: negative ones in structs and
+/// (h)indexed types, and negative strides.
+pub fn constructed_reach_below(
+    function: &str,
+    arg: &dyn Fn(&str) -> Option<Value>,
+    extent_of: &dyn Fn(&Value) -> i64,
+    below_of: &dyn Fn(&Value) -> i64,
+) -> Option<i64> {
+    let int = |name: &str| match arg(name) {
+        Some(Value::Int(v)) => v,
+        _ => 0,
+    };
+    let ints = |name: &str| -> Vec<i64> {
+        match arg(name) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| if let Value::Int(v) = i { *v } else { 0 })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let old = arg("oldtype");
+    let old_extent = old.as_ref().map_or(1, extent_of);
+    let old_below = old.as_ref().map_or(0, below_of);
+    let lowest = |d: Vec<i64>, scale: i64| d.iter().map(|d| d * scale).min().unwrap_or(0).min(0);
+    let low = match function {
+        "MPI_Type_vector" => ((int("count") - 1) * int("stride")).min(0) * old_extent + old_below,
+        "MPI_Type_create_hvector" => ((int("count") - 1) * int("stride")).min(0) + old_below,
+        "MPI_Type_indexed" | "MPI_Type_create_indexed_block" => {
+            lowest(ints("array_of_displacements"), old_extent) + old_below
+        }
+        "MPI_Type_create_hindexed" | "MPI_Type_create_hindexed_block" => {
+            lowest(ints("array_of_displacements"), 1) + old_below
+        }
+        "MPI_Type_create_struct" => {
+            let types: Vec<i64> = match arg("array_of_types") {
+                Some(Value::Array(items)) => items.iter().map(below_of).collect(),
+                _ => Vec::new(),
+            };
+            ints("array_of_displacements")
+                .iter()
+                .enumerate()
+                .map(|(i, d)| d + types.get(i).copied().unwrap_or(0))
+                .min()
+                .unwrap_or(0)
+        }
+        "MPI_Type_contiguous" | "MPI_Type_dup" | "MPI_Type_create_resized" => old_below,
+        "MPI_Type_create_subarray" | "MPI_Type_create_darray" => 0,
+        _ => return None,
+    };
+    Some(low.min(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(v: &[i64]) -> Value {
+        Value::Array(v.iter().map(|&i| Value::Int(i)).collect())
+    }
+
+    #[test]
+    fn types_reach_below_their_buffer_by_their_lowest_displacement() {
+        let double = Value::Int(8);
+        let extent = |v: &Value| if *v == double { 8 } else { 32 };
+        // A struct of HPL's kind: blocks of a panel, and one block in another allocation
+        // 17,710,208 bytes below (an address difference).
+        let structure = |name: &str| match name {
+            "array_of_displacements" => Some(ints(&[0, 3840, -17_710_208])),
+            "array_of_blocklengths" => Some(ints(&[160, 160, 6481])),
+            "array_of_types" => Some(Value::Array(vec![double.clone(); 3])),
+            _ => None,
+        };
+        let reach = constructed_reach_below("MPI_Type_create_struct", &structure, &extent, &|_| 0);
+        assert_eq!(reach, Some(-17_710_208));
+        // A vector with a negative stride of 3 elements, 4 blocks: 9 elements of 8 bytes below.
+        let vector = |name: &str| match name {
+            "count" => Some(Value::Int(4)),
+            "stride" => Some(Value::Int(-3)),
+            "blocklength" => Some(Value::Int(1)),
+            "oldtype" => Some(double.clone()),
+            _ => None,
+        };
+        assert_eq!(
+            constructed_reach_below("MPI_Type_vector", &vector, &extent, &|_| 0),
+            Some(-72)
+        );
+        // Positive displacements reach nothing below; other calls make no type.
+        let forward = |name: &str| (name == "array_of_displacements").then(|| ints(&[16, 0]));
+        assert_eq!(
+            constructed_reach_below("MPI_Type_create_hindexed", &forward, &extent, &|_| 0),
+            Some(0)
+        );
+        assert_eq!(
+            constructed_reach_below("MPI_Send", &forward, &extent, &|_| 0),
+            None
+        );
+        // The segment keeps that much room in front of the buffer's offset.
+        let mut objects = Objects::default();
+        objects.segment(7, 1_231_376, 2_000, -17_710_208);
+        assert!(objects
+            .declarations()
+            .contains(&format!("seg_pad_[1] = {{{}}}", 17_710_208 - 1_231_376)));
+    }
 }

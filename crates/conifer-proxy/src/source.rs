@@ -224,14 +224,18 @@ static void compute_ns(long ns) {
 }
 "#;
 
-/// Segments are allocated on first use and freed where the original freed them.
+/// Segments are allocated on first use, with the zeroed room in front that datatypes reaching
+/// below them need, and freed where the original freed them.
 const SEGMENTS: &str = r#"
 static char *B(int i) {
-    if (!seg_[i]) seg_[i] = calloc(seg_size_[i], 1);
+    if (!seg_[i]) {
+        char *p = calloc(seg_pad_[i] + seg_size_[i], 1);
+        seg_[i] = p ? p + seg_pad_[i] : NULL;
+    }
     return seg_[i];
 }
 static void seg_free(int i) {
-    free(seg_[i]);
+    if (seg_[i]) free(seg_[i] - seg_pad_[i]);
     seg_[i] = NULL;
 }
 "#;
