@@ -3,9 +3,9 @@
 //! the end of the run against its peak while recording (the tracer's merge report).
 
 use crate::measure::round;
-use crate::report::Table;
+use crate::report::{s, Table};
 use crate::runner::{installed, Setup};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -301,8 +301,4 @@ pub fn end_of_run_memory(setup: &Setup) -> Result<Table, String> {
         );
     }
     Ok(table)
-}
-
-fn s(v: &str) -> Value {
-    Value::String(v.into())
 }

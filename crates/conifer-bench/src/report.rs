@@ -110,3 +110,8 @@ impl Report {
         md
     }
 }
+
+/// A table cell holding text.
+pub fn s(v: &str) -> serde_json::Value {
+    serde_json::Value::String(v.into())
+}

@@ -120,34 +120,37 @@ impl Calls {
 
     /// `MPI_Irecv` of `count` doubles from `from` (a recorded peer) with `tag` on `comm`.
     pub fn irecv(&mut self, at: i64, count: i64, from: Value, tag: i64, comm: &Value) {
-        let slot = self.pending;
-        self.pending += 1;
-        let values = vec![
-            heap(at),
-            Value::Int(count),
-            double(),
-            from,
-            Value::Int(tag),
-            comm.clone(),
-            request(slot),
-        ];
-        self.push("MPI_Irecv", values, 100.0, LOCAL_NS);
+        self.nonblocking("MPI_Irecv", at, count, from, tag, comm);
     }
 
     /// `MPI_Isend` of `count` doubles to `to` with `tag` on `comm`.
     pub fn isend(&mut self, at: i64, count: i64, to: Value, tag: i64, comm: &Value) {
+        self.nonblocking("MPI_Isend", at, count, to, tag, comm);
+    }
+
+    /// A nonblocking point-to-point call of `count` doubles at heap offset `at` with `peer`,
+    /// `tag` on `comm`, taking the next request slot.
+    fn nonblocking(
+        &mut self,
+        name: &'static str,
+        at: i64,
+        count: i64,
+        peer: Value,
+        tag: i64,
+        comm: &Value,
+    ) {
         let slot = self.pending;
         self.pending += 1;
         let values = vec![
             heap(at),
             Value::Int(count),
             double(),
-            to,
+            peer,
             Value::Int(tag),
             comm.clone(),
             request(slot),
         ];
-        self.push("MPI_Isend", values, 100.0, LOCAL_NS);
+        self.push(name, values, 100.0, LOCAL_NS);
     }
 
     /// `MPI_Waitall` on every request posted since the last one (`MPI_STATUSES_IGNORE`).

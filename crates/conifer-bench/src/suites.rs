@@ -2,13 +2,9 @@
 //! iterations, packaged real programs, and peak memory per rank.
 
 use crate::measure::{micro_loops, ns_per_iter, repetitions, round};
-use crate::report::Table;
+use crate::report::{s, Table};
 use crate::runner::{installed, median, Setup};
 use serde_json::{json, Value};
-
-fn s(v: &str) -> Value {
-    Value::String(v.into())
-}
 
 /// Interleaved samples of one program, untraced and traced.
 struct Samples<T> {
