@@ -1,4 +1,4 @@
-//! Rank fields stored so ranks agree: the pattern apps (`reduce0`, `ep`, `ft`, `cg`,
+//! Rank fields stored so ranks agree: the pattern apps (`reduce0`, `ep`, `ft`, `ftsplit`, `cg`,
 //! `butterfly`, `torus`, `randpeers`, `onesided` for window targets, `mpiio` for rank-sized file offsets) traced at several rank counts, each trace verified
 //! identical to the raw record, with the number of distinct behaviours and the trace's growth
 //! compared with what each program's code implies (derived by hand in each test).
@@ -98,6 +98,51 @@ fn transposes_and_tori_computed_on_comm_world_agree_on_every_rank() {
     if !is_mpich() {
         let (small, large) = (traced("torus", 16), traced("torus", 64));
         assert_flat("torus", (16, small.bytes), (64, large.bytes));
+    }
+}
+
+#[test]
+fn split_colours_and_keys_and_the_roots_buffer_do_not_keep_ranks_apart() {
+    // ftsplit (NPB FT's set-up): Comm_split(WORLD, 0, rank) and Comm_split(WORLD, rank, 0),
+    // then Alltoall, Allreduce and a Reduce to rank 0 into a local variable every rank
+    // passes. Once colour and key are stored as functions of the rank and the root's buffer
+    // as passed, every rank makes the same calls: one behaviour.
+    let runs: Vec<(u32, Traced)> = sizes().iter().map(|&n| (n, traced("ftsplit", n))).collect();
+    for (n, t) in &runs {
+        assert_eq!(t.grammars, 1, "ftsplit at {n} ranks");
+        let calls = decode_all(&t.trace);
+        for rank in 0..u64::from(*n) {
+            let of = |function: &str| -> Vec<&serde_json::Value> {
+                calls
+                    .iter()
+                    .filter(|c| c["rank"] == rank && c["function"] == function)
+                    .collect()
+            };
+            // The program's own arguments, as it passed them (the source above).
+            let splits = of("MPI_Comm_split");
+            let args = |i: usize, slot: &str| splits[i]["args"][slot].as_str().unwrap().to_string();
+            assert_eq!(
+                (args(0, "color"), args(0, "key")),
+                ("0".into(), rank.to_string())
+            );
+            assert_eq!(
+                (args(1, "color"), args(1, "key")),
+                (rank.to_string(), "0".into())
+            );
+            let reduces = of("MPI_Reduce");
+            assert_eq!(reduces.len(), 20, "rank {rank}");
+            assert!(
+                reduces[0]["args"]["recvbuf"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("stack+"),
+                "rank {rank}'s Reduce names its receive buffer: {}",
+                reduces[0]
+            );
+        }
+    }
+    if let [_, mid, large] = runs.as_slice() {
+        assert_flat("ftsplit", (mid.0, mid.1.bytes), (large.0, large.1.bytes));
     }
 }
 

@@ -1,16 +1,26 @@
-//! The section container of a `.cft` file: magic, version, then `(tag, length, payload, crc32 of
-//! tag+length+payload)`
-//! records, the last one tagged `END`.
+//! The section container of a `.cft` file: magic, version, then `(tag code, length, payload)`
+//! records, the last one `END`, followed by one crc32 of everything before it. A tag is one
+//! byte for the sections this format knows ([`TAGS`]), five for others, so a small trace
+//! spends two bytes per section on framing, not nine.
 
 use std::fmt;
 
 /// First eight bytes of every trace.
 pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 const END_TAG: [u8; 4] = *b"END\0";
-const TAG: usize = 4;
-const SECTION_TRAILER: usize = 4;
+const CHECKSUM: usize = 4;
+/// The tag code that says four ASCII tag bytes follow (a section this table does not name).
+const SPELLED_OUT: u8 = 0;
+
+/// The sections' tags by one-byte code (the code is the index + 1). Append only: a code once
+/// given keeps its meaning.
+pub const TAGS: [[u8; 4]; 22] = [
+    *b"END\0", *b"META", *b"FUNC", *b"SIGS", *b"GRAM", *b"RMAP", *b"COMM", *b"CNTS", *b"HOST",
+    *b"TIME", *b"THST", *b"TMLN", *b"RECT", *b"CLCK", *b"RTOT", *b"CORE", *b"STRM", *b"SMAP",
+    *b"SVAL", *b"TREE", *b"FRST", *b"WHY\0",
+];
 
 /// One section: a four-byte tag naming its content and the payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,8 +40,8 @@ pub enum FormatError {
     NewerVersion(u32),
     /// The file ends in the middle of the header or a section.
     Truncated,
-    /// A section's checksum does not match its content.
-    Corrupted(String),
+    /// The file's checksum does not match its content.
+    Corrupted,
     /// A section's content cannot be parsed.
     Malformed(String),
     /// The function catalog refers to a different MPI function table than this build's
@@ -50,7 +60,9 @@ impl fmt::Display for FormatError {
             FormatError::Truncated => {
                 write!(f, "trace is truncated (the run may have been killed while writing it)")
             }
-            FormatError::Corrupted(tag) => write!(f, "trace is corrupted: checksum mismatch in section {tag}"),
+            FormatError::Corrupted => {
+                write!(f, "trace is corrupted: checksum mismatch (the file changed after it was written)")
+            }
             FormatError::Malformed(why) => write!(f, "trace is malformed: {why}"),
             FormatError::DifferentSpec(hash) => write!(
                 f,
@@ -69,23 +81,30 @@ fn tag_name(tag: &[u8; 4]) -> String {
         .to_string()
 }
 
+/// Appends `tag`'s code: one byte for a tag of [`TAGS`], else [`SPELLED_OUT`] and its bytes.
+fn put_tag(out: &mut Vec<u8>, tag: &[u8; 4]) {
+    match TAGS.iter().position(|t| t == tag) {
+        Some(i) => out.push(i as u8 + 1),
+        None => {
+            out.push(SPELLED_OUT);
+            out.extend_from_slice(tag);
+        }
+    }
+}
+
 /// Serialises sections into a complete file image.
 pub fn write_sections(sections: &[Section]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    let end = Section {
-        tag: END_TAG,
-        payload: Vec::new(),
-    };
-    for section in sections.iter().chain(std::iter::once(&end)) {
-        let start = out.len();
-        out.extend_from_slice(&section.tag);
+    for section in sections {
+        put_tag(&mut out, &section.tag);
         crate::varint::put_u64(&mut out, section.payload.len() as u64);
         out.extend_from_slice(&section.payload);
-        let crc = crc32fast::hash(&out[start..]);
-        out.extend_from_slice(&crc.to_le_bytes());
     }
+    put_tag(&mut out, &END_TAG);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
     out
 }
 
@@ -98,7 +117,19 @@ fn take<'a>(bytes: &mut &'a [u8], n: usize) -> Result<&'a [u8], FormatError> {
     Ok(head)
 }
 
-/// Parses a file image into its sections (without the `END` marker), checking every checksum.
+/// Reads a tag code ([`put_tag`]); a code past this reader's table names a section it does
+/// not know (`None`), which is skipped.
+fn take_tag(rest: &mut &[u8]) -> Result<Option<[u8; 4]>, FormatError> {
+    let code = take(rest, 1)?[0];
+    if code == SPELLED_OUT {
+        return Ok(Some(take(rest, 4)?.try_into().expect("4 bytes")));
+    }
+    Ok(TAGS.get(usize::from(code) - 1).copied())
+}
+
+/// Parses a file image into its sections (without the `END` marker), checking the file's
+/// checksum. A file that ends before its `END` is truncated; one whose bytes are all there but
+/// changed is corrupted.
 pub fn read_sections(file: &[u8]) -> Result<Vec<Section>, FormatError> {
     let mut rest = file;
     if rest.len() < MAGIC.len() || &rest[..MAGIC.len()] != MAGIC {
@@ -116,37 +147,34 @@ pub fn read_sections(file: &[u8]) -> Result<Vec<Section>, FormatError> {
     }
     let mut sections = Vec::new();
     loop {
-        let section_start = rest;
-        let tag: [u8; 4] = take(&mut rest, TAG)?.try_into().expect("4 bytes");
-        let mut length = crate::varint::Reader::new(rest);
-        let len = length.u64().ok_or(FormatError::Truncated)?;
-        let header = TAG + (rest.len() - length.remaining());
-        take(&mut rest, header - TAG)?;
-        // Checked against what is left before allocating anything: a corrupt length cannot
-        // make the reader allocate more than the file holds.
-        if len > (rest.len().saturating_sub(SECTION_TRAILER)) as u64 {
-            return Err(FormatError::Truncated);
-        }
-        let payload = take(&mut rest, len as usize)?;
-        let crc = u32::from_le_bytes(
-            take(&mut rest, SECTION_TRAILER)?
-                .try_into()
-                .expect("4 bytes"),
-        );
-        let covered = &section_start[..header + payload.len()];
-        if crc32fast::hash(covered) != crc {
-            return Err(FormatError::Corrupted(tag_name(&tag)));
-        }
-        if tag == END_TAG {
+        let tag = take_tag(&mut rest)?;
+        if tag == Some(END_TAG) {
+            let checked = &file[..file.len() - rest.len()];
+            let crc = u32::from_le_bytes(take(&mut rest, CHECKSUM)?.try_into().expect("4 bytes"));
+            if crc32fast::hash(checked) != crc {
+                return Err(FormatError::Corrupted);
+            }
             if !rest.is_empty() {
                 return Err(FormatError::Malformed("bytes after the END section".into()));
             }
             return Ok(sections);
         }
-        sections.push(Section {
-            tag,
-            payload: payload.to_vec(),
-        });
+        let mut length = crate::varint::Reader::new(rest);
+        let len = length.u64().ok_or(FormatError::Truncated)?;
+        let header = rest.len() - length.remaining();
+        take(&mut rest, header)?;
+        // Checked against what is left before allocating anything: a corrupt length cannot
+        // make the reader allocate more than the file holds.
+        if len > (rest.len().saturating_sub(CHECKSUM + 1)) as u64 {
+            return Err(FormatError::Truncated);
+        }
+        let payload = take(&mut rest, len as usize)?;
+        if let Some(tag) = tag {
+            sections.push(Section {
+                tag,
+                payload: payload.to_vec(),
+            });
+        }
     }
 }
 
@@ -213,8 +241,8 @@ mod tests {
             for bit in 0..8 {
                 let mut bad = file.clone();
                 bad[byte] ^= 1 << bit;
-                // Past the magic number every flip must be detected (the checksum covers each
-                // section's tag, length and payload), and none may panic.
+                // Past the magic number every flip must be detected (the checksum covers the
+                // whole file), and none may panic.
                 let result = read_sections(&bad);
                 if byte >= MAGIC.len() {
                     assert!(

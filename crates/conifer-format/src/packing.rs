@@ -4,7 +4,7 @@ use crate::container::FormatError;
 
 /// The most a compressed signature table may inflate, relative to its compressed size: a
 /// bound on what a corrupt frame header can make the reader allocate.
-const MAX_INFLATION: u64 = 4096;
+pub(crate) const MAX_INFLATION: u64 = 4096;
 
 /// A section payload that may be large (`SIGS`, `TREE`): a mode byte (0 stored, 1
 /// zstd) and the contents, compressed when longer than `above` bytes (never without it).

@@ -437,7 +437,11 @@ pub fn encoding(
             }
             _ => (quote! { rec.opaque(); }, false),
         };
-        let guarded = match (root_only, root_guard(&args)) {
+        // A root-only buffer is recorded on every rank as passed (only its address is read,
+        // so a dangling one is safe): the program passes the same variable everywhere, and
+        // the root's calls then agree with the others'. Root-only counts, types and arrays
+        // are read only on the root (elsewhere they may point anywhere).
+        let guarded = match (root_only && !is_buffer(arg), root_guard(&args)) {
             (true, Some(guard)) => quote! { if #guard { #code } else { rec.ignored(); } },
             _ => code,
         };

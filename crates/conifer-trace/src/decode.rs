@@ -178,8 +178,14 @@ impl ReadCalls for Trace {
         (0..entry.threads.len())
             .map(move |thread| {
                 let positions = positions.clone();
+                let mut requests = conifer_format::recorded::RequestContexts::default();
                 signature_bytes(self, entry, thread).map(move |bytes| {
-                    match conifer_format::recorded::as_recorded(&bytes, rank, &positions) {
+                    match conifer_format::recorded::as_recorded(
+                        &bytes,
+                        rank,
+                        &positions,
+                        &mut requests,
+                    ) {
                         Cow::Borrowed(_) => bytes,
                         Cow::Owned(recorded) => Cow::Owned(recorded),
                     }

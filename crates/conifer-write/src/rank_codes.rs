@@ -12,7 +12,7 @@
 use crate::intern::intern;
 use conifer_compress::fast_hash::{FastMap, FastSet};
 use conifer_format::forest::{Forest, TreeRef, NO_TREE};
-use conifer_format::recorded::for_each_rank;
+use conifer_format::recorded::{for_each_rank, RequestContexts};
 use conifer_format::signature::{encode_signature, Signature};
 use conifer_format::stored::{TraceRecord, NO_STREAMS};
 use conifer_format::value::{Rank, Value};
@@ -91,6 +91,8 @@ struct Field {
 struct Rankful {
     fields: Vec<Field>,
     family: usize,
+    /// The communicator of a completion call's requests (see [`RequestContexts`]).
+    fallback: Option<Value>,
 }
 
 /// The rank fields the merge chooses codes for: those recorded relative to the caller.
@@ -98,21 +100,38 @@ fn is_relative(r: &Rank) -> bool {
     matches!(r, Rank::Relative(_))
 }
 
-/// Calls `f` on every relative rank field of `signature`, with its context.
-fn for_each_field(signature: &mut Signature, f: impl FnMut(&Value, &mut Rank)) {
-    for_each_rank(signature, is_relative, f);
+/// Calls `f` on every relative rank field of `signature`, with its context (`fallback` for a
+/// call naming no communicator).
+fn for_each_field(
+    signature: &mut Signature,
+    fallback: Option<&Value>,
+    f: impl FnMut(&Value, &mut Rank),
+) {
+    for_each_rank(signature, fallback, is_relative, f);
 }
 
-/// The signatures of `m` that have relative rank fields, with their families.
+/// Sets `signature`'s top-level integers to 0: what family keys leave out.
+fn zero_ints(signature: &mut Signature) {
+    for v in &mut signature.values {
+        if let Value::Int(x) = v {
+            *x = 0;
+        }
+    }
+}
+
+/// The signatures of `m` that have relative rank fields, with their families (equal but for
+/// those fields and their top-level integers).
 fn rankful_signatures(m: &TraceRecord) -> FastMap<u32, Rankful> {
     let mut families: FastMap<Vec<u8>, usize> = FastMap::default();
     let mut out = FastMap::default();
+    let requests = RequestContexts::of_signatures(m.signatures.iter().map(Vec::as_slice));
     for (t, bytes) in m.signatures.iter().enumerate() {
         let Some(mut signature) = Signature::parse(bytes) else {
             continue;
         };
+        let fallback = requests.fallback(&signature);
         let mut fields = Vec::new();
-        for_each_field(&mut signature, |context, r| {
+        for_each_field(&mut signature, fallback.as_ref(), |context, r| {
             if let Rank::Relative(d) = r {
                 let mut key = Vec::new();
                 context.encode(&mut key);
@@ -125,10 +144,22 @@ fn rankful_signatures(m: &TraceRecord) -> FastMap<u32, Rankful> {
         if fields.is_empty() {
             continue;
         }
-        for_each_field(&mut signature, |_, r| *r = Rank::Absolute(0));
+        for_each_field(&mut signature, fallback.as_ref(), |_, r| {
+            *r = Rank::Absolute(0)
+        });
+        // Integers do not split a family: they may follow the rank too (a split's colour
+        // beside its key), and are coded after ranks (`int_codes`).
+        zero_ints(&mut signature);
         let next = families.len();
         let family = *families.entry(encode_signature(&signature)).or_insert(next);
-        out.insert(t as u32, Rankful { fields, family });
+        out.insert(
+            t as u32,
+            Rankful {
+                fields,
+                family,
+                fallback,
+            },
+        );
     }
     out
 }
@@ -259,7 +290,7 @@ fn recode(
 ) -> Vec<u8> {
     let mut signature = Signature::parse(bytes).expect("a rankful signature parses");
     let mut j = 0;
-    for_each_field(&mut signature, |_, r| {
+    for_each_field(&mut signature, sig.fallback.as_ref(), |_, r| {
         let field = &sig.fields[j];
         let candidate = choices[&(sig.family, j)];
         if let Some((me, n)) = contexts.position(rank, field) {
@@ -471,25 +502,36 @@ mod tests {
     use crate::merge::merge;
     use conifer_compress::Grammar;
     use conifer_format::rank_record::{CallTiming, Membership, RankRecord};
-    use conifer_format::value::{HandleKind, HandleRef};
+    use conifer_format::value::{HandleKind, HandleRef, Status};
 
     const WORLD: Value = Value::Handle(HandleKind::Comm, HandleRef::Named(1));
 
     /// A one-thread rank of `p` calling function 1 with each peer of `peers(rank)` in turn,
     /// ten times over, recorded as the recorder does: relative to the caller.
     fn rank_calling(rank: i64, peers: &[i64]) -> crate::merge::RankInput {
-        let signatures: Vec<Vec<u8>> = peers
+        let calls = peers
             .iter()
-            .map(|&peer| {
+            .map(|&peer| vec![Value::Rank(Rank::Relative(peer - rank)), WORLD])
+            .collect();
+        rank_making(rank, calls)
+    }
+
+    /// A one-thread rank making calls of function 1 with each of `calls`' values in turn, ten
+    /// times over.
+    fn rank_making(rank: i64, calls: Vec<Vec<Value>>) -> crate::merge::RankInput {
+        let signatures: Vec<Vec<u8>> = calls
+            .into_iter()
+            .map(|values| {
                 encode_signature(&Signature {
                     function: 1,
                     thread: 0,
                     caller: None,
-                    values: vec![Value::Rank(Rank::Relative(peer - rank)), WORLD],
+                    values,
                     ret: 0,
                 })
             })
             .collect();
+        let n = signatures.len();
         let mut grammar = Grammar::new();
         let mut timing = vec![CallTiming::default(); signatures.len()];
         for _ in 0..10 {
@@ -511,13 +553,25 @@ mod tests {
             }],
             ..Default::default()
         };
-        (record, vec![(1, 10 * peers.len() as u64)], "node".into())
+        (record, vec![(1, 10 * n as u64)], "node".into())
     }
 
     /// Merges 16 ranks calling `peers`, chooses codes, and checks every rank decodes to what
     /// it recorded; returns the number of distinct grammars left.
     fn grammars_after_choosing(peers: impl Fn(i64) -> Vec<i64>) -> usize {
         let inputs: Vec<_> = (0..16).map(|r| rank_calling(r, &peers(r))).collect();
+        let m = choose_and_check(inputs);
+        assert_eq!(m.timing.len(), 1, "one timing family: function 1 on WORLD");
+        assert_eq!(
+            m.timing[0].stats.duration.count,
+            160 * peers(0).len() as u64
+        );
+        m.grammars.len()
+    }
+
+    /// Merges `inputs`, chooses rank and integer codes, and checks every rank decodes to what
+    /// it recorded.
+    fn choose_and_check(inputs: Vec<crate::merge::RankInput>) -> TraceRecord {
         let recorded: Vec<Vec<Vec<u8>>> = inputs
             .iter()
             .map(|(rec, _, _)| {
@@ -529,6 +583,7 @@ mod tests {
             .collect();
         let mut m = merge(inputs);
         choose_rank_codes(&mut m);
+        crate::int_codes::choose_int_codes(&mut m);
         for (rank, expected) in recorded.iter().enumerate() {
             let entry = &m.ranks[rank];
             let positions: FastMap<&[u8], i64> = entry
@@ -536,6 +591,7 @@ mod tests {
                 .iter()
                 .map(|c| (c.comm.as_slice(), c.my_rank))
                 .collect();
+            let mut requests = RequestContexts::default();
             let got: Vec<Vec<u8>> = m
                 .thread_terminals(entry, 0)
                 .map(|t| {
@@ -543,18 +599,75 @@ mod tests {
                         &m.signatures[t as usize],
                         rank as u32,
                         &positions,
+                        &mut requests,
                     )
                     .into_owned()
                 })
                 .collect();
             assert_eq!(&got, expected, "rank {rank}");
         }
-        assert_eq!(m.timing.len(), 1, "one timing family: function 1 on WORLD");
-        assert_eq!(
-            m.timing[0].stats.duration.count,
-            160 * peers(0).len() as u64
-        );
-        m.grammars.len()
+        m
+    }
+
+    /// 16 ranks making `calls(rank)`: the distinct grammars left after choosing codes.
+    fn grammars_making(calls: impl Fn(i64) -> Vec<Vec<Value>>) -> usize {
+        let inputs = (0..16).map(|r| rank_making(r, calls(r))).collect();
+        choose_and_check(inputs).grammars.len()
+    }
+
+    #[test]
+    fn a_split_colour_beside_its_key_does_not_keep_ranks_apart() {
+        // NPB FT: MPI_Comm_split(WORLD, colour = rank, key = 0): the key is recorded relative
+        // (-rank) and the colour as an integer; each alone varies with the rank.
+        let newcomm = Value::Handle(HandleKind::Comm, HandleRef::Id(1));
+        let split = |r: i64| {
+            vec![vec![
+                WORLD,
+                Value::Int(r),
+                Value::Rank(Rank::Relative(-r)),
+                newcomm.clone(),
+            ]]
+        };
+        assert_eq!(grammars_making(split), 1);
+    }
+
+    #[test]
+    fn completion_statuses_take_their_requests_communicator() {
+        // CG's exchange: Irecv from rank ^ 2 (request 0 on WORLD), then Wait on request 0,
+        // whose status names the same peer relative to the caller.
+        let request = |id| Value::Handle(HandleKind::Request, HandleRef::Id(id));
+        let status = |d| {
+            Value::Status(Status {
+                source: Rank::Relative(d),
+                tag: 1,
+                error: 0,
+                bytes: 8,
+            })
+        };
+        let exchange = |comm: &Value| {
+            let comm = comm.clone();
+            move |r: i64| {
+                let d = (r ^ 2) - r;
+                vec![
+                    vec![Value::Rank(Rank::Relative(d)), comm.clone(), request(0)],
+                    vec![request(0), status(d)],
+                ]
+            }
+        };
+        assert_eq!(grammars_making(exchange(&WORLD)), 1);
+        // Request 0 made on two communicators: its statuses' context is unknown, so they
+        // stay relative, and the ranks with +2 and -2 keep two grammars.
+        let other = Value::Handle(HandleKind::Comm, HandleRef::Id(7));
+        let two_comms = |r: i64| {
+            let mut calls = exchange(&WORLD)(r);
+            calls.push(vec![
+                Value::Rank(Rank::Relative(0)),
+                other.clone(),
+                request(0),
+            ]);
+            calls
+        };
+        assert_eq!(grammars_making(two_comms), 2);
     }
 
     #[test]
