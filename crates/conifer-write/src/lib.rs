@@ -7,6 +7,8 @@
 //! run's partial files ([`partial`]). It depends on the format (`conifer-format`) only, never
 //! on the read side (`conifer-trace`).
 
+#[cfg(test)]
+mod code_choice_tests;
 pub mod completion_streams;
 pub mod forest_build;
 pub mod int_codes;
@@ -14,6 +16,7 @@ mod intern;
 pub mod merge;
 pub mod partial;
 pub mod rank_codes;
+mod rank_families;
 #[cfg(test)]
 mod round_trips;
 pub mod stream_extract;

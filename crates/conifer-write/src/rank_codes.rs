@@ -1,6 +1,7 @@
 //! How each rank field is stored, chosen once all ranks are merged so that the most ranks
 //! agree. The recorder writes peers relative to the caller; here, per *signature family*
-//! (signatures equal but for their relative rank fields) and per field, every candidate code
+//! (signatures equal but for their relative rank fields and the integers that follow the rank:
+//! see `rank_families`) and per field, every candidate code
 //! — relative, a fixed rank, modular displacement, xor, transpose on a q × q grid, displacement
 //! on a torus inferred from the communicator's size — is tried on every (caller, peer) pair the
 //! ranks recorded, and the one with the fewest distinct values wins (ties keep the recorded
@@ -10,12 +11,12 @@
 //! calls now agree share them.
 
 use crate::intern::intern;
+use crate::rank_families::{for_each_field, rankful_signatures, Field, Rankful};
 use conifer_compress::fast_hash::{FastMap, FastSet};
 use conifer_format::forest::{Forest, TreeRef, NO_TREE};
-use conifer_format::recorded::{for_each_rank, RequestContexts};
 use conifer_format::signature::{encode_signature, Signature};
 use conifer_format::stored::{TraceRecord, NO_STREAMS};
-use conifer_format::value::{Rank, Value};
+use conifer_format::value::Rank;
 use std::collections::BTreeMap;
 
 /// The codes tried, in order of preference on ties.
@@ -75,93 +76,6 @@ fn exact_sqrt(n: i64) -> Option<i64> {
 fn torus_dims(n: i64) -> Option<(i64, i64)> {
     let cols = (2..=(n as f64).sqrt() as i64).rev().find(|c| n % c == 0)?;
     Some((n / cols, cols))
-}
-
-/// A relative rank field of a signature: where it sits and which communicator or group it is
-/// relative to.
-struct Field {
-    /// The encoded communicator or group value.
-    context: Vec<u8>,
-    /// The recorded displacement from the caller.
-    offset: i64,
-}
-
-/// A signature with relative rank fields whose communicator is known (its bytes stay in the
-/// table and are parsed again to be recoded: parsed values of 10^5 signatures take ~50 MB).
-struct Rankful {
-    fields: Vec<Field>,
-    family: usize,
-    /// The communicator of a completion call's requests (see [`RequestContexts`]).
-    fallback: Option<Value>,
-}
-
-/// The rank fields the merge chooses codes for: those recorded relative to the caller.
-fn is_relative(r: &Rank) -> bool {
-    matches!(r, Rank::Relative(_))
-}
-
-/// Calls `f` on every relative rank field of `signature`, with its context (`fallback` for a
-/// call naming no communicator).
-fn for_each_field(
-    signature: &mut Signature,
-    fallback: Option<&Value>,
-    f: impl FnMut(&Value, &mut Rank),
-) {
-    for_each_rank(signature, fallback, is_relative, f);
-}
-
-/// Sets `signature`'s top-level integers to 0: what family keys leave out.
-fn zero_ints(signature: &mut Signature) {
-    for v in &mut signature.values {
-        if let Value::Int(x) = v {
-            *x = 0;
-        }
-    }
-}
-
-/// The signatures of `m` that have relative rank fields, with their families (equal but for
-/// those fields and their top-level integers).
-fn rankful_signatures(m: &TraceRecord) -> FastMap<u32, Rankful> {
-    let mut families: FastMap<Vec<u8>, usize> = FastMap::default();
-    let mut out = FastMap::default();
-    let requests = RequestContexts::of_signatures(m.signatures.iter().map(Vec::as_slice));
-    for (t, bytes) in m.signatures.iter().enumerate() {
-        let Some(mut signature) = Signature::parse(bytes) else {
-            continue;
-        };
-        let fallback = requests.fallback(&signature);
-        let mut fields = Vec::new();
-        for_each_field(&mut signature, fallback.as_ref(), |context, r| {
-            if let Rank::Relative(d) = r {
-                let mut key = Vec::new();
-                context.encode(&mut key);
-                fields.push(Field {
-                    context: key,
-                    offset: *d,
-                });
-            }
-        });
-        if fields.is_empty() {
-            continue;
-        }
-        for_each_field(&mut signature, fallback.as_ref(), |_, r| {
-            *r = Rank::Absolute(0)
-        });
-        // Integers do not split a family: they may follow the rank too (a split's colour
-        // beside its key), and are coded after ranks (`int_codes`).
-        zero_ints(&mut signature);
-        let next = families.len();
-        let family = *families.entry(encode_signature(&signature)).or_insert(next);
-        out.insert(
-            t as u32,
-            Rankful {
-                fields,
-                family,
-                fallback,
-            },
-        );
-    }
-    out
 }
 
 /// Every rank's position in each communicator and group it belongs to, and each context's
@@ -306,12 +220,12 @@ fn recode(
 /// Stores every relative rank field of `m` under the code that makes the most ranks agree
 /// (see the module documentation). Call it once, on a record of all ranks, before writing it.
 pub fn choose_rank_codes(m: &mut TraceRecord) {
-    let rankful = rankful_signatures(m);
+    let used = terminals_by_rank(m);
+    let rankful = rankful_signatures(m, &used);
     if rankful.is_empty() {
         return;
     }
     let contexts = Contexts::of(m);
-    let used = terminals_by_rank(m);
     let choices = choose_codes(&rankful, &used, &contexts);
     if choices.values().all(|&c| c == Candidate::Relative) {
         return;
@@ -499,199 +413,6 @@ fn add_renamed(new: &mut Forest, old: &Forest, tree: u32, map: impl Fn(u32) -> u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::merge;
-    use conifer_compress::Grammar;
-    use conifer_format::rank_record::{CallTiming, Membership, RankRecord};
-    use conifer_format::value::{HandleKind, HandleRef, Status};
-
-    const WORLD: Value = Value::Handle(HandleKind::Comm, HandleRef::Named(1));
-
-    /// A one-thread rank of `p` calling function 1 with each peer of `peers(rank)` in turn,
-    /// ten times over, recorded as the recorder does: relative to the caller.
-    fn rank_calling(rank: i64, peers: &[i64]) -> crate::merge::RankInput {
-        let calls = peers
-            .iter()
-            .map(|&peer| vec![Value::Rank(Rank::Relative(peer - rank)), WORLD])
-            .collect();
-        rank_making(rank, calls)
-    }
-
-    /// A one-thread rank making calls of function 1 with each of `calls`' values in turn, ten
-    /// times over.
-    fn rank_making(rank: i64, calls: Vec<Vec<Value>>) -> crate::merge::RankInput {
-        let signatures: Vec<Vec<u8>> = calls
-            .into_iter()
-            .map(|values| {
-                encode_signature(&Signature {
-                    function: 1,
-                    thread: 0,
-                    caller: None,
-                    values,
-                    ret: 0,
-                })
-            })
-            .collect();
-        let n = signatures.len();
-        let mut grammar = Grammar::new();
-        let mut timing = vec![CallTiming::default(); signatures.len()];
-        for _ in 0..10 {
-            for t in 0..signatures.len() as u32 {
-                grammar.push(t);
-                timing[t as usize].add(100.0, 10.0);
-            }
-        }
-        let mut comm = Vec::new();
-        WORLD.encode(&mut comm);
-        let record = RankRecord {
-            signatures,
-            timing,
-            grammars: vec![grammar.freeze()],
-            comms: vec![Membership {
-                comm,
-                my_rank: rank,
-                grid: None,
-            }],
-            ..Default::default()
-        };
-        (record, vec![(1, 10 * n as u64)], "node".into())
-    }
-
-    /// Merges 16 ranks calling `peers`, chooses codes, and checks every rank decodes to what
-    /// it recorded; returns the number of distinct grammars left.
-    fn grammars_after_choosing(peers: impl Fn(i64) -> Vec<i64>) -> usize {
-        let inputs: Vec<_> = (0..16).map(|r| rank_calling(r, &peers(r))).collect();
-        let m = choose_and_check(inputs);
-        assert_eq!(m.timing.len(), 1, "one timing family: function 1 on WORLD");
-        assert_eq!(
-            m.timing[0].stats.duration.count,
-            160 * peers(0).len() as u64
-        );
-        m.grammars.len()
-    }
-
-    /// Merges `inputs`, chooses rank and integer codes, and checks every rank decodes to what
-    /// it recorded.
-    fn choose_and_check(inputs: Vec<crate::merge::RankInput>) -> TraceRecord {
-        let recorded: Vec<Vec<Vec<u8>>> = inputs
-            .iter()
-            .map(|(rec, _, _)| {
-                let g = &rec.grammars[0];
-                g.expand()
-                    .map(|t| rec.signatures[t as usize].clone())
-                    .collect()
-            })
-            .collect();
-        let mut m = merge(inputs);
-        choose_rank_codes(&mut m);
-        crate::int_codes::choose_int_codes(&mut m);
-        for (rank, expected) in recorded.iter().enumerate() {
-            let entry = &m.ranks[rank];
-            let positions: FastMap<&[u8], i64> = entry
-                .comms
-                .iter()
-                .map(|c| (c.comm.as_slice(), c.my_rank))
-                .collect();
-            let mut requests = RequestContexts::default();
-            let got: Vec<Vec<u8>> = m
-                .thread_terminals(entry, 0)
-                .map(|t| {
-                    conifer_format::recorded::as_recorded(
-                        &m.signatures[t as usize],
-                        rank as u32,
-                        &positions,
-                        &mut requests,
-                    )
-                    .into_owned()
-                })
-                .collect();
-            assert_eq!(&got, expected, "rank {rank}");
-        }
-        m
-    }
-
-    /// 16 ranks making `calls(rank)`: the distinct grammars left after choosing codes.
-    fn grammars_making(calls: impl Fn(i64) -> Vec<Vec<Value>>) -> usize {
-        let inputs = (0..16).map(|r| rank_making(r, calls(r))).collect();
-        choose_and_check(inputs).grammars.len()
-    }
-
-    #[test]
-    fn a_split_colour_beside_its_key_does_not_keep_ranks_apart() {
-        // NPB FT: MPI_Comm_split(WORLD, colour = rank, key = 0): the key is recorded relative
-        // (-rank) and the colour as an integer; each alone varies with the rank.
-        let newcomm = Value::Handle(HandleKind::Comm, HandleRef::Id(1));
-        let split = |r: i64| {
-            vec![vec![
-                WORLD,
-                Value::Int(r),
-                Value::Rank(Rank::Relative(-r)),
-                newcomm.clone(),
-            ]]
-        };
-        assert_eq!(grammars_making(split), 1);
-    }
-
-    #[test]
-    fn completion_statuses_take_their_requests_communicator() {
-        // CG's exchange: Irecv from rank ^ 2 (request 0 on WORLD), then Wait on request 0,
-        // whose status names the same peer relative to the caller.
-        let request = |id| Value::Handle(HandleKind::Request, HandleRef::Id(id));
-        let status = |d| {
-            Value::Status(Status {
-                source: Rank::Relative(d),
-                tag: 1,
-                error: 0,
-                bytes: 8,
-            })
-        };
-        let exchange = |comm: &Value| {
-            let comm = comm.clone();
-            move |r: i64| {
-                let d = (r ^ 2) - r;
-                vec![
-                    vec![Value::Rank(Rank::Relative(d)), comm.clone(), request(0)],
-                    vec![request(0), status(d)],
-                ]
-            }
-        };
-        assert_eq!(grammars_making(exchange(&WORLD)), 1);
-        // Request 0 made on two communicators: its statuses' context is unknown, so they
-        // stay relative, and the ranks with +2 and -2 keep two grammars.
-        let other = Value::Handle(HandleKind::Comm, HandleRef::Id(7));
-        let two_comms = |r: i64| {
-            let mut calls = exchange(&WORLD)(r);
-            calls.push(vec![
-                Value::Rank(Rank::Relative(0)),
-                other.clone(),
-                request(0),
-            ]);
-            calls
-        };
-        assert_eq!(grammars_making(two_comms), 2);
-    }
-
-    #[test]
-    fn ranks_agree_after_choosing_and_decode_as_recorded() {
-        // Hand-derived: each pattern is one code on every rank, so one grammar.
-        assert_eq!(grammars_after_choosing(|_| vec![0]), 1); // everyone to rank 0
-        assert_eq!(
-            grammars_after_choosing(|r| vec![(r + 1) % 16, (r + 15) % 16]),
-            1
-        );
-        assert_eq!(
-            grammars_after_choosing(|r| vec![r ^ 1, r ^ 2, r ^ 4, r ^ 8]),
-            1
-        );
-        assert_eq!(grammars_after_choosing(|r| vec![(r % 4) * 4 + r / 4]), 1);
-        let torus = |r: i64| {
-            let (y, x) = (r / 4, r % 4);
-            vec![((y + 1) % 4) * 4 + x, y * 4 + (x + 3) % 4]
-        };
-        assert_eq!(grammars_after_choosing(torus), 1);
-        // Random peers: no code makes them agree, and nothing is lost (checked above).
-        let random = |r: i64| vec![(r * 7 + 3) % 16, (r * r + 5) % 16];
-        assert!(grammars_after_choosing(random) > 1);
-    }
 
     #[test]
     fn each_candidate_names_its_pattern_with_one_value() {

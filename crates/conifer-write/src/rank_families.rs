@@ -1,0 +1,163 @@
+//! The signature families the merge chooses rank codes for (`rank_codes`): signatures equal
+//! but for their relative rank fields and for the integers that follow the rank. An integer
+//! field follows the rank when, among the signatures equal but for ranks and integers, every
+//! rank using them has one value there and the ranks do not all agree (a split's colour
+//! beside its key, a count that depends on the rank's place): leaving such fields in the
+//! family would keep every rank in a family of its own, so no code could be chosen. Integers
+//! that vary within one rank (CG's tags 1, 2, 3 for its three partners) stay in the family,
+//! so each partner's calls are coded apart.
+
+use conifer_compress::fast_hash::{FastMap, FastSet};
+use conifer_format::recorded::{for_each_rank, RequestContexts};
+use conifer_format::signature::{encode_signature, Signature};
+use conifer_format::stored::TraceRecord;
+use conifer_format::value::{Rank, Value};
+
+/// A relative rank field of a signature: where it sits and which communicator or group it is
+/// relative to.
+pub(crate) struct Field {
+    /// The encoded communicator or group value.
+    pub context: Vec<u8>,
+    /// The recorded displacement from the caller.
+    pub offset: i64,
+}
+
+/// A signature with relative rank fields whose communicator is known (its bytes stay in the
+/// table and are parsed again to be recoded: parsed values of 10^5 signatures take ~50 MB).
+pub(crate) struct Rankful {
+    pub fields: Vec<Field>,
+    pub family: usize,
+    /// The communicator of a completion call's requests (see [`RequestContexts`]).
+    pub fallback: Option<Value>,
+}
+
+/// The rank fields the merge chooses codes for: those recorded relative to the caller.
+fn is_relative(r: &Rank) -> bool {
+    matches!(r, Rank::Relative(_))
+}
+
+/// Calls `f` on every relative rank field of `signature`, with its context (`fallback` for a
+/// call naming no communicator).
+pub(crate) fn for_each_field(
+    signature: &mut Signature,
+    fallback: Option<&Value>,
+    f: impl FnMut(&Value, &mut Rank),
+) {
+    for_each_rank(signature, fallback, is_relative, f);
+}
+
+/// A rankful signature before its family is known.
+struct Draft {
+    rankful: Rankful,
+    /// Its family when every integer is left out.
+    coarse: usize,
+    /// Its top-level integers (field index, value).
+    ints: Vec<(usize, i64)>,
+}
+
+/// `signature` without its relative ranks, and without its top-level integers where `keep`
+/// says no.
+fn family_key(
+    signature: &mut Signature,
+    fallback: Option<&Value>,
+    keep: impl Fn(usize) -> bool,
+) -> Vec<u8> {
+    for_each_field(signature, fallback, |_, r| *r = Rank::Absolute(0));
+    for (j, v) in signature.values.iter_mut().enumerate() {
+        if let Value::Int(x) = v {
+            if !keep(j) {
+                *x = 0;
+            }
+        }
+    }
+    encode_signature(signature)
+}
+
+/// The signatures of `m` that have relative rank fields, with their families (see the module
+/// documentation); `used[rank]` lists the terminals each rank uses.
+pub(crate) fn rankful_signatures(m: &TraceRecord, used: &[Vec<u32>]) -> FastMap<u32, Rankful> {
+    let requests = RequestContexts::of_signatures(m.signatures.iter().map(Vec::as_slice));
+    let mut coarse_ids: FastMap<Vec<u8>, usize> = FastMap::default();
+    let mut drafts: FastMap<u32, Draft> = FastMap::default();
+    for (t, bytes) in m.signatures.iter().enumerate() {
+        let Some(mut signature) = Signature::parse(bytes) else {
+            continue;
+        };
+        let fallback = requests.fallback(&signature);
+        let mut fields = Vec::new();
+        for_each_field(&mut signature, fallback.as_ref(), |context, r| {
+            if let Rank::Relative(d) = r {
+                let mut key = Vec::new();
+                context.encode(&mut key);
+                fields.push(Field {
+                    context: key,
+                    offset: *d,
+                });
+            }
+        });
+        if fields.is_empty() {
+            continue;
+        }
+        let ints = signature
+            .values
+            .iter()
+            .enumerate()
+            .filter_map(|(j, v)| match v {
+                Value::Int(x) => Some((j, *x)),
+                _ => None,
+            })
+            .collect();
+        let key = family_key(&mut signature, fallback.as_ref(), |_| false);
+        let next = coarse_ids.len();
+        let coarse = *coarse_ids.entry(key).or_insert(next);
+        let rankful = Rankful {
+            fields,
+            family: 0,
+            fallback,
+        };
+        drafts.insert(
+            t as u32,
+            Draft {
+                rankful,
+                coarse,
+                ints,
+            },
+        );
+    }
+    let following = rank_following_ints(&drafts, used);
+    let mut families: FastMap<Vec<u8>, usize> = FastMap::default();
+    let mut out = FastMap::default();
+    for (t, mut draft) in drafts {
+        let mut signature = Signature::parse(&m.signatures[t as usize]).expect("parsed above");
+        let coarse = draft.coarse;
+        let key = family_key(&mut signature, draft.rankful.fallback.as_ref(), |j| {
+            !following.contains(&(coarse, j))
+        });
+        let next = families.len();
+        draft.rankful.family = *families.entry(key).or_insert(next);
+        out.insert(t, draft.rankful);
+    }
+    out
+}
+
+/// The (coarse family, field) pairs whose integer follows the rank: every rank using the
+/// family has one value there, and not all ranks have the same.
+fn rank_following_ints(drafts: &FastMap<u32, Draft>, used: &[Vec<u32>]) -> FastSet<(usize, usize)> {
+    // (coarse family, field, rank, value), without repeats.
+    let mut seen: Vec<(usize, usize, usize, i64)> = Vec::new();
+    for (rank, terminals) in used.iter().enumerate() {
+        for draft in terminals.iter().filter_map(|t| drafts.get(t)) {
+            seen.extend(draft.ints.iter().map(|&(j, x)| (draft.coarse, j, rank, x)));
+        }
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    seen.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
+        .filter(|field| {
+            let one_per_rank = field.windows(2).all(|pair| pair[0].2 != pair[1].2);
+            let differ = field.iter().any(|e| e.3 != field[0].3);
+            one_per_rank && differ
+        })
+        .map(|field| (field[0].0, field[0].1))
+        .collect()
+}
