@@ -1,6 +1,6 @@
 //! Rank values: how a peer, root or other rank argument is recorded (relative to the caller,
 //! absolute, special, a grid displacement) or stored after the merge chose a code that makes
-//! the ranks agree (modular, xor, transpose, torus, fixed), with their binary and text forms.
+//! the ranks agree (modular, xor, transpose, torus, ring, fixed), with their binary and text forms.
 
 use crate::grid::Grid;
 use crate::varint::{put_i64, Reader};
@@ -63,6 +63,18 @@ pub enum Rank {
     /// The same rank whoever calls ("everyone sends to rank 0"): recorded relative, stored
     /// absolute because that makes the ranks agree.
     Fixed(i64),
+    /// Peer `step` places along one periodic dimension of a grid numbered row-major, the
+    /// dimension of `size` places whose ranks lie `stride` apart: with x = (caller div
+    /// stride) mod size, the peer is caller + ((x + step) mod size − x)·stride. A halo
+    /// exchange on a periodic grid computed by hand (NPB MG's 3D grid), wrap-around included.
+    Ring {
+        /// Ranks between neighbours along the dimension (the product of the faster ones).
+        stride: i64,
+        /// Places along the dimension.
+        size: i64,
+        /// Places moved, in `0..size`.
+        step: i64,
+    },
 }
 
 impl Rank {
@@ -88,6 +100,10 @@ impl Rank {
             Rank::Torus { rows, cols, dy, dx } => (rows > 0 && cols > 0).then(|| {
                 let (y, x) = (me.div_euclid(cols), me.rem_euclid(cols));
                 (y + dy).rem_euclid(rows) * cols + (x + dx).rem_euclid(cols)
+            }),
+            Rank::Ring { stride, size, step } => (stride > 0 && size > 0).then(|| {
+                let x = me.div_euclid(stride).rem_euclid(size);
+                me + ((x + step).rem_euclid(size) - x) * stride
             }),
             _ => None,
         }
@@ -146,6 +162,12 @@ impl Rank {
                 out.push(11);
                 put_i64(out, a)
             }
+            Rank::Ring { stride, size, step } => {
+                out.push(12);
+                for v in [stride, size, step] {
+                    put_i64(out, v);
+                }
+            }
         }
     }
 
@@ -171,6 +193,11 @@ impl Rank {
                 dx: r.i64()?,
             },
             11 => Rank::Fixed(r.i64()?),
+            12 => Rank::Ring {
+                stride: r.i64()?,
+                size: r.i64()?,
+                step: r.i64()?,
+            },
             _ => return None,
         })
     }
@@ -187,6 +214,7 @@ pub fn fmt_rank(f: &mut fmt::Formatter<'_>, rank: Rank, at: Option<Position>) ->
         (Rank::Xor(k), _) => write!(f, "^{k}"),
         (Rank::Transpose(q), _) => write!(f, "T{q}"),
         (Rank::Torus { rows, cols, dy, dx }, _) => write!(f, "torus{rows}x{cols}{dy:+}{dx:+}"),
+        (Rank::Ring { stride, size, step }, _) => write!(f, "ring{size}/{stride}{step:+}"),
         (Rank::Grid(d), at) => match at.and_then(|me| me.grid?.displaced(me.rank, d)) {
             Some(rank) => write!(f, "{rank}"),
             None => write!(f, "@{d}"),

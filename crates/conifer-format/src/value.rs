@@ -513,6 +513,12 @@ mod tests {
                 HandleRef::Id(derived_comm_id(HandleRef::Named(1), 0).unwrap()),
             ),
             Value::Buffer(Buffer::Stack { offset: 48 }),
+            // Rank 5 of a 3 × 3 grid is on row 1; one row on (stride 3): rank 8.
+            Value::Rank(Rank::Ring {
+                stride: 3,
+                size: 3,
+                step: 1,
+            }),
         ]
     }
 
@@ -562,7 +568,8 @@ mod tests {
                 "[0,0]",
                 "comm2.idup1",
                 "MPI_COMM_WORLD.idup0",
-                "stack+48"
+                "stack+48",
+                "8"
             ]
         );
         let unrestored: Vec<String> = sample()[10..14]

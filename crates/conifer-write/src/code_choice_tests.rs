@@ -221,3 +221,39 @@ fn integers_that_vary_within_a_rank_keep_its_partners_apart() {
     };
     assert_eq!(grammars_making(partners), 1);
 }
+
+#[test]
+fn periodic_dimensions_of_a_grid_computed_by_hand_agree() {
+    // NPB MG: a periodic 3D grid numbered by hand on a plain communicator. On 2 × 4 × 2
+    // (z, y, x), the +y neighbour is +2 places away, and -6 from the last row: no
+    // communicator-wide code (modular, xor, transpose, 4 × 4 torus) names it with one value;
+    // the ring along y (stride 2, 4 places, step +1) does.
+    let along_y = |r: i64| {
+        let (z, y, x) = (r / 8, (r / 2) % 4, r % 2);
+        vec![z * 8 + ((y + 1) % 4) * 2 + x]
+    };
+    assert_eq!(grammars_after_choosing(along_y), 1);
+    // Both ways along y, and along x and z, each direction with a tag of its own (as MG's
+    // 1100, 1300, 2100, ...): each is one ring code.
+    let all = |r: i64| {
+        let (z, y, x) = (r / 8, (r / 2) % 4, r % 2);
+        let at = |z: i64, y: i64, x: i64| z * 8 + y * 2 + x;
+        [
+            at(z, (y + 1) % 4, x),
+            at(z, (y + 3) % 4, x),
+            at(z, y, (x + 1) % 2),
+            at((z + 1) % 2, y, x),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(tag, peer)| {
+            vec![
+                Value::Rank(Rank::Relative(peer - r)),
+                WORLD,
+                Value::Int(tag as i64),
+            ]
+        })
+        .collect()
+    };
+    assert_eq!(grammars_making(all), 1);
+}

@@ -3,7 +3,8 @@
 //! (signatures equal but for their relative rank fields and the integers that follow the rank:
 //! see `rank_families`) and per field, every candidate code
 //! — relative, a fixed rank, modular displacement, xor, transpose on a q × q grid, displacement
-//! on a torus inferred from the communicator's size — is tried on every (caller, peer) pair the
+//! on a torus inferred from the communicator's size, a step along one periodic dimension of a
+//! grid inferred from the field's offsets — is tried on every (caller, peer) pair the
 //! ranks recorded, and the one with the fewest distinct values wins (ties keep the recorded
 //! code). A pair a code cannot name exactly keeps its relative value, so nothing is lost, and
 //! every code names its peer from the caller's rank alone ([`Rank::peer_of`]), so decoding is
@@ -28,6 +29,11 @@ enum Candidate {
     Xor,
     Transpose,
     Torus,
+    /// One periodic dimension of a grid, inferred from the field's offsets ([`ring_of`]).
+    Ring {
+        stride: i64,
+        size: i64,
+    },
 }
 
 const CANDIDATES: [Candidate; 6] = [
@@ -51,6 +57,15 @@ fn code(candidate: Candidate, me: i64, peer: i64, n: i64) -> Option<Rank> {
         },
         Candidate::Xor => Rank::Xor(me ^ peer),
         Candidate::Transpose => Rank::Transpose(exact_sqrt(n)?),
+        Candidate::Ring { stride, size } => {
+            let x = me.div_euclid(stride).rem_euclid(size);
+            let y = peer.div_euclid(stride).rem_euclid(size);
+            Rank::Ring {
+                stride,
+                size,
+                step: (y - x).rem_euclid(size),
+            }
+        }
         Candidate::Torus => {
             let (rows, cols) = torus_dims(n)?;
             Rank::Torus {
@@ -64,6 +79,24 @@ fn code(candidate: Candidate, me: i64, peer: i64, n: i64) -> Option<Rank> {
     let in_range = (0..n).contains(&me) && (0..n).contains(&peer);
     let exact = rank.peer_of(me) == Some(peer);
     (exact && (in_range || candidate == Candidate::Relative)).then_some(rank)
+}
+
+/// The periodic dimension a field's distinct offsets `offsets` (sorted) suggest: one step
+/// `s` one way on most ranks, and the wrap-around (size − 1)·`s` the other way on the edge
+/// (`{+1, −3}`: a dimension of 4 places, stride 1; `{−12, +4}`: 4 places, stride 4).
+fn ring_of(offsets: &[i64]) -> Option<Candidate> {
+    let [low, high] = offsets else {
+        return None;
+    };
+    if *low >= 0 || *high <= 0 {
+        return None;
+    }
+    let stride = (-low).min(*high);
+    let span = high - low;
+    (span % stride == 0 && span / stride >= 2).then_some(Candidate::Ring {
+        stride,
+        size: span / stride,
+    })
 }
 
 fn exact_sqrt(n: i64) -> Option<i64> {
@@ -165,12 +198,31 @@ fn choose_codes(
     }
     let mut choices = Choices::default();
     for (family, uses) in by_family {
+        // Per field, the candidates: the fixed list, and the periodic dimension its offsets
+        // suggest.
+        let mut offsets: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
+        for (_, sig) in &uses {
+            for (j, field) in sig.fields.iter().enumerate() {
+                offsets.entry(j).or_default().push(field.offset);
+            }
+        }
+        let candidates: BTreeMap<usize, Vec<Candidate>> = offsets
+            .into_iter()
+            .map(|(j, mut seen)| {
+                seen.sort_unstable();
+                seen.dedup();
+                let mut list = CANDIDATES.to_vec();
+                list.extend(ring_of(&seen));
+                (j, list)
+            })
+            .collect();
         let mut seen: BTreeMap<usize, Vec<FastSet<Rank>>> = BTreeMap::new();
         for (rank, sig) in uses {
             for (j, field) in sig.fields.iter().enumerate() {
+                let list = &candidates[&j];
                 let sets = seen
                     .entry(j)
-                    .or_insert_with(|| vec![FastSet::default(); CANDIDATES.len()]);
+                    .or_insert_with(|| vec![FastSet::default(); list.len()]);
                 let relative = Rank::Relative(field.offset);
                 let Some((me, n)) = contexts.position(rank, field) else {
                     sets.iter_mut().for_each(|s| {
@@ -179,16 +231,17 @@ fn choose_codes(
                     continue;
                 };
                 let peer = me + field.offset;
-                for (set, &candidate) in sets.iter_mut().zip(&CANDIDATES) {
+                for (set, &candidate) in sets.iter_mut().zip(list) {
                     set.insert(code(candidate, me, peer, n).unwrap_or(relative));
                 }
             }
         }
         for (j, sets) in seen {
-            let best = (0..CANDIDATES.len())
+            let list = &candidates[&j];
+            let best = (0..list.len())
                 .min_by_key(|&i| (sets[i].len(), i))
                 .expect("candidates");
-            choices.insert((family, j), CANDIDATES[best]);
+            choices.insert((family, j), list[best]);
         }
     }
     choices
