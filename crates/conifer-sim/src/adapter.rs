@@ -43,6 +43,9 @@ pub struct Shared {
     last_context: RefCell<Option<(Comm, u32)>>,
     /// The call keys met so far.
     pub keys: RefCell<KeyTable>,
+    /// Per terminal met (not filled from streams), indexed by terminal: what its calls share
+    /// on every rank.
+    terminals: RefCell<Vec<Option<Terminal>>>,
     rule: Rule,
 }
 
@@ -67,6 +70,7 @@ impl Shared {
             contexts: RefCell::new(FastMap::default()),
             last_context: RefCell::new(None),
             keys: RefCell::new(KeyTable::default()),
+            terminals: RefCell::new(Vec::new()),
             rule,
         }
     }
@@ -107,8 +111,6 @@ pub struct TraceProgram<'t, I> {
     rank: u32,
     next_req: u64,
     collectives: HashMap<u32, i64>,
-    /// Per terminal met (not filled from streams), indexed by terminal: what its calls share.
-    terminals: Vec<Option<Terminal>>,
     /// The current call's ops (kept to reuse the allocation).
     ops: Vec<Op>,
     /// The rounds of each collective shape met (collective, algorithm, size, caller, root,
@@ -143,7 +145,6 @@ pub fn program<'t>(
         rank,
         next_req: INTERNAL_REQUESTS,
         collectives: HashMap::new(),
-        terminals: Vec::new(),
         ops: Vec::new(),
         schedules: FastMap::default(),
         interval_scale: interval_scale(reader, rank),
@@ -195,15 +196,17 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             return Ok(false);
         }
         let slot = call.terminal as usize;
-        let terminal = match self.terminals.get(slot).copied().flatten() {
+        let known = self.shared.terminals.borrow().get(slot).copied().flatten();
+        let terminal = match known {
             Some(t) if !call.streamed => t,
             _ => {
                 let t = self.terminal(&call);
                 if !call.streamed {
-                    if self.terminals.len() <= slot {
-                        self.terminals.resize(slot + 1, None);
+                    let mut terminals = self.shared.terminals.borrow_mut();
+                    if terminals.len() <= slot {
+                        terminals.resize(slot + 1, None);
                     }
-                    self.terminals[slot] = Some(t);
+                    terminals[slot] = Some(t);
                 }
                 t
             }

@@ -13,6 +13,7 @@ use conifer_format::value::{HandleRef, Position, Value};
 use conifer_format::varint::Reader;
 use conifer_format::{FunctionInfo, Trace};
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
@@ -213,7 +214,11 @@ impl ReadCalls for Trace {
             .collect();
         CallReader {
             trace: self,
-            shared: Rc::new(Shared { timing, modules }),
+            shared: Rc::new(Shared {
+                timing,
+                modules,
+                parsed: RefCell::new(Vec::new()),
+            }),
         }
     }
 }
@@ -247,6 +252,40 @@ struct Shared<'t> {
     timing: Vec<Option<CallTiming>>,
     /// Module key → path of the callers' modules.
     modules: HashMap<u32, &'t str>,
+    /// Per terminal, its parsed signature once a rank met it, for every rank (not kept for
+    /// signatures with rank-affine integers or filled from streams): a reader of 10⁵ ranks at
+    /// once parses each signature once, not once per rank.
+    parsed: RefCell<Vec<Option<Rc<Parsed<'t>>>>>,
+}
+
+impl<'t> Shared<'t> {
+    /// Terminal `terminal`'s parsed signature, parsed from `bytes` (call `index` of `rank`)
+    /// unless a rank met it before; kept for the other ranks when it does not depend on the
+    /// rank.
+    fn parsed(
+        &self,
+        trace: &'t Trace,
+        terminal: u32,
+        streamed: bool,
+        (rank, index, bytes): (u32, u64, &[u8]),
+    ) -> Result<Rc<Parsed<'t>>, DecodeError> {
+        let slot = terminal as usize;
+        if !streamed {
+            if let Some(p) = self.parsed.borrow().get(slot).and_then(Option::as_ref) {
+                return Ok(Rc::clone(p));
+            }
+        }
+        let (parsed, per_rank) = Parsed::new(trace, rank, index, bytes)?;
+        let parsed = Rc::new(parsed);
+        if !streamed && !per_rank {
+            let mut cache = self.parsed.borrow_mut();
+            if cache.len() <= slot {
+                cache.resize(slot + 1, None);
+            }
+            cache[slot] = Some(Rc::clone(&parsed));
+        }
+        Ok(parsed)
+    }
 }
 
 /// Reads the calls of any rank of a trace (see [`ReadCalls::reader`]).
@@ -360,10 +399,16 @@ impl<'t> CallReader<'t> {
                         let bytes = filler
                             .fill(terminal, &trace.record.signatures[terminal as usize])
                             .unwrap_or(Cow::Borrowed(&[]));
-                        let t = match Template::new(trace, &memberships, rank, call_index, &bytes) {
-                            Ok(t) => Rc::new(t),
+                        let parsed = match shared.parsed(
+                            trace,
+                            terminal,
+                            streamed,
+                            (rank, call_index, &bytes),
+                        ) {
+                            Ok(p) => p,
                             Err(e) => return Some(Err(e)),
                         };
+                        let t = Rc::new(Template::new(parsed, &memberships));
                         if !streamed {
                             if templates.len() <= terminal as usize {
                                 templates.resize(terminal as usize + 1, None);
@@ -375,25 +420,27 @@ impl<'t> CallReader<'t> {
                 };
                 let at = match template.comm_position {
                     Some(p) => {
-                        for req in &template.requests {
+                        for req in &template.parsed.requests {
                             request_positions.insert(*req, p);
                         }
                         Some(p)
                     }
                     None => template
+                        .parsed
                         .requests
                         .iter()
                         .find_map(|r| request_positions.get(r).copied()),
                 };
                 let caller_module = template
+                    .parsed
                     .signature
                     .caller
                     .and_then(|c| shared.modules.get(&c.module).copied());
                 Some(Ok(Call {
                     rank,
                     index: call_index,
-                    name: &template.info.name,
-                    slots: &template.info.slots,
+                    name: &template.parsed.info.name,
+                    slots: &template.parsed.info.slots,
                     at,
                     value_at: template.value_at.clone(),
                     timing: shared.timing[terminal as usize],
@@ -401,7 +448,7 @@ impl<'t> CallReader<'t> {
                     start_ns,
                     recorder: recorder_time,
                     run,
-                    signature: Rc::clone(&template.signature),
+                    signature: Rc::clone(&template.parsed.signature),
                     terminal,
                     streamed,
                     site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
@@ -416,31 +463,38 @@ impl<'t> CallReader<'t> {
 /// What every call of one terminal shares: its parsed signature (rank-affine integers
 /// resolved), its function and the caller's positions in its communicators.
 struct Template<'t> {
-    signature: Rc<Signature>,
-    info: &'t FunctionInfo,
+    parsed: Rc<Parsed<'t>>,
     /// The caller's position in the call's (first) communicator or group.
     comm_position: Option<Position<'t>>,
     /// Per value, where it differs from `at` (see [`Call::value_at`]).
     value_at: Vec<Option<Position<'t>>>,
+}
+
+/// What a terminal's calls share whoever makes them: the parsed signature, its function and
+/// its request handles.
+struct Parsed<'t> {
+    signature: Rc<Signature>,
+    info: &'t FunctionInfo,
     /// The request handles among the values.
     requests: Vec<HandleRef>,
 }
 
-impl<'t> Template<'t> {
-    /// From the signature bytes of call `index` of world rank `rank`.
+impl<'t> Parsed<'t> {
+    /// From the signature bytes of call `index` of world rank `rank`, its rank-affine
+    /// integers resolved for that rank; true with it when there were any (the result is then
+    /// that rank's alone).
     fn new(
         trace: &'t Trace,
-        memberships: &HashMap<&[u8], Position<'t>>,
         rank: u32,
         index: u64,
         bytes: &[u8],
-    ) -> Result<Template<'t>, DecodeError> {
+    ) -> Result<(Parsed<'t>, bool), DecodeError> {
         let mut signature = Signature::parse(bytes).ok_or_else(|| {
             DecodeError(format!(
                 "rank {rank}: call {index} has a malformed signature"
             ))
         })?;
-        conifer_format::recorded::resolve(&mut signature, rank);
+        let per_rank = conifer_format::recorded::resolve(&mut signature, rank);
         let info = trace
             .catalog
             .iter()
@@ -451,6 +505,20 @@ impl<'t> Template<'t> {
                     signature.function
                 ))
             })?;
+        let requests = signature.requests().collect();
+        let parsed = Parsed {
+            signature: Rc::new(signature),
+            info,
+            requests,
+        };
+        Ok((parsed, per_rank))
+    }
+}
+
+impl<'t> Template<'t> {
+    /// `parsed` as the caller whose positions in its communicators are `memberships` sees it.
+    fn new(parsed: Rc<Parsed<'t>>, memberships: &HashMap<&[u8], Position<'t>>) -> Template<'t> {
+        let signature = &parsed.signature;
         let lookup = |c: &Value| {
             let mut key = Vec::new();
             c.encode(&mut key);
@@ -465,13 +533,10 @@ impl<'t> Template<'t> {
         } else {
             Vec::new()
         };
-        let requests = signature.requests().collect();
-        Ok(Template {
-            signature: Rc::new(signature),
-            info,
+        Template {
+            parsed,
             comm_position,
             value_at,
-            requests,
-        })
+        }
     }
 }
