@@ -378,84 +378,88 @@ impl<'t> CallReader<'t> {
             // Indexed by terminal.
             let mut templates: Vec<Option<Rc<Template>>> = Vec::new();
             let mut index = 0u64;
-            std::iter::from_fn(move || {
-                let terminal = terminals.next()?;
-                let site = terminals.site();
-                let call_index = index;
-                index += 1;
-                let time = times.next();
-                let start_ns = time.map(|t| {
-                    clock += t.interval_ns;
-                    let start = clock;
-                    clock += t.duration_ns;
-                    start
-                });
-                let recorder_time = recorder.next();
-                let run = time.map(|t| as_run.next(t, recorder_time.unwrap_or_default()));
-                let streamed = filler.streams(terminal);
-                let template = match templates.get(terminal as usize).and_then(Option::as_ref) {
-                    Some(t) => Rc::clone(t),
-                    None => {
-                        let bytes = filler
-                            .fill(terminal, &trace.record.signatures[terminal as usize])
-                            .unwrap_or(Cow::Borrowed(&[]));
-                        let parsed = match shared.parsed(
-                            trace,
-                            terminal,
-                            streamed,
-                            (rank, call_index, &bytes),
-                        ) {
-                            Ok(p) => p,
-                            Err(e) => return Some(Err(e)),
-                        };
-                        let t = Rc::new(Template::new(parsed, &memberships));
-                        if !streamed {
-                            if templates.len() <= terminal as usize {
-                                templates.resize(terminal as usize + 1, None);
+            // Boxed: `flat_map` keeps room for two inner iterators inline, and a reader of 10⁵
+            // ranks keeps every rank's iterator alive at once.
+            let calls: Box<dyn Iterator<Item = Result<Call<'t>, DecodeError>> + 't> =
+                Box::new(std::iter::from_fn(move || {
+                    let terminal = terminals.next()?;
+                    let site = terminals.site();
+                    let call_index = index;
+                    index += 1;
+                    let time = times.next();
+                    let start_ns = time.map(|t| {
+                        clock += t.interval_ns;
+                        let start = clock;
+                        clock += t.duration_ns;
+                        start
+                    });
+                    let recorder_time = recorder.next();
+                    let run = time.map(|t| as_run.next(t, recorder_time.unwrap_or_default()));
+                    let streamed = filler.streams(terminal);
+                    let template = match templates.get(terminal as usize).and_then(Option::as_ref) {
+                        Some(t) => Rc::clone(t),
+                        None => {
+                            let bytes = filler
+                                .fill(terminal, &trace.record.signatures[terminal as usize])
+                                .unwrap_or(Cow::Borrowed(&[]));
+                            let parsed = match shared.parsed(
+                                trace,
+                                terminal,
+                                streamed,
+                                (rank, call_index, &bytes),
+                            ) {
+                                Ok(p) => p,
+                                Err(e) => return Some(Err(e)),
+                            };
+                            let t = Rc::new(Template::new(parsed, &memberships));
+                            if !streamed {
+                                if templates.len() <= terminal as usize {
+                                    templates.resize(terminal as usize + 1, None);
+                                }
+                                templates[terminal as usize] = Some(Rc::clone(&t));
                             }
-                            templates[terminal as usize] = Some(Rc::clone(&t));
+                            t
                         }
-                        t
-                    }
-                };
-                let at = match template.comm_position {
-                    Some(p) => {
-                        for req in &template.parsed.requests {
-                            request_positions.insert(*req, p);
+                    };
+                    let at = match template.comm_position {
+                        Some(p) => {
+                            for req in &template.parsed.requests {
+                                request_positions.insert(*req, p);
+                            }
+                            Some(p)
                         }
-                        Some(p)
-                    }
-                    None => template
+                        None => template
+                            .parsed
+                            .requests
+                            .iter()
+                            .find_map(|r| request_positions.get(r).copied()),
+                    };
+                    let caller_module = template
                         .parsed
-                        .requests
-                        .iter()
-                        .find_map(|r| request_positions.get(r).copied()),
-                };
-                let caller_module = template
-                    .parsed
-                    .signature
-                    .caller
-                    .and_then(|c| shared.modules.get(&c.module).copied());
-                Some(Ok(Call {
-                    rank,
-                    index: call_index,
-                    name: &template.parsed.info.name,
-                    slots: &template.parsed.info.slots,
-                    at,
-                    value_at: template.value_at.clone(),
-                    timing: shared.timing[terminal as usize],
-                    time,
-                    start_ns,
-                    recorder: recorder_time,
-                    run,
-                    signature: Rc::clone(&template.parsed.signature),
-                    terminal,
-                    streamed,
-                    site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
-                    at_source: site.and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
-                    caller_module,
-                }))
-            })
+                        .signature
+                        .caller
+                        .and_then(|c| shared.modules.get(&c.module).copied());
+                    Some(Ok(Call {
+                        rank,
+                        index: call_index,
+                        name: &template.parsed.info.name,
+                        slots: &template.parsed.info.slots,
+                        at,
+                        value_at: template.value_at.clone(),
+                        timing: shared.timing[terminal as usize],
+                        time,
+                        start_ns,
+                        recorder: recorder_time,
+                        run,
+                        signature: Rc::clone(&template.parsed.signature),
+                        terminal,
+                        streamed,
+                        site: site.and_then(|s| structure?.ids.get(s as usize).copied()),
+                        at_source: site.and_then(|s| structure?.locs.get(s as usize)?.as_deref()),
+                        caller_module,
+                    }))
+                }));
+            calls
         })
     }
 }
