@@ -8,6 +8,7 @@ mod alloc_count;
 mod build_suite;
 mod cost_suite;
 mod measure;
+mod npb_suite;
 mod prediction_suite;
 mod readers_suite;
 mod replay_suite;

@@ -449,7 +449,7 @@ type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
 /// Every suite, in report order. A suite that fails is reported as a table saying why, and
 /// the others still run.
 pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
-    let suites: [(&str, Suite); 12] = [
+    let suites: [(&str, Suite); 13] = [
         ("Per-call overhead", &|| per_call_overhead(setup, quick)),
         ("Trace tree vs grammar: per-call overhead", &|| {
             crate::tree_suite::overhead(setup, quick)
@@ -477,6 +477,9 @@ pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
         }),
         ("Reading a large trace", &|| {
             crate::readers_suite::readers_table(setup, quick)
+        }),
+        ("NPB flatness", &|| {
+            crate::npb_suite::npb_flatness(setup, quick)
         }),
     ];
     let failed = |title: &str, why: String| {
