@@ -5,6 +5,7 @@
 //! rank), the distinct grammars and, for the larger run, the growth over the smaller one —
 //! the flatness of real regular codes (issue 39: at most 1.2× from 16 to 64 ranks).
 
+use crate::prediction_suite::run;
 use crate::report::Table;
 use crate::runner::Setup;
 use serde_json::{json, Value};
@@ -27,34 +28,23 @@ fn make_def(mpi: &str) -> String {
     )
 }
 
-/// Runs `cmd`, failing with its last line of error output.
-fn run(cmd: &mut Command) -> Result<(), String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    Err(format!(
-        "{cmd:?} failed: {}",
-        stderr.lines().last().unwrap_or("")
-    ))
-}
-
 /// Builds every program of [`PROGRAMS`] at class A in a copy of `source`; their directory.
 fn build(setup: &Setup, source: &Path) -> Result<PathBuf, String> {
     let copy = setup.scratch.join("npb");
     let _ = std::fs::remove_dir_all(&copy);
-    run(Command::new("cp").arg("-r").arg(source).arg(&copy))?;
+    run(setup, Command::new("cp").arg("-r").arg(source).arg(&copy))?;
     std::fs::write(copy.join("config/make.def"), make_def(&setup.mpi))
         .map_err(|e| format!("cannot write make.def: {e}"))?;
     std::fs::create_dir_all(copy.join("bin")).map_err(|e| e.to_string())?;
     for program in PROGRAMS {
-        run(Command::new("make")
-            .arg(program)
-            .arg("CLASS=A")
-            .current_dir(&copy))?;
+        run(
+            setup,
+            Command::new("make")
+                .arg("-C")
+                .arg(&copy)
+                .arg(program)
+                .arg("CLASS=A"),
+        )?;
     }
     Ok(copy.join("bin"))
 }
@@ -99,7 +89,10 @@ pub fn npb_flatness(setup: &Setup, quick: bool) -> Result<Table, String> {
         table.note = "skipped: MPICH busy-polls, and 16-64 oversubscribed ranks take hours".into();
         return Ok(table);
     }
-    let bin = build(setup, Path::new(&source))?;
+    // Absolute: the copy is made from the scratch directory.
+    let source = std::fs::canonicalize(&source)
+        .map_err(|e| format!("CONIFER_NPB_DIR {}: {e}", Path::new(&source).display()))?;
+    let bin = build(setup, &source)?;
     for program in PROGRAMS {
         let mut smaller: Option<(u64, u64)> = None;
         for n in counts {

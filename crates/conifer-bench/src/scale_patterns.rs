@@ -4,7 +4,7 @@
 //! periodic edges, CG's transpose exchange, an MG V-cycle and a master–worker loop.
 
 use crate::scale_calls::{peer, user_comm, world, Call, Calls};
-use conifer_format::grid::Grid;
+use conifer_format::grid::{dims_create, Grid};
 use conifer_format::rank_record::Membership;
 use conifer_format::value::{Rank, Status, Value};
 
@@ -136,31 +136,6 @@ fn encoded(v: &Value) -> Vec<u8> {
     out
 }
 
-/// `MPI_Dims_create(p, ndims)`: as square as `p` allows, largest extent first.
-pub fn dims_create(p: i64, ndims: usize) -> Vec<i64> {
-    let mut dims = vec![1i64; ndims];
-    let mut rest = p;
-    let mut factors = Vec::new();
-    let mut f = 2;
-    while f * f <= rest {
-        while rest % f == 0 {
-            factors.push(f);
-            rest /= f;
-        }
-        f += 1;
-    }
-    if rest > 1 {
-        factors.push(rest);
-    }
-    // Largest factors first, each onto the currently smallest extent.
-    for f in factors.into_iter().rev() {
-        let smallest = (0..ndims).min_by_key(|&i| dims[i]).expect("ndims > 0");
-        dims[smallest] *= f;
-    }
-    dims.sort_unstable_by(|a, b| b.cmp(a));
-    dims
-}
-
 /// The neighbour of `r` one step of `stride` along dimension `dim`, either way.
 fn neighbour(grid: &Grid, r: i64, dim: usize, delta: i64) -> Option<i64> {
     let mut coords = grid.coords(r)?;
@@ -289,11 +264,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dims_are_as_mpi_dims_create_gives_them() {
-        assert_eq!(dims_create(1000, 2), vec![40, 25]);
-        assert_eq!(dims_create(10_000, 2), vec![100, 100]);
-        assert_eq!(dims_create(1000, 3), vec![10, 10, 10]);
-        assert_eq!(dims_create(12, 2), vec![4, 3]);
+    fn cg_sides_are_the_largest_square_below() {
         assert_eq!(cg_side(1000), 31);
     }
 }

@@ -54,8 +54,7 @@ fn catalog(record: &conifer_format::stored::TraceRecord) -> Vec<FunctionInfo> {
 
 /// The trace file of a merged record: rank and integer codes chosen, then written.
 pub fn finish_trace(mut record: conifer_format::stored::TraceRecord, p: u32) -> Trace {
-    conifer_write::rank_codes::choose_rank_codes(&mut record);
-    conifer_write::int_codes::choose_int_codes(&mut record);
+    conifer_write::codes::choose_codes(&mut record);
     Trace {
         meta: Metadata {
             conifer_version: env!("CARGO_PKG_VERSION").into(),

@@ -139,7 +139,6 @@ pub fn build(model: &Model, items: &Items, n: u32, host: &str) -> Result<TraceRe
         return Err(problems.into_iter().collect());
     }
     let mut merged = conifer_write::merge::merge(records);
-    conifer_write::rank_codes::choose_rank_codes(&mut merged);
-    conifer_write::int_codes::choose_int_codes(&mut merged);
+    conifer_write::codes::choose_codes(&mut merged);
     Ok(merged)
 }

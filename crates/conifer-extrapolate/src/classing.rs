@@ -2,6 +2,8 @@
 //! rank's fields are fitted against (its *features*: P, its rank, the grid's dimensions, its
 //! coordinates, log2 P).
 
+use conifer_format::grid::dims_create;
+
 /// A way of putting the ranks of a run into classes whose call sequences are alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Classing {
@@ -44,31 +46,6 @@ pub const FEATURES: [&str; 15] = [
 /// A rank's class: per grid dimension (one for a line, none when uniform), 0 first, 1
 /// between, 2 last, 3 both first and last (an extent of 1).
 pub type ClassKey = Vec<u8>;
-
-/// The dimensions `MPI_Dims_create(n, d)` gives: as close to each other as the factors of `n`
-/// allow, in non-increasing order.
-pub fn dims_create(n: i64, d: usize) -> Vec<i64> {
-    let mut factors = Vec::new();
-    let mut m = n.max(1);
-    let mut p = 2;
-    while p * p <= m {
-        while m % p == 0 {
-            factors.push(p);
-            m /= p;
-        }
-        p += 1;
-    }
-    if m > 1 {
-        factors.push(m);
-    }
-    let mut dims = vec![1i64; d.max(1)];
-    for f in factors.into_iter().rev() {
-        let smallest = (0..dims.len()).min_by_key(|&i| dims[i]).unwrap_or(0);
-        dims[smallest] *= f;
-    }
-    dims.sort_unstable_by(|a, b| b.cmp(a));
-    dims
-}
 
 /// `log2 n` when `n` is a power of two.
 fn exact_log2(n: i64) -> Option<i64> {
@@ -178,17 +155,6 @@ impl Classing {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dims_are_those_mpi_dims_create_gives() {
-        // Values from the MPI standard's examples and Open MPI's output.
-        assert_eq!(dims_create(6, 2), vec![3, 2]);
-        assert_eq!(dims_create(7, 2), vec![7, 1]);
-        assert_eq!(dims_create(12, 2), vec![4, 3]);
-        assert_eq!(dims_create(32, 2), vec![8, 4]);
-        assert_eq!(dims_create(64, 3), vec![4, 4, 4]);
-        assert_eq!(dims_create(12, 3), vec![3, 2, 2]);
-    }
 
     #[test]
     fn corners_edges_and_interior_of_a_grid() {

@@ -131,12 +131,51 @@ impl Grid {
     }
 }
 
+/// The dimensions `MPI_Dims_create(n, d)` gives: as close to each other as the factors of `n`
+/// allow, in non-increasing order.
+pub fn dims_create(n: i64, d: usize) -> Vec<i64> {
+    let mut factors = Vec::new();
+    let mut m = n.max(1);
+    let mut p = 2;
+    while p * p <= m {
+        while m % p == 0 {
+            factors.push(p);
+            m /= p;
+        }
+        p += 1;
+    }
+    if m > 1 {
+        factors.push(m);
+    }
+    let mut dims = vec![1i64; d.max(1)];
+    for f in factors.into_iter().rev() {
+        let smallest = (0..dims.len()).min_by_key(|&i| dims[i]).unwrap_or(0);
+        dims[smallest] *= f;
+    }
+    dims.sort_unstable_by(|a, b| b.cmp(a));
+    dims
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn grid(dims: &[i64], periods: &[bool]) -> Grid {
         Grid::new(dims.to_vec(), periods.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn dims_are_those_mpi_dims_create_gives() {
+        // Values from the MPI standard's examples and Open MPI's output.
+        assert_eq!(dims_create(6, 2), vec![3, 2]);
+        assert_eq!(dims_create(7, 2), vec![7, 1]);
+        assert_eq!(dims_create(12, 2), vec![4, 3]);
+        assert_eq!(dims_create(32, 2), vec![8, 4]);
+        assert_eq!(dims_create(64, 3), vec![4, 4, 4]);
+        assert_eq!(dims_create(12, 3), vec![3, 2, 2]);
+        assert_eq!(dims_create(1000, 2), vec![40, 25]);
+        assert_eq!(dims_create(10_000, 2), vec![100, 100]);
+        assert_eq!(dims_create(1000, 3), vec![10, 10, 10]);
     }
 
     #[test]

@@ -111,8 +111,7 @@ unsafe fn collect_and_write(counts: &[u64]) -> Result<Option<(String, Trace)>, S
     let written = match merged? {
         None => None,
         Some(mut record) => {
-            conifer_write::rank_codes::choose_rank_codes(&mut record);
-            conifer_write::int_codes::choose_int_codes(&mut record);
+            conifer_write::codes::choose_codes(&mut record);
             let mut meta = run_info::metadata(size as u32, false);
             conifer_write::merge::keep_named_modules(&mut meta.modules, &record.signatures);
             let trace = Trace {

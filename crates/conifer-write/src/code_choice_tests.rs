@@ -3,7 +3,6 @@
 //! exactly what it recorded.
 
 use crate::merge::merge;
-use crate::rank_codes::choose_rank_codes;
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::Grammar;
 use conifer_format::rank_record::{CallTiming, Membership, RankRecord};
@@ -90,8 +89,7 @@ fn choose_and_check(inputs: Vec<crate::merge::RankInput>) -> TraceRecord {
         })
         .collect();
     let mut m = merge(inputs);
-    choose_rank_codes(&mut m);
-    crate::int_codes::choose_int_codes(&mut m);
+    crate::codes::choose_codes(&mut m);
     for (rank, expected) in recorded.iter().enumerate() {
         let entry = &m.ranks[rank];
         let positions: FastMap<&[u8], i64> = entry

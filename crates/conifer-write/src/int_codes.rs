@@ -8,6 +8,7 @@
 //! exactly, so decoding (`a · r + b`) gives back every value.
 
 use crate::rank_codes::{reform, terminals_by_rank};
+use crate::rank_families::one_value_per_rank;
 use conifer_compress::fast_hash::FastMap;
 use conifer_format::signature::encode_signature;
 use conifer_format::signature::Signature;
@@ -82,21 +83,13 @@ pub fn choose_int_codes(m: &mut TraceRecord) {
     }
     let mut chosen: FastMap<(usize, usize), (i64, i64)> = FastMap::default();
     for (family, uses) in by_family {
-        // Every (field index, rank, value) the family's uses hold, sorted and without repeats:
-        // per field, its ranks in order, a rank with one value holding one entry.
-        let mut seen: Vec<(usize, i64, i64)> = uses
+        let seen: Vec<(usize, i64, i64)> = uses
             .iter()
             .flat_map(|&(world, sig)| sig.ints.iter().map(move |&(j, x)| (j, world, x)))
             .collect();
-        seen.sort_unstable();
-        seen.dedup();
-        for field in seen.chunk_by(|a, b| a.0 == b.0) {
-            if field.windows(2).any(|pair| pair[0].1 == pair[1].1) {
-                continue; // a rank with several values here
-            }
-            let points: Vec<(i64, i64)> = field.iter().map(|&(_, rank, x)| (rank, x)).collect();
+        for (j, points) in one_value_per_rank(seen) {
             if let Some((a, b)) = affine_fit(&points) {
-                chosen.insert((family, field[0].0), (a, b));
+                chosen.insert((family, j), (a, b));
             }
         }
     }

@@ -2,13 +2,15 @@
 //! record becomes a one-rank [`TraceRecord`](conifer_format::stored::TraceRecord)
 //! ([`merge::of_rank`], which also extracts value streams), adjacent rank ranges are joined
 //! ([`merge::absorb`], trace trees by [`forest_build`]), and once all ranks are in, rank fields
-//! and rank-following integers get the codes most ranks share ([`rank_codes`], [`int_codes`]).
+//! and rank-following integers get the codes most ranks share ([`codes`]: [`rank_codes`], then
+//! [`int_codes`]).
 //! The tracer runs this over MPI at `MPI_Finalize`; `conifer merge` runs it over a crashed
 //! run's partial files ([`partial`]). It depends on the format (`conifer-format`) only, never
 //! on the read side (`conifer-trace`).
 
 #[cfg(test)]
 mod code_choice_tests;
+pub mod codes;
 pub mod completion_streams;
 pub mod forest_build;
 pub mod int_codes;

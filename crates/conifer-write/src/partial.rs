@@ -69,8 +69,7 @@ pub fn merge_partials(mut parts: Vec<PartialRecord>) -> Result<Trace, String> {
     }
     catalog.sort_by_key(|f| f.id);
     let mut record = merged.unwrap_or_default();
-    crate::rank_codes::choose_rank_codes(&mut record);
-    crate::int_codes::choose_int_codes(&mut record);
+    crate::codes::choose_codes(&mut record);
     Ok(Trace {
         meta,
         catalog,

@@ -12,6 +12,7 @@ use conifer_format::recorded::{for_each_rank, RequestContexts};
 use conifer_format::signature::{encode_signature, Signature};
 use conifer_format::stored::TraceRecord;
 use conifer_format::value::{Rank, Value};
+use std::collections::BTreeMap;
 
 /// A relative rank field of a signature: where it sits and which communicator or group it is
 /// relative to.
@@ -143,21 +144,33 @@ pub(crate) fn rankful_signatures(m: &TraceRecord, used: &[Vec<u32>]) -> FastMap<
 /// The (coarse family, field) pairs whose integer follows the rank: every rank using the
 /// family has one value there, and not all ranks have the same.
 fn rank_following_ints(drafts: &FastMap<u32, Draft>, used: &[Vec<u32>]) -> FastSet<(usize, usize)> {
-    // (coarse family, field, rank, value), without repeats.
-    let mut seen: Vec<(usize, usize, usize, i64)> = Vec::new();
+    let mut by_family: BTreeMap<usize, Vec<(usize, i64, i64)>> = BTreeMap::new();
     for (rank, terminals) in used.iter().enumerate() {
         for draft in terminals.iter().filter_map(|t| drafts.get(t)) {
-            seen.extend(draft.ints.iter().map(|&(j, x)| (draft.coarse, j, rank, x)));
+            let seen = by_family.entry(draft.coarse).or_default();
+            seen.extend(draft.ints.iter().map(|&(j, x)| (j, rank as i64, x)));
         }
     }
+    let mut following = FastSet::default();
+    for (family, seen) in by_family {
+        for (j, points) in one_value_per_rank(seen) {
+            if points.iter().any(|p| p.1 != points[0].1) {
+                following.insert((family, j));
+            }
+        }
+    }
+    following
+}
+
+/// Per field of `seen` ((field, rank, value) entries, in any order, repeats allowed), the
+/// (rank, value) points in rank order, for the fields where every rank has one value.
+pub(crate) fn one_value_per_rank(
+    mut seen: Vec<(usize, i64, i64)>,
+) -> Vec<(usize, Vec<(i64, i64)>)> {
     seen.sort_unstable();
     seen.dedup();
-    seen.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
-        .filter(|field| {
-            let one_per_rank = field.windows(2).all(|pair| pair[0].2 != pair[1].2);
-            let differ = field.iter().any(|e| e.3 != field[0].3);
-            one_per_rank && differ
-        })
-        .map(|field| (field[0].0, field[0].1))
+    seen.chunk_by(|a, b| a.0 == b.0)
+        .filter(|field| field.windows(2).all(|pair| pair[0].1 != pair[1].1))
+        .map(|field| (field[0].0, field.iter().map(|&(_, r, x)| (r, x)).collect()))
         .collect()
 }
