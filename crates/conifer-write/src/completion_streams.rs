@@ -9,6 +9,7 @@ use conifer_format::completion::{
 };
 use conifer_format::streams::ThreadStreams;
 use conifer_format::value::encode_array_header;
+use std::collections::hash_map::Entry;
 
 /// Runs a series compares a new run with.
 const WINDOW: usize = 16;
@@ -19,8 +20,9 @@ struct Site {
     /// Distinct values → index into `values`.
     index: FastMap<Box<[u8]>, u32>,
     values: Vec<Vec<u8>>,
-    /// Its call site's key (see [`Split::site_end`]).
-    key: Box<[u8]>,
+    /// Its call site's request arrays: an index into [`CompletionSites::arrays`] (a repeated
+    /// poll reaches them without hashing the site's key).
+    arrays: usize,
     /// True when its calls have request arrays.
     requests: bool,
     /// What the previous call's outputs appended: (series, value).
@@ -40,14 +42,14 @@ struct Arrays {
 }
 
 impl Site {
-    fn new(key: &[u8]) -> Site {
+    fn new(arrays: usize) -> Site {
         Site {
             series: (0..SERIES)
                 .map(|_| SeriesBuilder::new(true, WINDOW))
                 .collect(),
             index: FastMap::default(),
             values: Vec::new(),
-            key: key.into(),
+            arrays,
             requests: false,
             last_outputs: Vec::new(),
         }
@@ -141,7 +143,10 @@ impl Site {
 #[derive(Default)]
 pub struct CompletionSites {
     sites: FastMap<u32, Site>,
-    arrays: FastMap<Box<[u8]>, Arrays>,
+    /// Each call site's request arrays (shared by its skeletons).
+    arrays: Vec<Arrays>,
+    /// Call-site key (see [`Split::site_end`]) → index into `arrays`.
+    site_arrays: FastMap<Box<[u8]>, usize>,
 }
 
 impl CompletionSites {
@@ -158,13 +163,20 @@ impl CompletionSites {
         split: &Split,
         completed: Completed,
     ) {
-        let key = &skeleton[..split.site_end];
-        let site = self.sites.entry(terminal).or_insert_with(|| Site::new(key));
-        if split.has_requests {
-            if !self.arrays.contains_key(key) {
-                self.arrays.insert(key.into(), Arrays::default());
+        let site = match self.sites.entry(terminal) {
+            Entry::Occupied(site) => site.into_mut(),
+            Entry::Vacant(slot) => {
+                let key = &skeleton[..split.site_end];
+                let next = self.arrays.len();
+                let index = *self.site_arrays.entry(key.into()).or_insert(next);
+                if index == next {
+                    self.arrays.push(Arrays::default());
+                }
+                slot.insert(Site::new(index))
             }
-            let arrays = self.arrays.get_mut(key).expect("just made");
+        };
+        if split.has_requests {
+            let arrays = &mut self.arrays[site.arrays];
             site.push_requests(arrays, split.requests.iter().map(|&(a, b)| &sig[a..b]));
             let read = completed.at().and_then(|at| split.value(sig, at));
             completed.slots(read.as_ref(), split.requests.len(), &mut arrays.completed);
@@ -184,9 +196,7 @@ impl CompletionSites {
         if site.requests {
             // Nothing completed: the array is the expected one.
             site.series[CHANGES].push(1);
-            if let Some(arrays) = self.arrays.get_mut(&site.key) {
-                arrays.completed.clear();
-            }
+            self.arrays[site.arrays].completed.clear();
         }
         for &(series, v) in &site.last_outputs {
             site.series[series].push(v);
