@@ -12,10 +12,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
 /// The members of every communicator, in world ranks. Communicator ids are agreed among a
-/// communicator's members, so disjoint communicators made by one `MPI_Comm_split` share an id:
-/// the ranks holding an id are split into groups, each world rank (ascending) joining the
-/// first group that lacks its local rank. This is exact when the split keeps the parent's
-/// order within each part (a key equal to the parent rank, as almost every code uses).
+/// communicator's members, so disjoint communicators (the parts of one `MPI_Comm_split`, with
+/// `MPI_UNDEFINED` or not) share an id; the recorder keeps each rank's id bound to one member
+/// list and stores each membership's leader (the world rank of its local rank 0), so an id
+/// plus a leader is one communicator, and its members are the ranks listing both, each at the
+/// local rank it recorded. Memberships without a leader (groups, windows) fall back to
+/// splitting the ranks holding an id in ascending order, each joining the first group that
+/// lacks its local rank.
 pub struct CommTable {
     groups: HashMap<Vec<u8>, Vec<Vec<Option<u32>>>>,
     /// Communicator id → world rank → which group of that id the rank is in.
@@ -41,52 +44,63 @@ pub fn is_comm_self(v: &Value) -> bool {
     key(v) == self_key()
 }
 
+/// One rank's membership of an id: its world rank, its local rank and its leader.
+type Holder = (u32, i64, Option<u32>);
+
 impl CommTable {
     /// From the trace's `COMM` column.
     pub fn new(trace: &Trace) -> CommTable {
-        let mut held: BTreeMap<Vec<u8>, Vec<(u32, i64)>> = BTreeMap::new();
+        let mut held: BTreeMap<Vec<u8>, Vec<Holder>> = BTreeMap::new();
         for (rank, entry) in trace.record.ranks.iter().enumerate() {
             let mut seen = HashSet::new();
             for m in &entry.comms {
                 if seen.insert(m.comm.clone()) {
-                    held.entry(m.comm.clone())
-                        .or_default()
-                        .push((rank as u32, m.my_rank));
+                    held.entry(m.comm.clone()).or_default().push((
+                        rank as u32,
+                        m.my_rank,
+                        m.leader,
+                    ));
                 }
             }
         }
         // MPI_COMM_WORLD when the column does not list it.
-        held.entry(world_key())
-            .or_insert_with(|| (0..trace.meta.ranks).map(|r| (r, i64::from(r))).collect());
+        held.entry(world_key()).or_insert_with(|| {
+            (0..trace.meta.ranks)
+                .map(|r| (r, i64::from(r), Some(0)))
+                .collect()
+        });
+        let size_limit = trace.meta.ranks as usize;
         let mut groups = HashMap::new();
         let mut of_rank: HashMap<Vec<u8>, HashMap<u32, usize>> = HashMap::new();
         for (k, mut members) in held {
             members.sort_unstable();
             let mut gs: Vec<Vec<Option<u32>>> = Vec::new();
-            // The groups holding local rank l are always groups 0..holders[l] (each rank joins
-            // the first group lacking its local rank), so the first one lacking it is found in
-            // O(1): with MPI_COMM_SELF in the column, a search over the groups made the table
-            // quadratic in the ranks.
-            let mut holders: HashMap<usize, usize> = HashMap::new();
-            for (world, local) in members {
-                let Ok(l) = usize::try_from(local) else {
-                    continue;
-                };
-                if l > trace.meta.ranks as usize {
-                    continue;
+            let ranks = of_rank.entry(k.clone()).or_default();
+            let (led, unled): (Vec<Holder>, Vec<Holder>) = members
+                .into_iter()
+                .partition(|(_, _, leader)| leader.is_some());
+            let mut by_leader: BTreeMap<u32, Vec<(u32, usize)>> = BTreeMap::new();
+            for (world, local, leader) in led {
+                if let Some(l) = usize::try_from(local).ok().filter(|&l| l <= size_limit) {
+                    by_leader
+                        .entry(leader.expect("partitioned on a leader"))
+                        .or_default()
+                        .push((world, l));
                 }
-                let held = holders.entry(l).or_insert(0);
-                let g = *held;
-                *held += 1;
-                if g == gs.len() {
-                    gs.push(Vec::new());
-                }
-                if gs[g].len() <= l {
-                    gs[g].resize(l + 1, None);
-                }
-                gs[g][l] = Some(world);
-                of_rank.entry(k.clone()).or_default().insert(world, g);
             }
+            for members in by_leader.into_values() {
+                let g = gs.len();
+                let mut group = Vec::new();
+                for (world, l) in members {
+                    if group.len() <= l {
+                        group.resize(l + 1, None);
+                    }
+                    group[l].get_or_insert(world);
+                    ranks.insert(world, g);
+                }
+                gs.push(group);
+            }
+            place_in_order(unled, size_limit, &mut gs, ranks);
             groups.insert(k, gs);
         }
         CommTable { groups, of_rank }
@@ -107,6 +121,26 @@ impl CommTable {
             id: id.into(),
             group,
         })
+    }
+
+    /// The name of communicator `g`: the name `decode` gives its id (`comm5`), followed by
+    /// `@` and the world rank of its local rank 0 when other communicators share the id
+    /// (`comm5@4`), or by `#` and its group number when that rank is unknown.
+    pub fn label(&self, g: &CommGroup) -> String {
+        let name = conifer_trace::varint::Reader::new(&g.id);
+        let name = Value::decode(&mut { name })
+            .map_or_else(|| "comm?".to_string(), |v| v.display(None).to_string());
+        let groups = self.groups.get(&g.id[..]).map_or(&[][..], Vec::as_slice);
+        if groups.len() <= 1 {
+            return name;
+        }
+        match groups
+            .get(g.group)
+            .and_then(|m| m.first().copied().flatten())
+        {
+            Some(leader) => format!("{name}@{leader}"),
+            None => format!("{name}#{}", g.group),
+        }
     }
 
     /// Every communicator with its members (world ranks by local rank; `None` where a local
@@ -140,6 +174,36 @@ pub struct CommGroup {
     pub id: Rc<[u8]>,
     /// Which group holding that id.
     pub group: usize,
+}
+
+/// Places memberships whose leader is unknown into new groups after `gs`: world ranks in
+/// ascending order, each joining the first of these groups that lacks its local rank (exact
+/// when a split keeps the parent's order within each part). The groups holding local rank `l`
+/// are always the first `holders[l]`, so the one to join is found in O(1).
+fn place_in_order(
+    members: Vec<Holder>,
+    size_limit: usize,
+    gs: &mut Vec<Vec<Option<u32>>>,
+    ranks: &mut HashMap<u32, usize>,
+) {
+    let first = gs.len();
+    let mut holders: HashMap<usize, usize> = HashMap::new();
+    for (world, local, _) in members {
+        let Some(l) = usize::try_from(local).ok().filter(|&l| l <= size_limit) else {
+            continue;
+        };
+        let held = holders.entry(l).or_insert(0);
+        let g = first + *held;
+        *held += 1;
+        if g == gs.len() {
+            gs.push(Vec::new());
+        }
+        if gs[g].len() <= l {
+            gs[g].resize(l + 1, None);
+        }
+        gs[g][l] = Some(world);
+        ranks.insert(world, g);
+    }
 }
 
 /// True for the calls that set up state other calls refer to: datatype constructors, window

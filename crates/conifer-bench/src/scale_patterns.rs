@@ -105,19 +105,26 @@ impl Pattern {
 
     /// The communicators rank `r` belongs to, as the recorder lists them.
     pub fn comms(self, p: i64, r: i64) -> Vec<Membership> {
-        let named = |i: u16, my_rank| Membership {
+        let named = |i: u16, my_rank, leader| Membership {
             comm: encoded(&Value::Handle(
                 conifer_format::value::HandleKind::Comm,
                 conifer_format::value::HandleRef::Named(i),
             )),
             my_rank,
             grid: None,
+            leader,
         };
-        let mut comms = vec![named(0, 0), named(1, r), named(2, 0)];
+        let leader_of = |r: i64| u32::try_from(r).ok();
+        let mut comms = vec![
+            named(0, 0, None),
+            named(1, r, Some(0)),
+            named(2, 0, leader_of(r)),
+        ];
         let created = |my_rank, grid| Membership {
             comm: encoded(&user_comm(COMM_ID)),
             my_rank,
             grid,
+            leader: Some(0),
         };
         match self {
             Pattern::Stencil2dPeriodic | Pattern::Stencil3dPeriodic => {

@@ -3,6 +3,7 @@
 mod analysis;
 mod calibrate;
 mod callsites;
+mod comm_table;
 mod decode;
 mod diff;
 mod diff_order;
@@ -304,6 +305,11 @@ enum Command {
         /// One JSON object per call.
         #[arg(long)]
         json: bool,
+        /// Instead of the calls, every communicator the run made: its name (`comm5`, or
+        /// `comm5@4` when other communicators share the id: the world rank of its local rank
+        /// 0 follows), its members in world ranks by local rank, and how it was made.
+        #[arg(long)]
+        comms: bool,
     },
     /// Compare a trace with the raw record of the same run (`--raw`), call by call.
     Verify {
@@ -499,9 +505,16 @@ fn main() -> ExitCode {
         } => export::run(format, &file, &output, export::Options { flops_per_second }),
         Command::Decode {
             file,
+            json,
+            comms: true,
+            ..
+        } => comm_table::print(&file, json),
+        Command::Decode {
+            file,
             rank,
             ranks,
             json,
+            comms: false,
         } => decode::print(&file, rank, ranks.as_deref(), json),
         Command::Verify { file, raw } => verify::run(&file, raw.as_deref()),
         Command::Merge { dir, output } => merge::run(&dir, &output),

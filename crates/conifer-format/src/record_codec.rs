@@ -13,7 +13,7 @@ use crate::clock::RankClock;
 use crate::columns::{put_column, read_column};
 use crate::container::{find_section, read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
-use crate::membership::{put_grid, read_grid, Membership};
+use crate::membership::{put_grid, read_grid, Membership, RelativeLeader};
 use crate::packing::{pack_above, pack_if_smaller, unpack};
 use crate::rank_totals::RankTotals;
 use crate::stored::{RankEntry, TraceRecord};
@@ -61,15 +61,17 @@ fn read_u32s(r: &mut Reader) -> Option<Vec<u32>> {
 
 /// A rank's communicators with its rank in each: `None` when it equals its world rank (so all
 /// ranks of a communicator numbered like `MPI_COMM_WORLD` store the same value), else the rank
-/// itself (so `MPI_COMM_SELF`, or the rows of a grid, repeat across ranks).
-type RelativeComms = Vec<(Vec<u8>, Option<i64>, Option<Grid>)>;
+/// itself (so `MPI_COMM_SELF`, or the rows of a grid, repeat across ranks); and its leader,
+/// relative too.
+type RelativeComms = Vec<(Vec<u8>, Option<i64>, Option<Grid>, RelativeLeader)>;
 
 fn relative_comms(world_rank: i64, comms: &[Membership]) -> RelativeComms {
     comms
         .iter()
         .map(|m| {
             let rank = (m.my_rank != world_rank).then_some(m.my_rank);
-            (m.comm.clone(), rank, m.grid.clone())
+            let leader = RelativeLeader::of(m.leader, world_rank, m.my_rank);
+            (m.comm.clone(), rank, m.grid.clone(), leader)
         })
         .collect()
 }
@@ -102,7 +104,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         .collect();
     put_column(&mut comms, &relative, |o, list| {
         put_u64(o, list.len() as u64);
-        for (comm, rank, grid) in list {
+        for (comm, rank, grid, leader) in list {
             put_bytes(o, comm);
             put_grid(o, grid.as_ref());
             match rank {
@@ -112,6 +114,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
                     put_i64(o, *r);
                 }
             }
+            leader.put(o);
         }
     });
     let mut counts = Vec::new();
@@ -326,7 +329,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
                     1 => Some(r.i64()?),
                     _ => return None,
                 };
-                Some((comm, rank, grid))
+                Some((comm, rank, grid, RelativeLeader::read(r)?))
             })
             .collect::<Option<RelativeComms>>()
     })?;
@@ -421,10 +424,14 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
                         trees,
                         comms: comms
                             .into_iter()
-                            .map(|(comm, rank, grid)| Membership {
-                                comm,
-                                my_rank: rank.unwrap_or(world),
-                                grid,
+                            .map(|(comm, rank, grid, leader)| {
+                                let my_rank = rank.unwrap_or(world);
+                                Membership {
+                                    comm,
+                                    my_rank,
+                                    grid,
+                                    leader: leader.resolve(world, my_rank),
+                                }
                             })
                             .collect(),
                         counts,

@@ -201,6 +201,10 @@ pub fn wrapper(
     };
     // A poll skips its inputs and outputs when it repeats the previous call and again finds
     // nothing.
+    let own = crate::own_status::own_status(&function.name, &args);
+    let own_before = &own.before;
+    let own_epilogue = &own.epilogue;
+    let epilogue = &quote! { #own_epilogue #epilogue };
     let (inputs, epilogue_and_finish) = match poll {
         Some(key) => (
             key.skip_repeated_inputs(id, &inputs),
@@ -224,6 +228,7 @@ pub fn wrapper(
     } else {
         let pmpi_call = pmpi_call(function, pmpi, &args);
         quote! {
+            #own_before
             if let Some(rec) = rec.as_mut() { #inputs rec.before_pmpi(); }
             #before
             #log_before

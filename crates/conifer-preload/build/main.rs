@@ -11,6 +11,7 @@ mod encoders;
 mod fortran_wrappers;
 mod message_log;
 mod mpi_install;
+mod own_status;
 mod predefined;
 
 use mpi_install::{Flavor, Installation};

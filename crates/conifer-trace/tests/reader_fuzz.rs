@@ -52,11 +52,13 @@ fn sample() -> Trace {
                 },
                 my_rank: rank,
                 grid: conifer_trace::grid::Grid::new(vec![2, 3], vec![true, false]),
+                leader: Some(0),
             }];
             comms.push(Membership {
                 comm: vec![2, 0, 0, 2],
                 my_rank: 0,
                 grid: None,
+                leader: u32::try_from(rank).ok(),
             });
             let times: Vec<conifer_trace::timeline::CallTime> = (0..g.len())
                 .map(|i| conifer_trace::timeline::CallTime {

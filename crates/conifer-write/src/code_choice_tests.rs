@@ -57,6 +57,7 @@ fn rank_making(rank: i64, calls: Vec<Vec<Value>>) -> crate::merge::RankInput {
             comm,
             my_rank: rank,
             grid: None,
+            leader: Some(0),
         }],
         ..Default::default()
     };

@@ -23,6 +23,7 @@ mod trace_files {
                 comm: vec![2, 0, 0, 1],
                 my_rank,
                 grid: None,
+                leader: Some(0),
             }],
             timelines: Vec::new(),
             histograms: Vec::new(),
@@ -152,11 +153,13 @@ mod record_messages {
                         comm: b"WORLD".to_vec(),
                         my_rank: rank,
                         grid: None,
+                        leader: Some(0),
                     },
                     Membership {
                         comm: b"row".to_vec(),
                         my_rank: rank % 4,
                         grid: Grid::new(vec![2, 2], vec![true, false]),
+                        leader: u32::try_from(rank - rank % 4).ok(),
                     },
                 ],
                 timelines: if lossless {

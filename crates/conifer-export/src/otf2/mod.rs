@@ -42,6 +42,7 @@ pub fn location(rank: u32, thread: u32) -> u64 {
 
 /// Communicators as OTF2 numbers them: in order of first use.
 struct Comms<'t> {
+    table: &'t CommTable,
     members: HashMap<CommGroup, &'t [Option<u32>]>,
     used: HashMap<Comm, u32>,
 }
@@ -49,6 +50,7 @@ struct Comms<'t> {
 impl<'t> Comms<'t> {
     fn new(table: &'t CommTable) -> Comms<'t> {
         Comms {
+            table,
             members: table.groups().into_iter().collect(),
             used: HashMap::new(),
         }
@@ -120,15 +122,10 @@ fn region_role(name: &str) -> ffi::OTF2_RegionRole {
     }
 }
 
-/// The name `decode` gives communicator `id` (its value's encoding).
-fn comm_name(g: &CommGroup) -> String {
-    let name = Value::decode(&mut Reader::new(&g.id))
-        .map_or_else(|| "comm".to_string(), |v| v.display(None).to_string());
-    if g.group == 0 {
-        name
-    } else {
-        format!("{name} (part {})", g.group)
-    }
+/// The name `decode` gives communicator id `id` (its value's encoding).
+fn comm_name(id: &[u8]) -> String {
+    Value::decode(&mut Reader::new(id))
+        .map_or_else(|| "comm".to_string(), |v| v.display(None).to_string())
 }
 
 /// A call's region: its function, and its call site's source position (`file:line`, maybe
@@ -484,7 +481,7 @@ fn definitions(
     for (comm, id) in used {
         match comm {
             Comm::Group(g) => {
-                let name = s.id(&comm_name(g));
+                let name = s.id(&comms.table.label(g));
                 let members = comms.members.get(g).copied().unwrap_or(&[]);
                 let gid = group(
                     members,
@@ -495,10 +492,7 @@ fn definitions(
                 defs.push(comm_def(id, name, gid));
             }
             Comm::Inter(bytes) => {
-                let base = comm_name(&CommGroup {
-                    id: bytes.as_slice().into(),
-                    group: 0,
-                });
+                let base = comm_name(bytes);
                 let name = s.id(&base);
                 let sides = comms.sides(bytes);
                 let side = |i: usize| sides.get(i).copied().unwrap_or(&[]);

@@ -28,11 +28,11 @@ pub struct CommInfo {
 /// The communicators a rank knows and the ids in use.
 pub struct Comms {
     known: FastMap<u64, CommInfo>,
-    /// Every (communicator, rank in it) this rank has had, freed ones included, for decoding
-    /// relative ranks. Agreed ids are recycled only with the same rank and grid (see
-    /// [`Comms::offer`]); past the first 256 ids a recycled id may be listed again with another
-    /// rank (decoders use the first entry).
-    history: Vec<(HandleRef, i64, Option<Grid>)>,
+    /// Every communicator this rank has had, freed ones included, for decoding relative ranks
+    /// and telling communicators that share a handle apart. Agreed ids are recycled only with
+    /// the same rank, grid and members (see [`Comms::offer`]); past the first 256 ids a
+    /// recycled id may be listed again with another rank (decoders use the first entry).
+    history: Vec<Held>,
     /// Topologies of the Cartesian communicators, by handle bits.
     grids: FastMap<u64, Grid>,
     /// Every (group or window, rank in it) this rank has been a member of, for decoding
@@ -46,6 +46,27 @@ pub struct Comms {
     /// Ids of communicators created without agreement (`MPI_Comm_idup`, parents), from the
     /// top of the id space so they never collide with agreed ids.
     local_next: u32,
+}
+
+/// Where a rank stands in a new communicator: what [`Comms::offer`] keeps an id to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    /// The caller's rank in it.
+    pub my_rank: i64,
+    /// Its Cartesian topology.
+    pub grid: Option<Grid>,
+    /// The world rank of its local rank 0 (`None` when MPI could not translate it).
+    pub leader: Option<u32>,
+    /// A hash of its members' world ranks in local order (of its local group, for an
+    /// inter-communicator).
+    pub members: u64,
+}
+
+/// A communicator a rank has had: its symbolic handle and where the rank stood in it.
+#[derive(Clone, Debug, PartialEq)]
+struct Held {
+    handle: HandleRef,
+    standing: Standing,
 }
 
 /// Bits of a communicator handle.
@@ -72,13 +93,44 @@ unsafe fn describe(comm: MPI_Comm, handle: HandleRef) -> CommInfo {
     }
 }
 
-/// The caller's rank in the new communicator `comm` and its Cartesian topology, as
-/// [`Comms::offer`] takes them.
+/// Where the caller stands in the new communicator `comm`, as [`Comms::offer`] takes it.
 ///
 /// # Safety
 /// `comm` must be a valid communicator.
-pub unsafe fn position(comm: MPI_Comm) -> (i64, Option<Grid>) {
-    (describe(comm, HandleRef::Unknown).my_rank, cartesian(comm))
+pub unsafe fn standing(comm: MPI_Comm) -> Standing {
+    let (leader, members) = members(comm);
+    Standing {
+        my_rank: describe(comm, HandleRef::Unknown).my_rank,
+        grid: cartesian(comm),
+        leader,
+        members,
+    }
+}
+
+/// The world rank of `comm`'s local rank 0 and a hash of its (local group's) members' world
+/// ranks in local order: both local calls, no communication.
+unsafe fn members(comm: MPI_Comm) -> (Option<u32>, u64) {
+    let (mut group, mut world) = (std::mem::zeroed(), std::mem::zeroed());
+    if PMPI_Comm_group(comm, &mut group) != 0 {
+        return (None, 0);
+    }
+    let mut size = 0;
+    let translated = PMPI_Comm_group(conifer_comm_world(), &mut world) == 0
+        && PMPI_Group_size(group, &mut size) == 0
+        && size > 0;
+    let mut worlds = vec![-1; size.max(0) as usize];
+    if translated {
+        let locals: Vec<i32> = (0..size).collect();
+        PMPI_Group_translate_ranks(group, size, locals.as_ptr(), world, worlds.as_mut_ptr());
+        PMPI_Group_free(&mut world);
+    }
+    PMPI_Group_free(&mut group);
+    let leader = worlds.first().and_then(|&w| u32::try_from(w).ok());
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for w in worlds {
+        hash = (hash ^ u64::from(w as u32)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (leader, hash)
 }
 
 /// The Cartesian topology of `comm`, if it has one.
@@ -145,17 +197,36 @@ impl Comms {
         comms
     }
 
-    /// Every intra-communicator this rank has belonged to, with its rank and its grid.
-    pub fn memberships(&self) -> impl Iterator<Item = (HandleRef, i64, Option<Grid>)> + '_ {
+    /// Every communicator this rank has belonged to, with its rank, its grid and its leader
+    /// (the world rank of its local rank 0).
+    pub fn memberships(
+        &self,
+    ) -> impl Iterator<Item = (HandleRef, i64, Option<Grid>, Option<u32>)> + '_ {
         // Sorted so every rank lists them in the same order: equal lists compress across ranks.
-        let mut predefined: Vec<(HandleRef, i64, Option<Grid>)> = self
+        let world_rank = self
+            .known
+            .values()
+            .find(|i| i.handle == HandleRef::Named(1))
+            .and_then(|i| u32::try_from(i.my_rank).ok());
+        let mut predefined: Vec<(HandleRef, i64, Option<Grid>, Option<u32>)> = self
             .known
             .values()
             .filter(|i| matches!(i.handle, HandleRef::Named(_)))
-            .map(|i| (i.handle, i.my_rank, None))
+            .map(|i| {
+                // MPI_COMM_WORLD's local rank 0 is world rank 0; MPI_COMM_SELF's the caller.
+                let leader = match i.handle {
+                    HandleRef::Named(1) => Some(0),
+                    HandleRef::Named(2) => world_rank,
+                    _ => None,
+                };
+                (i.handle, i.my_rank, None, leader)
+            })
             .collect();
-        predefined.sort_by_key(|(handle, _, _)| *handle);
-        predefined.into_iter().chain(self.history.iter().cloned())
+        predefined.sort_by_key(|(handle, ..)| *handle);
+        predefined.into_iter().chain(self.history.iter().map(|h| {
+            let s = &h.standing;
+            (h.handle, s.my_rank, s.grid.clone(), s.leader)
+        }))
     }
 
     /// Every group and window this rank has been a member of, with its rank in it.
@@ -204,18 +275,19 @@ impl Comms {
     }
 
     /// The local free-id bitmap offered at agreement on a new communicator where the caller
-    /// has rank `my_rank` and topology `grid`: neither the ids in use nor those this rank held
-    /// before with another rank or grid, so that an id stands for one position of each rank
-    /// for the whole run (readers restore relative ranks from it).
-    pub fn offer(&self, my_rank: i64, grid: Option<&Grid>) -> [u64; WORDS] {
+    /// stands at `standing`: neither the ids in use nor those this rank held before with
+    /// another rank, grid or member list, so that an id stands for one communicator of each
+    /// rank for the whole run (readers restore relative ranks from it, and tell communicators
+    /// sharing an id apart by their leaders).
+    pub fn offer(&self, standing: &Standing) -> [u64; WORDS] {
         let mut words = [0u64; WORDS];
         for (w, used) in words.iter_mut().zip(&self.used) {
             *w = !used;
         }
-        for (handle, rank, held) in &self.history {
-            if let HandleRef::Id(id) = *handle {
+        for held in &self.history {
+            if let HandleRef::Id(id) = held.handle {
                 let (word, bit) = ((id / 64) as usize, id % 64);
-                if word < WORDS && (*rank != my_rank || held.as_ref() != grid) {
+                if word < WORDS && held.standing != *standing {
                     words[word] &= !(1 << bit);
                 }
             }
@@ -241,25 +313,56 @@ impl Comms {
         self.used[word] |= 1 << bit;
     }
 
-    /// Records a communicator created with the agreed `id`.
+    /// Records a communicator created with the agreed `id`, where the caller stands at
+    /// `standing` (from [`standing`]).
     ///
     /// # Safety
     /// `comm` must be a valid communicator.
-    pub unsafe fn insert_agreed(&mut self, comm: MPI_Comm, id: u32) -> HandleRef {
+    pub unsafe fn insert_agreed(
+        &mut self,
+        comm: MPI_Comm,
+        id: u32,
+        standing: Standing,
+    ) -> HandleRef {
         self.mark_used(id);
         let mut info = describe(comm, HandleRef::Id(id));
-        let grid = cartesian(comm);
-        info.cartesian = grid.is_some();
+        info.cartesian = standing.grid.is_some();
         self.known.insert(comm_bits(comm), info);
-        let membership = (info.handle, info.my_rank, grid.clone());
-        if !self.history.contains(&membership) {
-            self.history.push(membership);
-        }
-        match grid {
-            Some(g) => self.grids.insert(comm_bits(comm), g),
+        match &standing.grid {
+            Some(g) => self.grids.insert(comm_bits(comm), g.clone()),
             None => self.grids.remove(&comm_bits(comm)),
         };
+        let held = Held {
+            handle: info.handle,
+            standing,
+        };
+        if !self.history.contains(&held) {
+            self.history.push(held);
+        }
         info.handle
+    }
+
+    /// Where the caller stands in the communicator it knows as `handle`: from its history, or
+    /// for `MPI_COMM_WORLD` and `MPI_COMM_SELF` from what they are.
+    fn standing_in(&self, info: &CommInfo) -> Standing {
+        if let Some(held) = self.history.iter().rev().find(|h| h.handle == info.handle) {
+            return held.standing.clone();
+        }
+        let leader = match info.handle {
+            HandleRef::Named(1) => Some(0),
+            HandleRef::Named(2) => self
+                .known
+                .values()
+                .find(|i| i.handle == HandleRef::Named(1))
+                .and_then(|i| u32::try_from(i.my_rank).ok()),
+            _ => None,
+        };
+        Standing {
+            my_rank: info.my_rank,
+            grid: None,
+            leader,
+            members: 0,
+        }
     }
 
     /// Records the `k`-th `MPI_Comm_idup` of the communicator `parent` (handle bits) as
@@ -279,9 +382,13 @@ impl Comms {
         *counter += 1;
         let handle = HandleRef::Id(id);
         let grid = self.grids.get(&parent).cloned();
+        let standing = Standing {
+            grid: grid.clone(),
+            ..self.standing_in(&info)
+        };
         self.known
             .insert(comm_bits(comm), CommInfo { handle, ..info });
-        self.history.push((handle, info.my_rank, grid.clone()));
+        self.history.push(Held { handle, standing });
         if let Some(g) = grid {
             self.grids.insert(comm_bits(comm), g);
         }
@@ -423,9 +530,19 @@ mod tests {
 
     #[test]
     fn ids_held_with_another_rank_are_not_offered_again() {
+        let at = |my_rank, grid: Option<&Grid>, members| Standing {
+            my_rank,
+            grid: grid.cloned(),
+            leader: Some(0),
+            members,
+        };
+        let held = |id, standing| Held {
+            handle: HandleRef::Id(id),
+            standing,
+        };
         let mut comms = Comms {
             known: FastMap::default(),
-            history: vec![(HandleRef::Id(0), 1, None), (HandleRef::Id(1), 0, None)],
+            history: vec![held(0, at(1, None, 7)), held(1, at(0, None, 7))],
             grids: FastMap::default(),
             group_history: Vec::new(),
             idups: FastMap::default(),
@@ -434,12 +551,17 @@ mod tests {
         };
         comms.mark_used(2);
         // Rank 0 again: id 0 (held as rank 1) and id 2 (in use) are out, id 1 is back.
-        let offer = comms.offer(0, None);
+        let offer = comms.offer(&at(0, None, 7));
         assert_eq!(offer[0] & 0b111, 0b010);
         assert_eq!(Comms::lowest_common_free(&offer), Some(1));
         let grid = Grid::new(vec![2], vec![true]).unwrap();
         assert_eq!(
-            Comms::lowest_common_free(&comms.offer(0, Some(&grid))),
+            Comms::lowest_common_free(&comms.offer(&at(0, Some(&grid), 7))),
+            Some(3)
+        );
+        // The same rank among other members: id 1 is out too.
+        assert_eq!(
+            Comms::lowest_common_free(&comms.offer(&at(0, None, 8))),
             Some(3)
         );
     }

@@ -18,6 +18,7 @@ mod handles;
 mod input_memo;
 mod live_table;
 mod objects;
+pub mod own_status;
 mod poll_memo;
 mod poll_repeat;
 mod ranks;
@@ -195,6 +196,8 @@ pub struct Call<'t> {
     site: u32,
     /// The communicator of the requests the call completes (for their statuses' sources).
     request_comm: Option<u64>,
+    /// True when the call posts a receive with a wildcard source or tag ([`Call::mark_wildcard`]).
+    wildcard: bool,
     /// What the PMPI call returned (statuses' errors are read only after
     /// `MPI_ERR_IN_STATUS`).
     returned: i64,
@@ -273,6 +276,7 @@ impl<'t> Call<'t> {
                 .flatten()
                 .unwrap_or(NO_SITE),
             request_comm: None,
+            wildcard: false,
             returned: 0,
             frame,
             thread_state: state,

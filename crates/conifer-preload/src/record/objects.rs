@@ -192,9 +192,9 @@ impl Call<'_> {
         if bits == comms::comm_bits(conifer_comm_null()) {
             return encode_handle(self.sig, HandleKind::Comm, HandleRef::Named(0));
         }
-        let (my_rank, grid) = comms::position(comm);
+        let standing = comms::standing(comm);
         let (offer, fallback) = match self.st().comms.as_ref() {
-            Some(c) => (c.offer(my_rank, grid.as_ref()), c.fallback_id()),
+            Some(c) => (c.offer(&standing), c.fallback_id()),
             None => return self.local_comm(&comm),
         };
         // The agreement is a collective: never hold the lock across it.
@@ -207,7 +207,7 @@ impl Call<'_> {
             .as_mut()
             .expect("comms exist after MPI_Init");
         let h = match agreed {
-            Some(id) => comms.insert_agreed(comm, id),
+            Some(id) => comms.insert_agreed(comm, id, standing),
             None => comms.insert_local(comm),
         };
         self.st().tables_changed();
@@ -271,8 +271,15 @@ impl Call<'_> {
             Some(site) => signature ^ (u64::from(site) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             None => signature,
         };
-        let id = self.st().requests.create(creator, bits, comm);
+        let wildcard = self.wildcard;
+        let id = self.st().requests.create(creator, bits, comm, wildcard);
         encode_handle(self.sig, HandleKind::Request, HandleRef::Id(id));
+    }
+
+    /// The call posts a receive with a wildcard source or tag: the request it creates is
+    /// marked, so completion calls record the statuses the program ignores.
+    pub fn mark_wildcard(&mut self) {
+        self.wildcard = true;
     }
 
     unsafe fn status_value(&mut self, status: MPI_Status, comm: Option<u64>) -> Status {

@@ -18,6 +18,8 @@ pub struct LiveRequest {
     pub id: u32,
     /// Handle bits of the request's communicator, when known.
     pub comm: Option<u64>,
+    /// A receive posted with a wildcard source or tag (see [`super::own_status`]).
+    pub wildcard: bool,
 }
 
 /// All request pools and live requests of a process.
@@ -56,12 +58,16 @@ impl Live {
 }
 
 impl Requests {
-    /// A new request `bits` created by a call whose signature prefix hashes to `creator`.
-    pub fn create(&mut self, creator: u64, bits: u64, comm: Option<u64>) -> u32 {
+    /// A new request `bits` created by a call whose signature prefix hashes to `creator`
+    /// (`wildcard`: a receive posted with a wildcard source or tag).
+    pub fn create(&mut self, creator: u64, bits: u64, comm: Option<u64>, wildcard: bool) -> u32 {
         let pool_number = self.pool_of(creator);
         let local = self.pools[pool_number as usize].take();
         let id = (pool_number << LOCAL_BITS) | (local & ((1 << LOCAL_BITS) - 1));
-        let request = LiveRequest { id, comm };
+        if wildcard {
+            super::own_status::wildcard_request_created();
+        }
+        let request = LiveRequest { id, comm, wildcard };
         let (queue, new) = self.live.get_or_insert_with(bits, || Live {
             first: request,
             rest: Vec::new(),
@@ -112,6 +118,9 @@ impl Requests {
             return;
         };
         let done = queue.first;
+        if done.wildcard {
+            super::own_status::wildcard_request_done();
+        }
         if !queue.rest.is_empty() {
             queue.first = queue.rest.remove(0);
             self.live.get_or_insert_with(bits, || queue);
@@ -129,19 +138,19 @@ mod tests {
     #[test]
     fn same_creator_gets_same_ids_whatever_the_completion_order() {
         let mut r = Requests::default();
-        let first: Vec<u32> = (0..3).map(|i| r.create(7, 100 + i, None)).collect();
+        let first: Vec<u32> = (0..3).map(|i| r.create(7, 100 + i, None, false)).collect();
         for bits in [102, 100, 101] {
             r.complete(bits);
         }
-        let second: Vec<u32> = (0..3).map(|i| r.create(7, 200 + i, None)).collect();
+        let second: Vec<u32> = (0..3).map(|i| r.create(7, 200 + i, None, false)).collect();
         assert_eq!(first, second);
     }
 
     #[test]
     fn a_shared_handle_holds_several_live_requests() {
         let mut r = Requests::default();
-        let a = r.create(1, 42, Some(0));
-        let b = r.create(2, 42, Some(0));
+        let a = r.create(1, 42, Some(0), false);
+        let b = r.create(2, 42, Some(0), false);
         assert_ne!(a, b);
         assert_eq!(r.lookup(42).map(|l| l.id), Some(a));
         r.complete(42);

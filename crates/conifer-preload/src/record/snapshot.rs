@@ -71,16 +71,18 @@ fn record_with(
                     comm: group,
                     my_rank,
                     grid: None,
+                    leader: None,
                 }
             });
             c.memberships()
-                .map(|(handle, my_rank, grid)| {
+                .map(|(handle, my_rank, grid, leader)| {
                     let mut comm = Vec::new();
                     encode_handle(&mut comm, HandleKind::Comm, handle);
                     Membership {
                         comm,
                         my_rank,
                         grid,
+                        leader,
                     }
                 })
                 .chain(groups)

@@ -1,0 +1,89 @@
+//! Statuses the recorder asks MPI for when the program passed `MPI_STATUS_IGNORE` or
+//! `MPI_STATUSES_IGNORE` but only a status tells which message matched: receives and probes
+//! posted with `MPI_ANY_SOURCE` or `MPI_ANY_TAG`, and the calls completing requests while
+//! such a receive request is live. MPI writes the status into the recorder's own room, the
+//! record keeps its source, tag and size, and the program's ignore sentinel is passed on
+//! nowhere and written nowhere: it sees exactly what it asked for.
+
+use super::arguments::StatusSlot;
+use crate::mpi::*;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Live receive requests posted with a wildcard, in the whole process.
+static WILDCARD_REQUESTS: AtomicUsize = AtomicUsize::new(0);
+
+/// True when a receive from `source` with `tag` matches by wildcard.
+pub fn is_wildcard(source: c_int, tag: c_int) -> bool {
+    // SAFETY: the shim returns constants.
+    unsafe { source == conifer_any_source() || tag == conifer_any_tag() }
+}
+
+/// True while some receive request posted with a wildcard is live: completion calls then
+/// record statuses the program ignores.
+#[inline]
+pub fn wildcard_requests_live() -> bool {
+    WILDCARD_REQUESTS.load(Ordering::Relaxed) > 0
+}
+
+/// A receive request posted with a wildcard was created.
+pub(super) fn wildcard_request_created() {
+    WILDCARD_REQUESTS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A receive request posted with a wildcard completed or was freed.
+pub(super) fn wildcard_request_done() {
+    let _ =
+        WILDCARD_REQUESTS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+}
+
+/// The recorder's room for statuses the program ignores, on the wrapper's stack.
+pub struct OwnStatuses {
+    one: MPI_Status,
+    many: Vec<MPI_Status>,
+}
+
+impl Default for OwnStatuses {
+    fn default() -> Self {
+        OwnStatuses {
+            // SAFETY: MPI_Status is plain integers.
+            one: unsafe { std::mem::zeroed() },
+            many: Vec::new(),
+        }
+    }
+}
+
+impl OwnStatuses {
+    /// The status pointer to pass to MPI: the program's, or the recorder's room when the
+    /// program passed the ignore sentinel (or null) and `wanted`.
+    ///
+    /// # Safety
+    /// `program` is what the program passed as a status.
+    pub unsafe fn one(&mut self, program: *mut MPI_Status, wanted: bool) -> *mut MPI_Status {
+        if wanted && MPI_Status::is_ignore(program) {
+            &mut self.one
+        } else {
+            program
+        }
+    }
+
+    /// The status array to pass to MPI for `len` requests: the program's, or the recorder's
+    /// room when the program passed `MPI_STATUSES_IGNORE` and `wanted`.
+    ///
+    /// # Safety
+    /// `program` is what the program passed as an array of statuses.
+    pub unsafe fn many(
+        &mut self,
+        program: *mut MPI_Status,
+        len: c_int,
+        wanted: bool,
+    ) -> *mut MPI_Status {
+        if wanted && len > 0 && MPI_Status::is_ignore_array(program) {
+            // SAFETY: as above.
+            self.many.resize(len as usize, std::mem::zeroed());
+            self.many.as_mut_ptr()
+        } else {
+            program
+        }
+    }
+}
