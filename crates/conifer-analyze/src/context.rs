@@ -39,6 +39,11 @@ fn self_key() -> Vec<u8> {
     key(&Value::Handle(HandleKind::Comm, HandleRef::Named(2)))
 }
 
+/// The id part of a communicator's name ([`CommTable::label`]): `comm5` of `comm5@4`.
+pub fn comm_id_of_name(name: &str) -> &str {
+    name.split(['@', '#']).next().unwrap_or(name)
+}
+
 /// True for `MPI_COMM_SELF`.
 pub fn is_comm_self(v: &Value) -> bool {
     key(v) == self_key()
@@ -256,6 +261,8 @@ pub struct RankContext<'t> {
     /// The communicator looked up last, with what was found (most calls in a row name the
     /// same one, and the lookups encode and hash it).
     last_comm: std::cell::RefCell<Option<(Value, CommLookup<'t>)>>,
+    /// Names of the communicators this rank's calls named ([`CommTable::label`]).
+    names: std::cell::RefCell<HashMap<Vec<u8>, String>>,
 }
 
 /// What [`RankContext`] knows of one communicator value.
@@ -402,6 +409,7 @@ impl<'t> RankContext<'t> {
             self_key: self_key(),
             scratch: Default::default(),
             last_comm: Default::default(),
+            names: Default::default(),
         };
         let mut persistent = HashMap::new();
         for a in &setup {
@@ -463,5 +471,20 @@ impl Caller for RankContext<'_> {
         self.remote
             .get(&key(comm))
             .map(|(my, g)| (*my, g.as_slice()))
+    }
+
+    fn comm_name(&self, comm: &Value) -> String {
+        let mut names = self.names.borrow_mut();
+        self.with_key(comm, |k| {
+            if let Some(name) = names.get(k) {
+                return name.clone();
+            }
+            let name = match self.table.group_of(comm, self.world) {
+                Some(g) => self.table.label(&g),
+                None => comm.display(None).to_string(),
+            };
+            names.insert(k.to_vec(), name.clone());
+            name
+        })
     }
 }

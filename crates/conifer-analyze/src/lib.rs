@@ -225,7 +225,13 @@ impl Analysis {
         if e.unresolved {
             self.unresolved_calls += n;
         }
-        if self.matrix_comm.is_none() || self.matrix_comm == e.comm {
+        let selected = match (&self.matrix_comm, &e.comm) {
+            (None, _) => true,
+            // `comm5` selects every communicator sharing that id, `comm5@4` one of them.
+            (Some(wanted), Some(c)) => wanted == c || wanted == context::comm_id_of_name(c),
+            (Some(_), None) => false,
+        };
+        if selected {
             self.matrix.add(e, n);
         }
     }

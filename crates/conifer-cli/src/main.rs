@@ -112,7 +112,8 @@ enum Command {
         /// Which calls: p2p (sends, one-sided), coll (collectives, by the rule below) or all.
         #[arg(long, default_value = "all")]
         kind: String,
-        /// Only calls on this communicator, as `decode` names it (MPI_COMM_WORLD, comm3, ...).
+        /// Only calls on this communicator, as `decode` names it (MPI_COMM_WORLD, comm3, ...; `comm3@4`
+        /// for the one of the communicators sharing id comm3 whose local rank 0 is world rank 4).
         #[arg(long)]
         comm: Option<String>,
         /// Print the whole matrix as CSV.

@@ -172,10 +172,19 @@ fn check_comm(trace: &conifer_trace::Trace, comm: &str) -> Result<(), String> {
             _ => None,
         })
         .collect();
-    if !known.contains(comm) {
+    let id = conifer_analyze::context::comm_id_of_name(comm);
+    let table = conifer_analyze::context::CommTable::new(trace);
+    let parts: Vec<String> = table
+        .groups()
+        .iter()
+        .map(|(g, _)| table.label(g))
+        .filter(|l| l != id && conifer_analyze::context::comm_id_of_name(l) == id)
+        .collect();
+    if !known.contains(id) || (comm != id && !parts.iter().any(|p| p == comm)) {
         let list: Vec<&str> = known.iter().map(String::as_str).collect();
         return Err(format!(
-            "no call names communicator {comm:?}; the trace's communicators: {}",
+            "no call names communicator {comm:?}; the trace's communicators: {} \
+             (`conifer decode --comms` lists each with its members)",
             list.join(", ")
         ));
     }

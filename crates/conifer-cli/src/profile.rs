@@ -270,10 +270,12 @@ pub const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' 
      from the matching sends; posted: receive capacity posted, count × type size, \
      not data moved)";
 
-/// How communicator `name` was made, from [`conifer_analyze::comm_origins::comm_origins`]:
-/// the predefined ones say so, one whose creation the trace lacks is `-`.
+/// How communicator `name` was made, from [`conifer_analyze::comm_origins::comm_origins`]
+/// (by its id: `comm5@4` was made as `comm5`): the predefined ones say so, one whose creation
+/// the trace lacks is `-`.
 pub fn origin(origins: &BTreeMap<String, String>, name: &str) -> String {
-    match origins.get(name) {
+    let id = conifer_analyze::context::comm_id_of_name(name);
+    match origins.get(id) {
         Some(text) => text.clone(),
         None if name.starts_with("MPI_COMM_") => "predefined".into(),
         None => "-".into(),

@@ -93,6 +93,11 @@ pub trait Caller {
     fn edges_wanted(&self) -> bool {
         true
     }
+    /// The name of communicator `comm` as the caller knows it: the id `decode` shows, or where
+    /// several communicators share that id, the one naming the caller's (`comm5@4`).
+    fn comm_name(&self, comm: &Value) -> String {
+        comm.display(None).to_string()
+    }
 }
 
 /// A caller whose effects are wanted for their byte counts only.
@@ -122,5 +127,8 @@ impl Caller for SizesOnly<'_> {
     }
     fn edges_wanted(&self) -> bool {
         false
+    }
+    fn comm_name(&self, comm: &Value) -> String {
+        self.0.comm_name(comm)
     }
 }

@@ -55,7 +55,7 @@ pub fn evaluate(a: &Args, caller: &dyn Caller) -> Effect {
         comm: a
             .get("comm")
             .or_else(|| a.get("local_comm"))
-            .map(|c| c.display(None).to_string()),
+            .map(|c| caller.comm_name(c)),
         ..Effect::default()
     };
     let name = base(a.name);
