@@ -30,6 +30,20 @@ fn made_by(trace: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The `made by` text of every communicator with id `id` in `made` (communicators sharing an
+/// id are listed one by one, as `comm0@2`: the world rank of local rank 0 follows), checked to
+/// be one text, and how many communicators share the id.
+fn made_by_id(made: &BTreeMap<String, String>, id: &str) -> (String, usize) {
+    let parts: Vec<&String> = made
+        .iter()
+        .filter(|(name, _)| *name == id || name.starts_with(&format!("{id}@")))
+        .map(|(_, text)| text)
+        .collect();
+    assert!(!parts.is_empty(), "{id} not listed: {made:?}");
+    assert!(parts.iter().all(|t| *t == parts[0]), "{id}: {parts:?}");
+    (parts[0].clone(), parts.len())
+}
+
 /// The communicator rank 0's first call of `function` made (its `slot` argument).
 fn made_in(trace: &Path, function: &str, slot: &str) -> String {
     decode_all(trace)
@@ -55,15 +69,25 @@ fn comms_are_named_by_the_calls_that_made_them() {
     let made = made_by(&trace);
     assert_eq!(made["MPI_COMM_WORLD"], "predefined");
     assert_eq!(
-        made[&half],
-        "Comm_split of MPI_COMM_WORLD, colour 0|1, key = rank in parent; 2 groups of 2"
+        made_by_id(&made, &half),
+        (
+            "Comm_split of MPI_COMM_WORLD, colour 0|1, key = rank in parent; 2 groups of 2".into(),
+            2
+        )
     );
-    assert_eq!(made[&dup], format!("Comm_dup of {half}; 2 groups of 2"));
+    assert_eq!(
+        made_by_id(&made, &dup),
+        (format!("Comm_dup of {half}; 2 groups of 2"), 2)
+    );
+    let (inter_made, _) = made_by_id(&made, &inter);
     assert!(
-        made[&inter].starts_with(&format!("Intercomm_create of {half}")),
+        inter_made.starts_with(&format!("Intercomm_create of {half}")),
         "{made:?}"
     );
-    assert_eq!(made[&merged], format!("Intercomm_merge of {inter}; size 4"));
+    assert_eq!(
+        made_by_id(&made, &merged),
+        (format!("Intercomm_merge of {inter}; size 4"), 1)
+    );
 
     // decode says the same on stderr, before the calls; the report has the column.
     let out = run_ok(Command::new(conifer()).arg("decode").arg(&trace));
@@ -109,8 +133,11 @@ fn cartesian_communicators_say_their_dims_in_profile_and_matrix() {
     let grid = "Cart_create of MPI_COMM_WORLD, dims [2,2,1], periodic [1,1,1]; size 4";
     assert_eq!(made[&cart], grid);
     assert_eq!(
-        made[&plane],
-        format!("Cart_sub of {cart}, keeping dims [0,1,1]; 2 groups of 2")
+        made_by_id(&made, &plane),
+        (
+            format!("Cart_sub of {cart}, keeping dims [0,1,1]; 2 groups of 2"),
+            2
+        )
     );
     let out = run_ok(
         Command::new(conifer())

@@ -1,7 +1,7 @@
 //! A recorded call (or a rank's communicator list) split into its *shape* — everything that
 //! must be the same in every rank of a class at every P — and its *leaves*, the integers that
 //! may vary and are fitted: integers, ranks relative to the caller or absolute, buffer
-//! offsets, status fields, coordinates; a membership's rank, grid extents and leader.
+//! offsets, status fields, coordinates; a membership's rank and grid extents.
 
 use conifer_compress::fast_hash::FastMap;
 use conifer_format::grid::Grid;
@@ -143,13 +143,6 @@ pub fn split_comms(comms: &[Membership]) -> (Vec<u8>, Vec<i64>) {
                 leaves.extend(&g.dims);
             }
         }
-        match m.leader {
-            None => key.push(3),
-            Some(l) => {
-                key.push(4);
-                leaves.push(i64::from(l));
-            }
-        }
     }
     (key, leaves)
 }
@@ -168,14 +161,15 @@ pub fn fill_comms(template: &[Membership], leaves: &[i64]) -> Vec<Membership> {
                     .for_each(|d| *d = next.next().unwrap_or(1));
                 g
             });
-            let leader = m
-                .leader
-                .and_then(|_| u32::try_from(next.next().unwrap_or(0)).ok());
+            // Leaders are not extrapolated (the world rank of a sub-communicator's local rank
+            // 0 is often a product of grid coordinates and extents, which no fitted form
+            // expresses): readers place the members of an extrapolated trace's communicators
+            // in world-rank order, as for memberships recorded without a leader.
             Membership {
                 comm: m.comm.clone(),
                 my_rank,
                 grid,
-                leader,
+                leader: None,
             }
         })
         .collect()

@@ -13,12 +13,14 @@ use crate::clock::RankClock;
 use crate::columns::{put_column, read_column};
 use crate::container::{find_section, read_sections, write_sections, FormatError, Section};
 use crate::grid::Grid;
-use crate::membership::{put_grid, read_grid, Membership, RelativeLeader};
+use crate::membership::{
+    put_grid, put_rank_and_leader, read_grid, read_rank_and_leader, Membership, RelativeLeader,
+};
 use crate::packing::{pack_above, pack_if_smaller, unpack};
 use crate::rank_totals::RankTotals;
 use crate::stored::{RankEntry, TraceRecord};
 use crate::timing::RankTime;
-use crate::varint::{put_i64, put_u64, Reader};
+use crate::varint::{put_u64, Reader};
 use conifer_compress::Symbol;
 
 /// Tag of the section holding the global signature table.
@@ -66,12 +68,33 @@ fn read_u32s(r: &mut Reader) -> Option<Vec<u32>> {
 type RelativeComms = Vec<(Vec<u8>, Option<i64>, Option<Grid>, RelativeLeader)>;
 
 fn relative_comms(world_rank: i64, comms: &[Membership]) -> RelativeComms {
+    let mut previous = None;
     comms
         .iter()
         .map(|m| {
             let rank = (m.my_rank != world_rank).then_some(m.my_rank);
-            let leader = RelativeLeader::of(m.leader, world_rank, m.my_rank);
+            let leader = RelativeLeader::of(m.leader, world_rank, m.my_rank, previous);
+            previous = m.leader;
             (m.comm.clone(), rank, m.grid.clone(), leader)
+        })
+        .collect()
+}
+
+/// The memberships [`relative_comms`] made relative for the rank of world rank `world`.
+fn absolute_comms(world: i64, comms: RelativeComms) -> Vec<Membership> {
+    let mut previous = None;
+    comms
+        .into_iter()
+        .map(|(comm, rank, grid, leader)| {
+            let my_rank = rank.unwrap_or(world);
+            let leader = leader.resolve(world, my_rank, previous);
+            previous = leader;
+            Membership {
+                comm,
+                my_rank,
+                grid,
+                leader,
+            }
         })
         .collect()
 }
@@ -107,14 +130,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         for (comm, rank, grid, leader) in list {
             put_bytes(o, comm);
             put_grid(o, grid.as_ref());
-            match rank {
-                None => put_u64(o, 0),
-                Some(r) => {
-                    put_u64(o, 1);
-                    put_i64(o, *r);
-                }
-            }
-            leader.put(o);
+            put_rank_and_leader(o, *rank, *leader);
         }
     });
     let mut counts = Vec::new();
@@ -324,12 +340,8 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
                 let len = r.count()?;
                 let comm = r.take(len)?.to_vec();
                 let grid = read_grid(r)?;
-                let rank = match r.u64()? {
-                    0 => None,
-                    1 => Some(r.i64()?),
-                    _ => return None,
-                };
-                Some((comm, rank, grid, RelativeLeader::read(r)?))
+                let (rank, leader) = read_rank_and_leader(r)?;
+                Some((comm, rank, grid, leader))
             })
             .collect::<Option<RelativeComms>>()
     })?;
@@ -422,18 +434,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
                     RankEntry {
                         threads,
                         trees,
-                        comms: comms
-                            .into_iter()
-                            .map(|(comm, rank, grid, leader)| {
-                                let my_rank = rank.unwrap_or(world);
-                                Membership {
-                                    comm,
-                                    my_rank,
-                                    grid,
-                                    leader: leader.resolve(world, my_rank),
-                                }
-                            })
-                            .collect(),
+                        comms: absolute_comms(world, comms),
                         counts,
                         host,
                         cores,

@@ -1,8 +1,8 @@
 //! Generates the code that lets a C wrapper record statuses the program ignores (see the
 //! runtime's `record::own_status`): receives and probes with a `source` and a tag substitute
 //! the recorder's own status for `MPI_STATUS_IGNORE` when they match by wildcard, receive
-//! requests posted so are marked, and the calls completing requests substitute the recorder's
-//! statuses while such a request is live.
+//! requests posted so are marked, and the calls completing such a request substitute the
+//! recorder's statuses.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -19,14 +19,17 @@ pub struct OwnStatus {
     pub epilogue: TokenStream,
 }
 
-/// Functions completing requests with one status, and with an array of them (and the argument
-/// giving its length).
-const COMPLETES_ONE: &[&str] = &["MPI_Wait", "MPI_Test", "MPI_Waitany", "MPI_Testany"];
-const COMPLETES_MANY: &[(&str, &str)] = &[
-    ("MPI_Waitall", "count"),
-    ("MPI_Testall", "count"),
-    ("MPI_Waitsome", "incount"),
-    ("MPI_Testsome", "incount"),
+/// Functions completing requests: their request argument and the argument giving how many
+/// (`None`: one).
+const COMPLETES: &[(&str, &str, Option<&str>)] = &[
+    ("MPI_Wait", "request", None),
+    ("MPI_Test", "request", None),
+    ("MPI_Waitany", "array_of_requests", Some("count")),
+    ("MPI_Testany", "array_of_requests", Some("count")),
+    ("MPI_Waitall", "array_of_requests", Some("count")),
+    ("MPI_Testall", "array_of_requests", Some("count")),
+    ("MPI_Waitsome", "array_of_requests", Some("incount")),
+    ("MPI_Testsome", "array_of_requests", Some("incount")),
 ];
 
 /// The code `name` (a C function with arguments `args`) needs.
@@ -61,27 +64,40 @@ pub fn own_status(name: &str, args: &[&Pat]) -> OwnStatus {
         }
         return OwnStatus::default();
     }
-    let wanted = quote! { rec.is_some() && #runtime::wildcard_requests_live() };
-    if COMPLETES_ONE.contains(&name) && arg("status") {
+    let Some(&(_, requests, count)) = COMPLETES.iter().find(|(n, ..)| *n == name) else {
+        return OwnStatus::default();
+    };
+    let ident = |n: &str| syn::Ident::new(n, proc_macro2::Span::call_site());
+    let requests = ident(requests);
+    let count = count.map_or(quote! { 1 }, |c| {
+        let c = ident(c);
+        quote! { #c }
+    });
+    let wanted = quote! {
+        let conifer_wanted = match rec.as_mut() {
+            Some(rec) => rec.completes_wildcard(#requests as *const _, #count),
+            None => false,
+        };
+    };
+    if arg("status") {
         return OwnStatus {
             before: quote! {
+                #wanted
                 #room
-                let status = conifer_own.one(status, #wanted);
+                let status = conifer_own.one(status, conifer_wanted);
             },
             epilogue: quote! {},
         };
     }
-    if let Some((_, len)) = COMPLETES_MANY.iter().find(|(n, _)| *n == name) {
-        if arg("array_of_statuses") {
-            let len = syn::Ident::new(len, proc_macro2::Span::call_site());
-            return OwnStatus {
-                before: quote! {
-                    #room
-                    let array_of_statuses = conifer_own.many(array_of_statuses, #len, #wanted);
-                },
-                epilogue: quote! {},
-            };
-        }
+    if arg("array_of_statuses") {
+        return OwnStatus {
+            before: quote! {
+                #wanted
+                #room
+                let array_of_statuses = conifer_own.many(array_of_statuses, #count, conifer_wanted);
+            },
+            epilogue: quote! {},
+        };
     }
     OwnStatus::default()
 }

@@ -333,6 +333,7 @@ impl<I> TraceProgram<'_, I> {
                 Op::IsendComplete { request } | Op::IrecvComplete { request, .. } => {
                     waits.push(request)
                 }
+                Op::IrecvCancel { request } => out.push_back(Action::Cancel(request)),
                 Op::Collective {
                     operation,
                     comm,

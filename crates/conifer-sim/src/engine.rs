@@ -88,6 +88,8 @@ pub enum Action {
     },
     /// Waits until every listed request completed (unknown numbers are ignored).
     Wait(Vec<u64>),
+    /// Withdraws the posted receive `req` if no message matched it yet (`MPI_Cancel`).
+    Cancel(u64),
     /// A poll that found nothing (a failed test or probe) after `compute` ns of computation
     /// (before scaling) since the previous call: an iteration of a polling loop (see
     /// [`SPIN_ITERATION_NS`]).
@@ -435,6 +437,12 @@ impl<P: Program> Engine<P> {
                         rank.clock += d;
                         rank.times.compute += d;
                         rank.add(COMPUTE_KEY, d);
+                    }
+                }
+                Action::Cancel(req) => {
+                    if let Some(i) = rank.posted.iter().position(|p| p.req == req) {
+                        rank.posted.remove(i);
+                        rank.requests.remove(&req);
                     }
                 }
                 Action::Wait(reqs) => {

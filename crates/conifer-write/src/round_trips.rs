@@ -219,6 +219,7 @@ mod record_messages {
         let same_behaviour = |rank: i64| {
             let (mut record, counts, _) = record(rank, false);
             record.comms[1].my_rank = rank;
+            record.comms[1].leader = Some(0);
             record.timing[0] = CallTiming::default();
             record.timing[0].add(1000.0 + (rank % 3) as f64, 50.0);
             (record, counts, "node".to_string())

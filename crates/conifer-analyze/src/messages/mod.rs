@@ -92,6 +92,7 @@ impl<'t> Messages<'t> {
                     self.persistent.remove(h);
                 }
                 Step::Complete(h, status) => self.complete(*h, status.as_ref(), ops),
+                Step::Cancel(h) => self.cancel(*h, ops),
             }
         }
     }
@@ -121,6 +122,18 @@ impl<'t> Messages<'t> {
             });
         }
         self.pending.insert(h, (request, p));
+    }
+
+    /// Cancels the request handle `h`, if it is a pending receive: the receive is withdrawn
+    /// (a receive a program cancels is one no message matched: HPCC's RandomAccess cancels
+    /// its last `MPI_ANY_SOURCE` receive), and its completion moves no message.
+    fn cancel(&mut self, h: HandleRef, ops: &mut Vec<Op>) {
+        if let Some((request, p)) = self.pending.get(&h) {
+            if !p.send {
+                ops.push(Op::IrecvCancel { request: *request });
+                self.pending.remove(&h);
+            }
+        }
     }
 
     /// Completes the request handle `h`, if it is pending, with its `status` when recorded.

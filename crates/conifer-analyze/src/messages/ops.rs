@@ -53,6 +53,12 @@ pub enum Op {
         /// Request number.
         request: u64,
     },
+    /// A non-blocking receive cancelled before any message matched it (`MPI_Cancel`): its
+    /// completion moves nothing.
+    IrecvCancel {
+        /// Request number.
+        request: u64,
+    },
     /// A non-blocking receive posted.
     IrecvRequest {
         /// Sender as posted, world rank (`None` for `MPI_ANY_SOURCE`; the completion's

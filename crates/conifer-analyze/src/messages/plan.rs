@@ -46,6 +46,8 @@ pub(super) enum Step {
     Free(HandleRef),
     /// Completes the request under a handle, with its status when recorded.
     Complete(HandleRef, Option<Value>),
+    /// Cancels the request under a handle (`MPI_Cancel`).
+    Cancel(HandleRef),
 }
 
 /// What planning one rank's calls needs: the trace, its communicators and the rank's
@@ -161,6 +163,11 @@ impl<'t> Planner<'t> {
             "Request_free" => {
                 if let Some(Value::Handle(HandleKind::Request, h)) = a.get("request") {
                     steps.push(Step::Free(*h));
+                }
+            }
+            "Cancel" => {
+                if let Some(Value::Handle(HandleKind::Request, h)) = a.get("request") {
+                    steps.push(Step::Cancel(*h));
                 }
             }
             "Wait" | "Test" | "Waitall" | "Testall" | "Waitany" | "Testany" | "Waitsome"

@@ -351,6 +351,9 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
                         irecvs.insert(*request, (idx, order));
                         order += 1;
                     }
+                    Op::IrecvCancel { request } => {
+                        irecvs.remove(request);
+                    }
                     Op::Recv {
                         from, tag, comm, ..
                     } => {

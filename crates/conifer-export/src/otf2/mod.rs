@@ -265,6 +265,10 @@ unsafe fn write_op(
             ffi::OTF2_EvtWriter_MpiIrecvRequest(w, none, start, *request),
             "MpiIrecvRequest",
         ),
+        Op::IrecvCancel { request } => checked(
+            ffi::OTF2_EvtWriter_MpiRequestCancelled(w, none, end, *request),
+            "MpiRequestCancelled",
+        ),
         Op::Recv {
             from: Some((_, from)),
             tag: t,

@@ -308,6 +308,7 @@ fn p2p<W: Write>(w: &mut RankWriter<W>, op: &Op) -> std::io::Result<()> {
             request,
             ..
         } => w.irecv(*request, *from, *tag, *bytes),
+        Op::IrecvCancel { request } => w.cancel(*request),
         Op::IsendComplete { .. } | Op::IrecvComplete { .. } => {
             for (request, resolved) in completions(std::slice::from_ref(op)) {
                 if let Some(key) = w.complete(request, resolved)? {

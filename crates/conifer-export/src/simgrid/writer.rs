@@ -42,6 +42,8 @@ enum Line {
         tag: i64,
         bytes: u64,
     },
+    /// A held receive the program cancelled: written as nothing.
+    Dropped,
 }
 
 /// One rank's file: lines in call order, the requests the replay will hold.
@@ -206,12 +208,22 @@ impl<W: Write> RankWriter<W> {
 
     /// Writes the held lines before the first unresolved receive.
     fn flush_ready(&mut self) -> std::io::Result<()> {
-        while let Some(Line::Ready(_)) = self.held.front() {
-            let Some(Line::Ready(text)) = self.held.pop_front() else {
-                unreachable!()
-            };
+        while matches!(self.held.front(), Some(Line::Ready(_) | Line::Dropped)) {
+            let line = self.held.pop_front();
             self.held_base += 1;
-            writeln!(self.out, "{} {text}", self.rank)?;
+            if let Some(Line::Ready(text)) = line {
+                writeln!(self.out, "{} {text}", self.rank)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The receive posted as `request` was cancelled before any message matched it: a held
+    /// (wildcard) receive is dropped; one already written stays, as the replay has no cancel.
+    pub(super) fn cancel(&mut self, request: u64) -> std::io::Result<()> {
+        if let Some(Pending::Held(at)) = self.pending.remove(&request) {
+            self.held[at - self.held_base] = Line::Dropped;
+            self.flush_ready()?;
         }
         Ok(())
     }

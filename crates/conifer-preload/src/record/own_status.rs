@@ -1,11 +1,12 @@
 //! Statuses the recorder asks MPI for when the program passed `MPI_STATUS_IGNORE` or
 //! `MPI_STATUSES_IGNORE` but only a status tells which message matched: receives and probes
-//! posted with `MPI_ANY_SOURCE` or `MPI_ANY_TAG`, and the calls completing requests while
-//! such a receive request is live. MPI writes the status into the recorder's own room, the
+//! posted with `MPI_ANY_SOURCE` or `MPI_ANY_TAG`, and the calls completing such a receive
+//! request. MPI writes the status into the recorder's own room, the
 //! record keeps its source, tag and size, and the program's ignore sentinel is passed on
 //! nowhere and written nowhere: it sees exactly what it asked for.
 
-use super::arguments::StatusSlot;
+use super::arguments::{HandleBits, StatusSlot};
+use super::Call;
 use crate::mpi::*;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,10 +21,30 @@ pub fn is_wildcard(source: c_int, tag: c_int) -> bool {
 }
 
 /// True while some receive request posted with a wildcard is live: completion calls then
-/// record statuses the program ignores.
+/// look whether they complete one ([`Call::completes_wildcard`]).
 #[inline]
 pub fn wildcard_requests_live() -> bool {
     WILDCARD_REQUESTS.load(Ordering::Relaxed) > 0
+}
+
+impl Call<'_> {
+    /// True when one of the `len` requests at `ptr` is a live receive posted with a wildcard:
+    /// a completion call then records the statuses the program ignores (only then, so the
+    /// completions of sends and of receives from known peers record nothing more).
+    ///
+    /// # Safety
+    /// `ptr` is null or points to `len` readable request handles.
+    pub unsafe fn completes_wildcard<H: HandleBits>(&mut self, ptr: *const H, len: c_int) -> bool {
+        if ptr.is_null() || !wildcard_requests_live() {
+            return false;
+        }
+        let requests = &self.st().requests;
+        (0..len.max(0) as usize).any(|i| {
+            requests
+                .lookup((*ptr.add(i)).bits())
+                .is_some_and(|live| live.wildcard)
+        })
+    }
 }
 
 /// A receive request posted with a wildcard was created.
