@@ -14,6 +14,8 @@
 #   STRESS_HOGS     hogs to start (default: 2 x the cores `nproc` reports)
 #   STRESS_MPIS     MPIs a subset runs under (default: "openmpi mpich"; `make test` does both)
 #   STRESS_TIMEOUT  give up after this long (a `timeout` duration, e.g. 30m; default: none)
+#   STRESS_WARMUP   seconds the hogs run before the tests start, so that the load average has
+#                   risen when they do (default: 0)
 #   STRESS_TESTS    the subset's arguments, when none are given on the command line
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ cd "$(dirname "$0")/.."
 hogs=${STRESS_HOGS:-$(($(nproc) * 2))}
 mpis=${STRESS_MPIS:-openmpi mpich}
 limit=${STRESS_TIMEOUT:-0}
+warmup=${STRESS_WARMUP:-0}
 if (($# == 0)) && [[ -n ${STRESS_TESTS:-} ]]; then
   read -r -a args <<<"$STRESS_TESTS"
   set -- "${args[@]}"
@@ -50,9 +53,13 @@ for ((i = 0; i < hogs; i++)); do
   sh -c 'while :; do :; done' &
   hog_pids+=($!)
 done
-# The 1-minute load average every 30 s while the tests run.
+if ((warmup > 0)); then
+  sleep "$warmup"
+  echo "stress-test: load after ${warmup} s of hogs: $(loadavg)"
+fi
+# The 1-minute load average every 10 s while the tests run.
 (while :; do
-  sleep 30
+  sleep 10
   cut -d' ' -f1 /proc/loadavg >>"$samples"
 done) &
 sampler_pid=$!
@@ -78,7 +85,7 @@ elapsed=$(($(date +%s) - start))
 
 summary=$(sort -n "$samples" | awk '{ v[NR] = $1; s += $1 }
   END { if (NR) printf "%d samples, min %.2f, mean %.2f, max %.2f", NR, v[1], s / NR, v[NR];
-        else printf "no samples (under 30 s)" }')
+        else printf "no samples (under 10 s)" }')
 echo "stress-test: elapsed $((elapsed / 60))m$((elapsed % 60))s, exit status $status"
 echo "stress-test: 1-minute load average during the run: $summary; at the end: $(loadavg)"
 exit "$status"

@@ -485,6 +485,11 @@ fn run_delays(name: &str, nranks: u32, percent: u64) -> Run {
 fn check_against_trace(run: &Run) {
     let computed = table_of(&run.ranks, &run.computed);
     let reported = reported_table(&run.waits);
+    let capped = run.computed.values().filter(|w| w.capped).count();
+    eprintln!(
+        "{} calls waited, {capped} of them until they returned",
+        run.computed.len()
+    );
     for (key, value) in &computed {
         eprintln!(
             "computed {key:?}: {value:?}, reported {:?}",
