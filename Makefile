@@ -10,8 +10,8 @@ CARGO_FOR = CONIFER_MPI=$(1) CARGO_TARGET_DIR=$(call TARGET_DIR,$(1)) cargo
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: setup build demo test test-one lint bench spec spec-check clean install uninstall \
-	python install-python uninstall-python wheel test-python
+.PHONY: setup build demo test test-one stress-test lint bench spec spec-check clean install \
+	uninstall python install-python uninstall-python wheel test-python
 
 setup:
 	@scripts/setup.sh --real-apps
@@ -25,6 +25,12 @@ demo: build
 test: setup lint spec-check
 	@for mpi in $(MPIS); do $(MAKE) --no-print-directory test-one MPI=$$mpi || exit 1; done
 	$(MAKE) --no-print-directory test-python
+
+# make stress-test [TESTS="cargo nextest arguments"]: `make test` (or, with TESTS, that subset
+# under each MPI) while CPU hogs keep the load at twice the cores; reports the elapsed time
+# and load averages (scripts/stress-test.sh: STRESS_HOGS, STRESS_MPIS, STRESS_TIMEOUT).
+stress-test:
+	@scripts/stress-test.sh $(TESTS)
 
 # conifer-static (LLVM) does not depend on the MPI a build targets and its tests build and run
 # their programs under both MPIs, so only the openmpi round tests it; both rounds build it, since

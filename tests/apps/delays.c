@@ -5,6 +5,10 @@
  * MPI_Finalize, and prints the span between the two after MPI_Finalize:
  *     SPAN rank=<r> ns=<n>
  * so a test can compare the trace's reconstruction of the run with the program's own clock.
+ * It also reads the clock around each of its MPI_Recv and MPI_Ssend calls and prints, after
+ * MPI_Finalize, the time it spent inside each (the recorder's work included):
+ *     INSIDE rank=<r> MPI_Recv ns=<n>
+ *     INSIDE rank=<r> MPI_Ssend ns=<n>
  *
  * Phases, each separated by an MPI_Barrier (needs >= 2 ranks; ranks above 1 join only the
  * collectives):
@@ -41,6 +45,17 @@ static void compute(double ms)
         ;
 }
 
+/* Time inside the MPI_Recv and MPI_Ssend calls, on the program's own clock. */
+static long long inside_recv, inside_ssend;
+
+/* Runs the statement(s) `...`, adding the time they take to `total`. */
+#define TIMED(total, ...) \
+    do { \
+        long long timed_from_ = now_ns(); \
+        __VA_ARGS__; \
+        total += now_ns() - timed_from_; \
+    } while (0)
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -55,9 +70,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < REPS(200); i++) {
         if (rank == 0) {
             MPI(Send, &x, 1, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD);
-            MPI(Recv, &y, 1, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            TIMED(inside_recv, MPI(Recv, &y, 1, MPI_DOUBLE, 1, 1,
+                  MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         } else if (rank == 1) {
-            MPI(Recv, &y, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            TIMED(inside_recv, MPI(Recv, &y, 1, MPI_DOUBLE, 0, 1,
+                  MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             MPI(Send, &x, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
         }
     }
@@ -65,7 +82,8 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < REPS(100); i++) {
         if (rank == 0) {
-            MPI(Recv, &y, 1, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            TIMED(inside_recv, MPI(Recv, &y, 1, MPI_DOUBLE, 1, 2,
+                  MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         } else if (rank == 1) {
             compute(2.0);
             MPI(Send, &x, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD);
@@ -75,10 +93,12 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < REPS(50); i++) {
         if (rank == 0) {
-            MPI(Ssend, &x, 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD);
+            TIMED(inside_ssend, MPI(Ssend, &x, 1, MPI_DOUBLE, 1, 3,
+                  MPI_COMM_WORLD));
         } else if (rank == 1) {
             compute(1.0);
-            MPI(Recv, &y, 1, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            TIMED(inside_recv, MPI(Recv, &y, 1, MPI_DOUBLE, 0, 3,
+                  MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         }
     }
     MPI(Barrier, MPI_COMM_WORLD);
@@ -112,6 +132,8 @@ int main(int argc, char **argv)
     long long end = now_ns();
     MPI(Finalize);
     printf("SPAN rank=%d ns=%lld\n", rank, end - begin);
+    printf("INSIDE rank=%d MPI_Recv ns=%lld\n", rank, inside_recv);
+    printf("INSIDE rank=%d MPI_Ssend ns=%lld\n", rank, inside_ssend);
     fflush(stdout);
     tally_print(rank);
     return 0;
