@@ -23,6 +23,10 @@
  *   which receives with MPI_ANY_TAG and MPI_ANY_SOURCE and MPI_STATUS_IGNORE; then tags 8, 9
  *   (MPI_Irecv with MPI_ANY_TAG, MPI_Waitall with MPI_STATUSES_IGNORE) and 10 (MPI_Irecv with
  *   MPI_ANY_SOURCE, MPI_Wait with MPI_STATUS_IGNORE).
+ * Phase 6 (a cancelled wildcard receive, as HPCC's RandomAccess leaves one, n >= 2): rank 1
+ *   posts MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG), cancels it and waits for it, then tells
+ *   rank 0 (tag 41), which sends it tag 40: a reader that kept the cancelled receive posted
+ *   would match that message to it.
  * Each rank prints `RING phase=P world=W sum=S` after each ring (S: the sum of what it got),
  * and `CHECK ok` at the end when every value received was the expected one.
  */
@@ -183,6 +187,29 @@ int main(int argc, char **argv)
             MPI_Wait(&r[2], MPI_STATUS_IGNORE);
             if (v[0] != 8 || v[1] != 9 || v[2] != 10)
                 failures++;
+        }
+    }
+
+    /* Phase 6. */
+    if (size >= 2 && rank < 2) {
+        int v = 40, go = 0;
+        if (rank == 1) {
+            MPI_Request r;
+            MPI_Status st;
+            int cancelled = 0;
+            MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r);
+            MPI_Cancel(&r);
+            MPI_Wait(&r, &st);
+            MPI_Test_cancelled(&st, &cancelled);
+            if (!cancelled)
+                failures++;
+            MPI_Send(&go, 1, MPI_INT, 0, 41, MPI_COMM_WORLD);
+            MPI_Recv(&v, 1, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (v != 40)
+                failures++;
+        } else {
+            MPI_Recv(&go, 1, MPI_INT, 1, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&v, 1, MPI_INT, 1, 40, MPI_COMM_WORLD);
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
