@@ -32,6 +32,7 @@ mod tick_timing;
 mod timing_env;
 pub mod trees;
 pub mod untraced;
+mod wildcards;
 mod word_hash;
 
 use crate::clock;

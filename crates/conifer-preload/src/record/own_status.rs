@@ -6,25 +6,15 @@
 //! nowhere and written nowhere: it sees exactly what it asked for.
 
 use super::arguments::{HandleBits, StatusSlot};
+use super::wildcards::wildcard_requests_live;
 use super::Call;
 use crate::mpi::*;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Live receive requests posted with a wildcard, in the whole process.
-static WILDCARD_REQUESTS: AtomicUsize = AtomicUsize::new(0);
 
 /// True when a receive from `source` with `tag` matches by wildcard.
 pub fn is_wildcard(source: c_int, tag: c_int) -> bool {
     // SAFETY: the shim returns constants.
     unsafe { source == conifer_any_source() || tag == conifer_any_tag() }
-}
-
-/// True while some receive request posted with a wildcard is live: completion calls then
-/// look whether they complete one ([`Call::completes_wildcard`]).
-#[inline]
-pub fn wildcard_requests_live() -> bool {
-    WILDCARD_REQUESTS.load(Ordering::Relaxed) > 0
 }
 
 impl Call<'_> {
@@ -45,17 +35,6 @@ impl Call<'_> {
                 .is_some_and(|live| live.wildcard)
         })
     }
-}
-
-/// A receive request posted with a wildcard was created.
-pub(super) fn wildcard_request_created() {
-    WILDCARD_REQUESTS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// A receive request posted with a wildcard completed or was freed.
-pub(super) fn wildcard_request_done() {
-    let _ =
-        WILDCARD_REQUESTS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
 }
 
 /// The recorder's room for statuses the program ignores, on the wrapper's stack.

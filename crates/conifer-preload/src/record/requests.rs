@@ -18,7 +18,7 @@ pub struct LiveRequest {
     pub id: u32,
     /// Handle bits of the request's communicator, when known.
     pub comm: Option<u64>,
-    /// A receive posted with a wildcard source or tag (see [`super::own_status`]).
+    /// A receive posted with a wildcard source or tag (see [`super::wildcards`]).
     pub wildcard: bool,
 }
 
@@ -65,7 +65,7 @@ impl Requests {
         let local = self.pools[pool_number as usize].take();
         let id = (pool_number << LOCAL_BITS) | (local & ((1 << LOCAL_BITS) - 1));
         if wildcard {
-            super::own_status::wildcard_request_created();
+            super::wildcards::wildcard_request_created();
         }
         let request = LiveRequest { id, comm, wildcard };
         let (queue, new) = self.live.get_or_insert_with(bits, || Live {
@@ -119,7 +119,7 @@ impl Requests {
         };
         let done = queue.first;
         if done.wildcard {
-            super::own_status::wildcard_request_done();
+            super::wildcards::wildcard_request_done();
         }
         if !queue.rest.is_empty() {
             queue.first = queue.rest.remove(0);
