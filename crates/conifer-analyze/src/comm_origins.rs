@@ -5,7 +5,7 @@
 
 use crate::context::CommTable;
 use conifer_trace::decode::Signature;
-use conifer_trace::value::{HandleKind, Position, Value};
+use conifer_trace::value::{HandleKind, HandleRef, Position, Value};
 use conifer_trace::varint::Reader;
 use conifer_trace::Trace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -63,7 +63,9 @@ pub fn comm_origins(trace: &Trace) -> BTreeMap<String, String> {
                     .position(|s| names.contains(&s.as_str()))
                     .and_then(|i| sig.values.get(i))
             };
-            let Some(new @ Value::Handle(HandleKind::Comm, _)) = slot(NEW_COMM) else {
+            // MPI_COMM_NULL (a split's MPI_UNDEFINED part) is no communicator made.
+            let Some(new @ Value::Handle(HandleKind::Comm, HandleRef::Id(_))) = slot(NEW_COMM)
+            else {
                 continue;
             };
             let m = made.entry(new.display(None).to_string()).or_default();
