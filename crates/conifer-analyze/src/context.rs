@@ -132,8 +132,7 @@ impl CommTable {
     /// `@` and the world rank of its local rank 0 when other communicators share the id
     /// (`comm5@4`), or by `#` and its group number when that rank is unknown.
     pub fn label(&self, g: &CommGroup) -> String {
-        let name = conifer_trace::varint::Reader::new(&g.id);
-        let name = Value::decode(&mut { name })
+        let name = Value::decode(&mut conifer_trace::varint::Reader::new(&g.id))
             .map_or_else(|| "comm?".to_string(), |v| v.display(None).to_string());
         let groups = self.groups.get(&g.id[..]).map_or(&[][..], Vec::as_slice);
         if groups.len() <= 1 {

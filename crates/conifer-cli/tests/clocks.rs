@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use serde_json::Value as Json;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -179,20 +179,7 @@ fn chrome_flows_never_run_backwards() {
         let trace = lossless("chrome", app, ranks, &args);
         let json = trace.with_extension("json");
         export("chrome", &trace, &json);
-        let doc: Json = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-        let mut ends: HashMap<u64, (Option<f64>, Option<f64>)> = HashMap::new();
-        for e in doc["traceEvents"].as_array().unwrap() {
-            let ts = e["ts"].as_f64();
-            match e["ph"].as_str() {
-                Some("s") => ends.entry(e["id"].as_u64().unwrap()).or_default().0 = ts,
-                Some("f") => ends.entry(e["id"].as_u64().unwrap()).or_default().1 = ts,
-                _ => {}
-            }
-        }
-        let pairs: Vec<(f64, f64)> = ends
-            .values()
-            .map(|&(s, f)| (s.expect("flow start"), f.expect("flow end")))
-            .collect();
+        let pairs = chrome_flow_times(&json);
         let (matched, back) = backwards(&pairs);
         assert!(matched > 0, "{app}: no flows");
         assert_eq!(

@@ -193,26 +193,14 @@ fn otf2_print_messages(anchor: &Path) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// (flow start, flow end) times of the Chrome export's message arrows.
+/// (flow start, flow end) times of the Chrome export of `trace`, written into `dir`.
 fn chrome_flows(trace: &Path, dir: &Path) -> Vec<(f64, f64)> {
     let out = dir.join(format!(
         "{}.json",
         trace.file_stem().unwrap().to_string_lossy()
     ));
     export("chrome", trace, &out);
-    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let mut ends: BTreeMap<u64, (Option<f64>, Option<f64>)> = BTreeMap::new();
-    for e in doc["traceEvents"].as_array().unwrap() {
-        let ts = e["ts"].as_f64();
-        match e["ph"].as_str() {
-            Some("s") => ends.entry(e["id"].as_u64().unwrap()).or_default().0 = ts,
-            Some("f") => ends.entry(e["id"].as_u64().unwrap()).or_default().1 = ts,
-            _ => {}
-        }
-    }
-    ends.into_values()
-        .map(|(s, f)| (s.expect("a flow start"), f.expect("a flow end")))
-        .collect()
+    chrome_flow_times(&out)
 }
 
 fn check(ranks: u32) {
@@ -243,8 +231,8 @@ fn check(ranks: u32) {
     // Ids are shared across ranks but every listed communicator is one that was made.
     let made: BTreeSet<(&String, &Vec<u64>)> =
         expected.iter().map(|((_, id), m)| (id, m)).collect();
-    for (id, lists) in &listed {
-        for m in lists.iter().filter(|_| id != "MPI_COMM_WORLD") {
+    for (id, lists) in listed.iter().filter(|(id, _)| *id != "MPI_COMM_WORLD") {
+        for m in lists {
             assert!(
                 made.contains(&(id, m)),
                 "{ranks} ranks: {id} {m:?} never made"

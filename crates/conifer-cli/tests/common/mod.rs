@@ -360,6 +360,24 @@ print(json.dumps(pairs))
     serde_json::from_slice(&out.stdout).expect("the script prints JSON")
 }
 
+/// (flow start, flow end) times of every message arrow of a Chrome trace-event export (its
+/// `s` and `f` events, joined by id).
+pub fn chrome_flow_times(json: &Path) -> Vec<(f64, f64)> {
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    let mut ends: BTreeMap<u64, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for e in doc["traceEvents"].as_array().expect("traceEvents") {
+        let ts = e["ts"].as_f64();
+        match e["ph"].as_str() {
+            Some("s") => ends.entry(e["id"].as_u64().unwrap()).or_default().0 = ts,
+            Some("f") => ends.entry(e["id"].as_u64().unwrap()).or_default().1 = ts,
+            _ => {}
+        }
+    }
+    ends.into_values()
+        .map(|(s, f)| (s.expect("a flow start"), f.expect("a flow end")))
+        .collect()
+}
+
 /// (app, ranks, arguments) of every bundled app that finishes normally.
 pub fn bundled_apps() -> Vec<(&'static str, u32, Vec<&'static str>)> {
     vec![

@@ -203,24 +203,11 @@ impl Comms {
         &self,
     ) -> impl Iterator<Item = (HandleRef, i64, Option<Grid>, Option<u32>)> + '_ {
         // Sorted so every rank lists them in the same order: equal lists compress across ranks.
-        let world_rank = self
-            .known
-            .values()
-            .find(|i| i.handle == HandleRef::Named(1))
-            .and_then(|i| u32::try_from(i.my_rank).ok());
         let mut predefined: Vec<(HandleRef, i64, Option<Grid>, Option<u32>)> = self
             .known
             .values()
             .filter(|i| matches!(i.handle, HandleRef::Named(_)))
-            .map(|i| {
-                // MPI_COMM_WORLD's local rank 0 is world rank 0; MPI_COMM_SELF's the caller.
-                let leader = match i.handle {
-                    HandleRef::Named(1) => Some(0),
-                    HandleRef::Named(2) => world_rank,
-                    _ => None,
-                };
-                (i.handle, i.my_rank, None, leader)
-            })
+            .map(|i| (i.handle, i.my_rank, None, self.predefined_leader(i.handle)))
             .collect();
         predefined.sort_by_key(|(handle, ..)| *handle);
         predefined.into_iter().chain(self.history.iter().map(|h| {
@@ -348,7 +335,18 @@ impl Comms {
         if let Some(held) = self.history.iter().rev().find(|h| h.handle == info.handle) {
             return held.standing.clone();
         }
-        let leader = match info.handle {
+        Standing {
+            my_rank: info.my_rank,
+            grid: None,
+            leader: self.predefined_leader(info.handle),
+            members: 0,
+        }
+    }
+
+    /// The leader of a predefined communicator: `MPI_COMM_WORLD`'s local rank 0 is world rank
+    /// 0, `MPI_COMM_SELF`'s the caller; `None` for others.
+    fn predefined_leader(&self, handle: HandleRef) -> Option<u32> {
+        match handle {
             HandleRef::Named(1) => Some(0),
             HandleRef::Named(2) => self
                 .known
@@ -356,12 +354,6 @@ impl Comms {
                 .find(|i| i.handle == HandleRef::Named(1))
                 .and_then(|i| u32::try_from(i.my_rank).ok()),
             _ => None,
-        };
-        Standing {
-            my_rank: info.my_rank,
-            grid: None,
-            leader,
-            members: 0,
         }
     }
 
