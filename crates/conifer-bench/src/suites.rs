@@ -374,7 +374,7 @@ fn real_program_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
 }
 
 /// The host's load averages over 1, 5 and 15 minutes, as `/proc/loadavg` gives them.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
         .unwrap_or_else(|_| "unknown".into())
@@ -506,6 +506,13 @@ pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
     let title = "Scale: merge and sim";
     if chosen(title) {
         match crate::scale_suite::scale_tables(setup, quick) {
+            Ok(more) => tables.extend(more),
+            Err(why) => tables.push(failed(title, why)),
+        }
+    }
+    let title = "Slicing";
+    if chosen(title) {
+        match crate::slicing_suite::slicing_tables(setup, quick) {
             Ok(more) => tables.extend(more),
             Err(why) => tables.push(failed(title, why)),
         }
