@@ -128,16 +128,28 @@ fn median_mib(kib: &[u64]) -> Value {
     }
 }
 
-/// Runs `program` traced on `ranks` ranks, `repeats` times alternating with `other`; the
-/// median seconds and the last runs' peak memory per rank of each, and whether their traces
-/// are equal (`conifer diff`, buffer placement aside).
+/// A full and a sliced program run alike.
+struct Comparison {
+    /// Median seconds of the full runs.
+    full_s: f64,
+    /// Median seconds of the sliced runs.
+    sliced_s: f64,
+    /// The last full run's peak memory per rank (KiB).
+    full_kib: Vec<u64>,
+    /// The last sliced run's peak memory per rank (KiB).
+    sliced_kib: Vec<u64>,
+    /// Whether the traces are equal (`conifer diff`, buffer placement aside).
+    equal: bool,
+}
+
+/// Runs `full` and `sliced` traced on `ranks` ranks, `repeats` times each, interleaved.
 fn compare(
     setup: &Setup,
     ranks: u32,
     full: &[String],
     sliced: &[String],
     repeats: usize,
-) -> Result<(f64, f64, Vec<u64>, Vec<u64>, bool), String> {
+) -> Result<Comparison, String> {
     let (mut tf, mut ts) = (Vec::new(), Vec::new());
     let (mut mf, mut ms) = (Vec::new(), Vec::new());
     let kept_full = setup.scratch.join("slicing-full.cft");
@@ -156,7 +168,13 @@ fn compare(
         .arg(setup.scratch.join("bench.cft"))
         .output()
         .map_err(|e| e.to_string())?;
-    Ok((median(&tf), median(&ts), mf, ms, diff.status.success()))
+    Ok(Comparison {
+        full_s: median(&tf),
+        sliced_s: median(&ts),
+        full_kib: mf,
+        sliced_kib: ms,
+        equal: diff.status.success(),
+    })
 }
 
 /// The two tables: apps full against sliced, and memory against grid size.
@@ -209,7 +227,7 @@ pub fn slicing_tables(setup: &Setup, quick: bool) -> Result<Vec<Table>, String> 
             args.push(path.display().to_string());
         }
         for &ranks in counts {
-            let load = crate::suites::load_average();
+            let load = crate::runner::load_average();
             let with = |b: &Path| {
                 let mut v = vec![b.display().to_string()];
                 v.extend(args.iter().cloned());
@@ -218,7 +236,13 @@ pub fn slicing_tables(setup: &Setup, quick: bool) -> Result<Vec<Table>, String> 
             let (full_run, sliced_run) = (with(&full), with(&sliced));
             let shown = setup.shown(&setup.command(ranks, true, true, &sliced_run));
             let row = match compare(setup, ranks, &full_run, &sliced_run, repeats) {
-                Ok((tf, ts, mf, ms, equal)) => vec![
+                Ok(Comparison {
+                    full_s: tf,
+                    sliced_s: ts,
+                    full_kib: mf,
+                    sliced_kib: ms,
+                    equal,
+                }) => vec![
                     json!(case.name),
                     json!(ranks),
                     percent(&slice["kept"], all),
@@ -264,13 +288,13 @@ fn memory_table(setup: &Setup, quick: bool) -> Result<Table, String> {
         let f = vec![full.display().to_string(), arg.clone()];
         let s = vec![sliced.display().to_string(), arg];
         let shown = setup.shown(&setup.command(4, true, true, &s));
-        let (_, _, mf, ms, equal) = compare(setup, 4, &f, &s, 1)?;
+        let c = compare(setup, 4, &f, &s, 1)?;
         table.push(
             vec![
                 json!(format!("{n}^3")),
-                median_mib(&mf),
-                median_mib(&ms),
-                json!(if equal { "yes" } else { "NO" }),
+                median_mib(&c.full_kib),
+                median_mib(&c.sliced_kib),
+                json!(if c.equal { "yes" } else { "NO" }),
             ],
             shown,
         );

@@ -123,7 +123,7 @@ pub fn slice(module: &Module, entry: Option<&str>, plan: &Plan) -> Option<Sliced
     // SAFETY: `raw` is the live module `ir` indexes, as `plan`'s places do.
     let versioned = unsafe { apply(raw, &ir, plan) };
     drop(ir);
-    crate::analyze::run_passes(module, "function(simplifycfg)").ok()?;
+    crate::passes::run(module, "function(simplifycfg)").ok()?;
     let program = Ir::new(raw);
     let pt = PointsTo::solve(&program);
     let worlds = Worlds::versioned(
