@@ -45,6 +45,8 @@ pub struct Ir {
     pub index: HashMap<V, usize>,
     /// Instruction → (function, block).
     pub place: HashMap<V, (usize, usize)>,
+    /// Functions called only after their callers called `MPI_Finalize` (a final report).
+    pub only_after_finalize: Vec<bool>,
     /// Calls through a pointer.
     pub indirect_calls: Vec<V>,
     /// Global variables.
@@ -213,10 +215,12 @@ impl Ir {
             f.address_taken = address_taken(f.value, &c);
             f.callers = c;
         }
+        let only_after_finalize = only_after_finalize(&funcs, &place);
         Ir {
             funcs,
             index,
             place,
+            only_after_finalize,
             indirect_calls,
             globals,
             // SAFETY: the layout is owned by the module, which outlives the slicing.
@@ -237,10 +241,7 @@ impl Ir {
         let Some(&(f, b)) = self.place.get(&i) else {
             return false;
         };
-        match self.funcs[f].finalized_from[b] {
-            Some(k) => self.funcs[f].insts[b][k..].contains(&i),
-            None => false,
-        }
+        self.only_after_finalize[f] || finalized_in_block(&self.funcs[f], b, i)
     }
 
     /// Number of instructions in the module's defined functions.
@@ -249,6 +250,37 @@ impl Ir {
             .iter()
             .map(|f| f.insts.iter().map(Vec::len).sum::<usize>())
             .sum()
+    }
+}
+
+/// Whether instruction `i` of block `b` of `f` runs after `f` called `MPI_Finalize`.
+fn finalized_in_block(f: &Func, b: usize, i: V) -> bool {
+    f.finalized_from[b].is_some_and(|k| f.insts[b][k..].contains(&i))
+}
+
+/// [`Ir::only_after_finalize`]: functions every direct call of which runs after its caller
+/// called `MPI_Finalize` or in such a function (never the entry or one called through a
+/// pointer).
+fn only_after_finalize(funcs: &[Func], place: &HashMap<V, (usize, usize)>) -> Vec<bool> {
+    let mut after = vec![false; funcs.len()];
+    loop {
+        let mut changed = false;
+        for (g, f) in funcs.iter().enumerate() {
+            if after[g] || f.callers.is_empty() || f.address_taken {
+                continue;
+            }
+            let all = f.callers.iter().all(|&c| {
+                let (cf, cb) = place[&c];
+                cf != g && (after[cf] || finalized_in_block(&funcs[cf], cb, c))
+            });
+            if all {
+                after[g] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return after;
+        }
     }
 }
 
