@@ -271,6 +271,8 @@ fn check_polls_program(
             let callsites = !options.contains(&"--no-callsites");
             if callsites {
                 check_poll_sites(rank, &calls);
+            }
+            if options.contains(&"lossless") {
                 let starts: Vec<u64> = calls
                     .iter()
                     .map(|c| c["start_ns"].as_u64().expect("lossless start"))
