@@ -5,9 +5,9 @@
 //! (Debian's build has no `-g`, so there `--callsites` asks for them).
 
 use crate::cost_suite::{run_under_callgrind_with, Program};
-use crate::measure::round;
+use crate::measure::{ns_per_iter, repetitions, round};
 use crate::report::{s, Table};
-use crate::runner::{installed, Setup};
+use crate::runner::{installed, median, Setup};
 use serde_json::json;
 
 /// The trace the last traced run wrote: its bytes and its call sites (`profile --json`).
@@ -30,6 +30,29 @@ fn trace_facts(setup: &Setup) -> Result<(u64, usize), String> {
     Ok((bytes, sites))
 }
 
+/// `cmd` with `conifer exec` options `options`.
+fn with_options(mut cmd: Vec<String>, options: &[&str]) -> Vec<String> {
+    if let Some(exec) = cmd.iter().position(|a| a == "exec") {
+        cmd.splice(exec + 1..exec + 1, options.iter().map(|o| o.to_string()));
+    }
+    cmd
+}
+
+/// Median traced time per call of the micro `p2p` loop (5 calls an iteration) with `conifer
+/// exec` options `with` and `without`, runs interleaved.
+fn ns_per_call(setup: &Setup, micro: &str, quick: bool) -> Result<[f64; 2], String> {
+    let iterations = if quick { "20000" } else { "100000" };
+    let program = [micro.to_string(), "p2p".into(), iterations.into()];
+    let mut samples = [Vec::new(), Vec::new()];
+    for _ in 0..repetitions(quick) {
+        for (i, options) in [&[][..], &["--no-callsites"][..]].iter().enumerate() {
+            let cmd = with_options(setup.command(2, true, false, &program), options);
+            samples[i].push(ns_per_iter(&setup.run(&cmd, true)?)? / 5.0);
+        }
+    }
+    Ok([median(&samples[0]), median(&samples[1])])
+}
+
 /// The cost of call sites: one row per (program, with or without call sites).
 pub fn callsite_cost(setup: &Setup, quick: bool) -> Result<Table, String> {
     let mut table = Table::new(
@@ -37,7 +60,8 @@ pub fn callsite_cost(setup: &Setup, quick: bool) -> Result<Table, String> {
         "Programs built with -g record each call's return address by default. Recorder Ir/call: \
          instructions in libconifer (plus what libc and the loader ran beyond the untraced \
          run) per call, by callgrind, summed over ranks; call sites: rows of `profile` (0: \
-         the trace recorded none). LAMMPS (no -g): bytes only, --callsites against none.",
+         the trace recorded none); traced ns/call: the p2p loop's time per call as micro prints it, median \
+         of interleaved runs. LAMMPS (no -g): bytes only, --callsites against none.",
         &[
             "program",
             "call sites recorded",
@@ -45,6 +69,7 @@ pub fn callsite_cost(setup: &Setup, quick: bool) -> Result<Table, String> {
             "call sites",
             "trace bytes",
             "recorder Ir/call",
+            "traced ns/call (median)",
         ],
     );
     if !installed("/usr/bin/valgrind") {
@@ -59,7 +84,9 @@ pub fn callsite_cost(setup: &Setup, quick: bool) -> Result<Table, String> {
     );
     let objects = ["libconifer", "libc.so", "ld-linux"];
     let (_, plain_in, _) = run_under_callgrind_with(setup, &program, false, &[], &objects)?;
-    for (options, label) in [(&[][..], "yes (default)"), (&["--no-callsites"][..], "no")] {
+    let ns = ns_per_call(setup, &micro, quick)?;
+    let runs = [(&[][..], "yes (default)"), (&["--no-callsites"][..], "no")];
+    for ((options, label), ns) in runs.into_iter().zip(ns) {
         let (_, traced_in, command) =
             run_under_callgrind_with(setup, &program, true, options, &objects)?;
         let calls = setup.traced_calls()?.max(1);
@@ -74,6 +101,7 @@ pub fn callsite_cost(setup: &Setup, quick: bool) -> Result<Table, String> {
                 json!(sites),
                 json!(bytes),
                 round(recorder as f64 / calls as f64, 0),
+                round(ns, 1),
             ],
             command,
         );
@@ -86,10 +114,7 @@ pub fn callsite_cost(setup: &Setup, quick: bool) -> Result<Table, String> {
         }
         let lmp = ["lmp".to_string(), "-in".into(), "in.peptide".into()];
         for (option, label) in [(Some("--callsites"), "yes (--callsites)"), (None, "no")] {
-            let mut cmd = setup.command(4, true, false, &lmp);
-            if let (Some(o), Some(exec)) = (option, cmd.iter().position(|a| a == "exec")) {
-                cmd.insert(exec + 1, o.to_string());
-            }
+            let cmd = with_options(setup.command(4, true, false, &lmp), &Vec::from_iter(option));
             setup.run(&cmd, true)?;
             let (bytes, sites) = trace_facts(setup)?;
             table.push(
@@ -99,6 +124,7 @@ pub fn callsite_cost(setup: &Setup, quick: bool) -> Result<Table, String> {
                     json!(setup.traced_calls()?),
                     json!(sites),
                     json!(bytes),
+                    s("-"),
                     s("-"),
                 ],
                 setup.shown(&cmd),
