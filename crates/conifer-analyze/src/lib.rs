@@ -386,13 +386,13 @@ fn weighted_calls(
 
 /// The site of a call (terminal `t`, structure-tree site `site`, recorded `caller`, timing
 /// family `family`), and its source position.
-pub(crate) fn site_of<'t>(
-    trace: &'t Trace,
+pub(crate) fn site_of(
+    trace: &Trace,
     family: Option<u32>,
     t: u32,
     site: Option<u32>,
     caller: Option<conifer_trace::caller::Caller>,
-) -> (Site, Option<&'t str>) {
+) -> (Site, Option<&str>) {
     if let (None, Some(c)) = (site, caller) {
         return (
             Site::Address {

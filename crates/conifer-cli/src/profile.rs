@@ -255,18 +255,8 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}  {}",
-        "function",
-        "calls",
-        "time",
-        "MPI%",
-        "mean",
-        "min",
-        "max",
-        "sent",
-        "received",
-        "posted",
-        "site"
+        "{:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}  site",
+        "function", "calls", "time", "MPI%", "mean", "min", "max", "sent", "received", "posted",
     );
     for (site, st, time) in sites.iter().take(top) {
         let _ = writeln!(

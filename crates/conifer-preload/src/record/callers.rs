@@ -19,10 +19,12 @@ pub fn requested() -> bool {
     })
 }
 
-/// True when the program has line information to name call sites by and no structure tree.
+/// True when the program has line information to name call sites by and no structure tree
+/// (the section `conifer cc` embeds it in).
 fn by_default() -> bool {
-    super::elf_sections::has_section("/proc/self/exe", b".debug_line")
-        && !super::trees::binary_has_tree()
+    let names = super::elf_sections::section_names("/proc/self/exe");
+    let has = |name: &[u8]| names.iter().any(|n| n == name);
+    has(b".debug_line") && !has(b".conifer_tree")
 }
 
 /// An executable range of one loaded module.

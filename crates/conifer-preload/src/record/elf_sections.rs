@@ -64,11 +64,11 @@ pub fn read(file: &mut std::fs::File, at: u64, len: u64) -> std::io::Result<Vec<
     Ok(data)
 }
 
-/// True when the file at `path` is an ELF file with a section named `name`.
-pub fn has_section(path: &str, name: &[u8]) -> bool {
+/// The section names of the ELF file at `path` (none for a file that is not one).
+pub fn section_names(path: &str) -> Vec<Vec<u8>> {
     std::fs::File::open(path)
         .and_then(|mut f| sections(&mut f))
         .ok()
         .flatten()
-        .is_some_and(|s| s.iter().any(|s| s.name == name))
+        .map_or_else(Vec::new, |s| s.into_iter().map(|s| s.name).collect())
 }

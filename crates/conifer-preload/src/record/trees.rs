@@ -14,7 +14,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
 
-/// Section the static pass embeds the tree in.
+/// Section the static pass embeds the tree in (also read by [`super::callers`]).
 const SECTION: &[u8] = b".conifer_tree";
 /// Runs a new run is compared with, by default.
 const DEFAULT_WINDOW: usize = 64;
