@@ -1,7 +1,7 @@
 //! Call-site names every reader shares (`profile`, `report`, `waits`, `diff`, Python): a
 //! structure tree site by its `file:line` and vertex, a recorded caller by its source position
 //! (from the binary's debug information, [`crate::callers`]), and a trace that records no
-//! places by its timing families, each named by a hash of its signature with sizes, offsets
+//! places by signature groups (its timing families), each named by a hash of its signature with sizes, offsets
 //! and peers blanked: the same name in every trace of the program, so `diff` and `profile`
 //! name one alike and two runs' profiles can be matched by it. Text tables show C++ names
 //! shortened ([`short_name`]); JSON keeps them whole.
@@ -145,13 +145,14 @@ pub fn sites_are_places(analysis: &Analysis) -> bool {
         .all(|s| matches!(s, Site::Tree(_) | Site::Address { .. }))
 }
 
-/// What the rows of a site table are called: `call sites`, or `timing families` for a trace
-/// that recorded no places.
+/// What the rows of a site table are called: `call sites`, or `signature groups` for a trace
+/// that recorded no places (its calls grouped by timing family, or by signature where a call
+/// has none: not the stored timing families, which `stats` and `report` count).
 pub fn site_noun(analysis: &Analysis) -> &'static str {
     if sites_are_places(analysis) {
         "call sites"
     } else {
-        "timing families"
+        "signature groups"
     }
 }
 
@@ -165,8 +166,8 @@ pub fn what_sites_are(trace: &Trace, analysis: &Analysis) -> &'static str {
          arguments and named by file:line from the binary's debug information where it has \
          any (C++ names shortened here; whole in --json)"
     } else {
-        "this trace recorded no call sites, so calls are grouped by timing family (one per \
-         function and argument shape), named by a hash of their signature, the same in every \
+        "this trace recorded no call sites, so calls are grouped by signature: by timing \
+         family (one per function and argument shape) where they have one, named by a hash of their signature, the same in every \
          run and in `conifer diff`; call sites are recorded by default for programs built \
          with -g, or with `conifer run --callsites` (named by the symbol table without -g)"
     }

@@ -402,7 +402,7 @@ fn report_renders_in_headless_chromium() {
         "Run",
         "Time and data per function",
         // stencil2d is built without -g or `conifer cc`: its trace records no call sites.
-        "Top timing families by time",
+        "Top signature groups by time",
         "Communication matrix",
         "Message sizes",
         "The trace itself",
@@ -953,7 +953,7 @@ fn callsites_name_the_source_lines_of_programs_built_without_conifer_cc() {
         let profile: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let sites = profile["call_sites"].as_array().unwrap();
         if option == Some("--no-callsites") {
-            assert_eq!(profile["sites_are"], "timing families", "{source}");
+            assert_eq!(profile["sites_are"], "signature groups", "{source}");
             assert!(sites.iter().all(|s| s["site"]["kind"] != "address"));
             continue;
         }

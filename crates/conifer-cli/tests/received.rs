@@ -140,7 +140,7 @@ fn report_tables_show_received_and_posted_apart() {
     );
     // overpost is built without -g or `conifer cc`: its trace records no call sites.
     for heading in [
-        "<h2>Top timing families by time</h2>",
+        "<h2>Top signature groups by time</h2>",
         "<h2>Time per rank</h2>",
     ] {
         let header = &html_table(&html, heading)[0];

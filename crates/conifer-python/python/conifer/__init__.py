@@ -108,7 +108,7 @@ class Trace:
         (its name; the full C++ name), ``function``, ``source`` (``file:line (function)``
         where known), ``calls``, the byte columns and ``time_ns``, ``mean_ns``, ``min_ns``,
         ``max_ns`` (without the recorder). A trace that recorded no call sites has one row
-        per timing family instead."""
+        per signature group (timing family) instead."""
         frame = pd.DataFrame(self._native.site_columns())
         frame.attrs["times"] = "time_ns, mean_ns, min_ns, max_ns: without the recorder"
         return frame
