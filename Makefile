@@ -92,14 +92,19 @@ clean:
 	cargo clean
 	rm -rf target
 
-# The `conifer` Python package (crates/conifer-python: PyO3 over the read side), importable
-# from target/python: PYTHONPATH=target/python python3 -c 'import conifer'.
-PYTHON ?= /usr/bin/python3
+# The `conifer` Python package (crates/conifer-python: PyO3 over the read side, one abi3
+# extension for every CPython >= 3.9), importable from target/python:
+# PYTHONPATH=target/python python3 -c 'import conifer'. PYTHON: the interpreter it is for (the
+# python3 on PATH by default); one without numpy or pandas is told what to install.
+PYTHON ?= python3
+PY_LACKS = $(PYTHON) -c 'import numpy, pandas' 2>/dev/null || \
+  echo "note: $$($(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null || echo $(PYTHON)) lacks numpy or pandas, which conifer needs: $(PYTHON) -m pip install numpy pandas (or PYTHON=/usr/bin/python3)"
 python:
 	$(call CARGO_FOR,openmpi) build --release -p conifer-python
 	rm -rf target/python && mkdir -p target/python/conifer
 	cp crates/conifer-python/python/conifer/*.py target/python/conifer/
 	cp $(call TARGET_DIR,openmpi)/release/lib_conifer.so target/python/conifer/_conifer.abi3.so
+	@$(PY_LACKS)
 
 # The package into the system Python's site-packages (part of `make install`).
 PY_SITE = $$($(PYTHON) -c 'import site; print(site.getsitepackages()[0])')
@@ -110,11 +115,21 @@ uninstall-python:
 	rm -rf "$(PY_SITE)/conifer"
 
 # A wheel (target/wheels) built by maturin from crates/conifer-python/pyproject.toml.
+# Its dependencies (numpy, pandas) are declared, so `pip install` brings them.
 wheel:
-	cd crates/conifer-python && python3 -m maturin build --release --out ../../target/wheels
+	@$(PYTHON) -m maturin --version >/dev/null 2>&1 || \
+	  { echo "$(PYTHON) has no maturin: $(PYTHON) -m pip install 'maturin>=1.5,<2'"; exit 1; }
+	cd crates/conifer-python && CARGO_TARGET_DIR=$(CURDIR)/$(call TARGET_DIR,openmpi) \
+	  $(PYTHON) -m maturin build --release -i $(PYTHON) --out ../../target/wheels
+	@$(PY_LACKS)
 
-# The Python package's tests (pytest, against `conifer stats`/`matrix` of real traced runs).
+# The Python package's tests (pytest, against `conifer stats`/`matrix`/`waits` of real traced
+# runs), under PYTHON when it has numpy, pandas and pytest, else Debian's python3 (setup.sh).
+TEST_PYTHON = $$(for p in $(PYTHON) /usr/bin/python3; do \
+  $$p -c 'import numpy, pandas, pytest' 2>/dev/null && { echo $$p; break; }; done)
 test-python: python
 	$(call CARGO_FOR,openmpi) build --release --workspace
-	CONIFER=$(CURDIR)/$(call TARGET_DIR,openmpi)/release/conifer PYTHONPATH=$(CURDIR)/target/python \
-	  $(PYTHON) -m pytest -q crates/conifer-python/tests
+	@py=$(TEST_PYTHON); test -n "$$py" || { echo "no Python with numpy, pandas and pytest: run make setup"; exit 1; }; \
+	  echo "== Python tests with $$py"; \
+	  CONIFER=$(CURDIR)/$(call TARGET_DIR,openmpi)/release/conifer PYTHONPATH=$(CURDIR)/target/python \
+	  $$py -m pytest -q crates/conifer-python/tests

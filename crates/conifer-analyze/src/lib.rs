@@ -10,19 +10,23 @@
 
 mod arrivals;
 pub mod call;
+pub mod callers;
 pub mod comm_origins;
 mod completion_fills;
 mod completions;
 pub mod context;
 pub mod effect;
 mod error;
+mod families;
 pub mod hosts;
 pub mod imbalance;
 mod matrix;
 pub mod messages;
 pub mod rank_figures;
 mod site;
+pub mod site_names;
 mod skeleton;
+pub mod times;
 pub mod types;
 pub mod waits;
 
@@ -36,6 +40,7 @@ use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
 use context::RankContext;
 use effect::Effect;
+pub(crate) use families::Families;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -379,15 +384,15 @@ fn weighted_calls(
     out
 }
 
-/// The site of a call (terminal `t`, structure-tree site `site`, recorded `caller`), and
-/// its source position.
-fn site_of<'t>(
-    trace: &'t Trace,
-    families: &[Option<u32>],
+/// The site of a call (terminal `t`, structure-tree site `site`, recorded `caller`, timing
+/// family `family`), and its source position.
+pub(crate) fn site_of(
+    trace: &Trace,
+    family: Option<u32>,
     t: u32,
     site: Option<u32>,
     caller: Option<conifer_trace::caller::Caller>,
-) -> (Site, Option<&'t str>) {
+) -> (Site, Option<&str>) {
     if let (None, Some(c)) = (site, caller) {
         return (
             Site::Address {
@@ -405,7 +410,7 @@ fn site_of<'t>(
             });
             (Site::Tree(id), source)
         }
-        None => match families.get(t as usize).copied().flatten() {
+        None => match family {
             Some(f) => (Site::Family(f), None),
             None => (Site::Signature(t), None),
         },
@@ -428,18 +433,15 @@ pub struct Options {
     pub matrix_comm: Option<String>,
 }
 
-/// What both ways of analysing start from: the rank count, each terminal's timing family, the
+/// What both ways of analysing start from: the rank count, the calls' timing families, the
 /// communicators, and an empty analysis with `options` applied.
-fn start(
-    trace: &Trace,
-    options: &Options,
-) -> (u32, Vec<Option<u32>>, context::CommTable, Analysis) {
+fn start(trace: &Trace, options: &Options) -> (u32, Families, context::CommTable, Analysis) {
     let ranks = trace.meta.ranks;
     let mut a = Analysis::new(ranks);
     a.matrix_comm.clone_from(&options.matrix_comm);
     (
         ranks,
-        trace.record.timing_index(),
+        Families::new(trace),
         context::CommTable::new(trace),
         a,
     )
@@ -509,8 +511,8 @@ pub fn analyze_with(
                 continue;
             };
             let e = effect::evaluate(args, &ctx);
-            let (s, source) = site_of(trace, &families, *t, *site, sig.caller);
-            let family = families.get(*t as usize).copied().flatten();
+            let family = families.of(*t, sig);
+            let (s, source) = site_of(trace, family, *t, *site, sig.caller);
             a.add(rank, args.name, s, source, family, &e, *n);
             let seen = arrivals::Seen::new(args, &e, arrivals::fortran(trace, sig), s);
             arrivals.add(seen, &ctx, *n);
@@ -546,8 +548,8 @@ pub fn analyze_expanded(
                 values: &call.signature.values,
             };
             let e = effect::evaluate(&args, &ctx);
-            let (s, source) = site_of(trace, &families, t, call.site, call.signature.caller);
-            let family = families.get(t as usize).copied().flatten();
+            let family = families.of(t, &call.signature);
+            let (s, source) = site_of(trace, family, t, call.site, call.signature.caller);
             a.add(rank, call.name, s, source, family, &e, 1);
             let fortran = arrivals::fortran(trace, &call.signature);
             arrivals.add(arrivals::Seen::new(&args, &e, fortran, s), &ctx, 1);

@@ -38,12 +38,35 @@ impl RankFigures {
 
     /// Percentage of `busy_ns` inside MPI.
     pub fn mpi_percent(&self) -> f64 {
-        let busy = self.busy_ns();
-        if busy > 0.0 {
-            100.0 * self.mpi_ns / busy
-        } else {
-            0.0
-        }
+        percent(self.mpi_ns, self.busy_ns())
+    }
+
+    /// Time inside `MPI_Init` and `MPI_Init_thread`, ns (0 for old traces, which do not keep
+    /// per-function totals).
+    pub fn init_ns(&self) -> f64 {
+        INIT_FUNCTIONS
+            .iter()
+            .filter_map(|f| self.functions.get(*f))
+            .sum::<u64>() as f64
+    }
+
+    /// Percentage inside MPI of the rank's time after `MPI_Init` returned, as mpiP counts it:
+    /// MPI_Init's time left out of both.
+    pub fn mpi_percent_after_init(&self) -> f64 {
+        let init = self.init_ns();
+        percent(self.mpi_ns - init, self.busy_ns() - init)
+    }
+}
+
+/// The functions that start MPI, whose time is the launch's rather than the program's.
+pub const INIT_FUNCTIONS: [&str; 2] = ["MPI_Init", "MPI_Init_thread"];
+
+/// `100 × part / whole`, 0 when `whole` is not positive.
+fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
     }
 }
 

@@ -16,7 +16,7 @@ const HPCC_INPUT: &str = "/usr/share/doc/hpcc/examples/_hpccinf.txt";
 
 /// A program of these tables: a name, its rank count, its command line and the input files it
 /// reads from its working directory (installed file, name it reads).
-struct Program {
+pub(crate) struct Program {
     name: &'static str,
     ranks: u32,
     command: Vec<String>,
@@ -24,7 +24,7 @@ struct Program {
 }
 
 impl Program {
-    fn new(name: &'static str, ranks: u32, command: &[&str]) -> Program {
+    pub(crate) fn new(name: &'static str, ranks: u32, command: &[&str]) -> Program {
         Program {
             name,
             ranks,
@@ -155,6 +155,17 @@ fn run_under_callgrind(
     traced: bool,
     objects: &[&str],
 ) -> Result<(u64, Vec<u64>, String), String> {
+    run_under_callgrind_with(setup, program, traced, &[], objects)
+}
+
+/// [`run_under_callgrind`], the traced run given `conifer exec` options `options`.
+pub(crate) fn run_under_callgrind_with(
+    setup: &Setup,
+    program: &Program,
+    traced: bool,
+    options: &[&str],
+    objects: &[&str],
+) -> Result<(u64, Vec<u64>, String), String> {
     let dir = setup.scratch.join("callgrind");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -164,7 +175,10 @@ fn run_under_callgrind(
         format!("--callgrind-out-file={}/cg.%p", dir.display()),
     ];
     tool.extend(program.command.iter().cloned());
-    let cmd = setup.command(program.ranks, traced, false, &tool);
+    let mut cmd = setup.command(program.ranks, traced, false, &tool);
+    if let Some(exec) = cmd.iter().position(|a| a == "exec") {
+        cmd.splice(exec + 1..exec + 1, options.iter().map(|o| o.to_string()));
+    }
     setup.run(&cmd, traced)?;
     let mut total = 0;
     let mut in_objects = vec![0; objects.len()];

@@ -6,6 +6,7 @@
 
 mod alloc_count;
 mod build_suite;
+mod callsites_suite;
 mod cost_suite;
 mod measure;
 mod npb_suite;

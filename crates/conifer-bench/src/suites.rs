@@ -442,7 +442,7 @@ type Suite<'a> = &'a dyn Fn() -> Result<Table, String>;
 /// Every suite, in report order. A suite that fails is reported as a table saying why, and
 /// the others still run.
 pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
-    let suites: [(&str, Suite); 13] = [
+    let suites: [(&str, Suite); 14] = [
         ("Per-call overhead", &|| per_call_overhead(setup, quick)),
         ("Trace tree vs grammar: per-call overhead", &|| {
             crate::tree_suite::overhead(setup, quick)
@@ -461,6 +461,9 @@ pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
         ("Peak memory per rank", &|| peak_memory(setup)),
         ("Recorder instructions per call", &|| {
             crate::cost_suite::instructions_per_call(setup, quick)
+        }),
+        ("Call sites by default: cost", &|| {
+            crate::callsites_suite::callsite_cost(setup, quick)
         }),
         ("Memory at the end of the run", &|| {
             crate::cost_suite::end_of_run_memory(setup)

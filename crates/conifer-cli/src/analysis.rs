@@ -21,7 +21,7 @@ pub fn analyze(trace: &Trace, options: &Options) -> Result<Analysis, String> {
 /// `analysis` with its recorded callers named from debug information.
 fn named(trace: &Trace, analysis: Result<Analysis, String>) -> Result<Analysis, String> {
     let mut analysis = analysis?;
-    crate::callsites::name_sites(&trace.meta, &mut analysis);
+    conifer_analyze::callers::name_sites(&trace.meta, &mut analysis);
     Ok(analysis)
 }
 

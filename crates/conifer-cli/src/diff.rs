@@ -7,8 +7,8 @@
 
 use crate::diff_order::{call_text, same_up_to_completion_order, Compare};
 use crate::output::{emit, emit_json};
-use crate::profile::{self, Times};
-use crate::site_names::{family_hash, signature_hash, what_sites_are};
+use conifer_analyze::site_names::{family_hash, signature_hash, what_sites_are};
+use conifer_analyze::times::{times, Times};
 use conifer_analyze::{human_bytes, Analysis, Site, Totals};
 use conifer_trace::decode::{human_time, Call, CallReader};
 use conifer_trace::ReadCalls;
@@ -25,7 +25,7 @@ fn site_key(trace: &Trace, site: &Site, st: &conifer_analyze::SiteStats) -> Stri
     match site {
         Site::Tree(id) => format!("{} [v{id}]", st.source.as_deref().unwrap_or("?")),
         Site::Address { offset, .. } => match &st.source {
-            Some(source) if crate::callsites::has_line(source) => {
+            Some(source) if conifer_analyze::callers::has_line(source) => {
                 format!("{} {source}", st.function)
             }
             source => format!(
@@ -80,7 +80,7 @@ struct Side {
 fn side(path: &Path) -> Result<Side, String> {
     let trace = conifer_trace::open(path)?;
     let analysis = crate::analysis::analyze(&trace, &Default::default())?;
-    let times = profile::times(&trace, &analysis);
+    let times = times(&trace, &analysis);
     Ok(Side {
         trace,
         analysis,

@@ -45,7 +45,7 @@ pub fn run(
         }
         Format::Otf2 => {
             let mut left = conifer_export::Left::default();
-            let mut resolver = crate::callsites::Resolver::new(&trace.meta);
+            let mut resolver = conifer_analyze::callers::Resolver::new(&trace.meta);
             let w =
                 conifer_export::otf2::export(&trace, output, &mut left, &mut |c| resolver.name(c))?;
             if let Some(line) = left.report("otf2") {

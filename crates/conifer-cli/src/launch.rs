@@ -34,10 +34,15 @@ pub struct TraceOptions {
     #[arg(long, value_parser = ["openmpi", "mpich"])]
     pub mpi: Option<String>,
     /// Record each call's call site (its return address, as module and offset) so `profile`
-    /// can name the source line of calls in programs not built with `conifer cc` (needs the
-    /// binary's debug information, `-g`, to name lines; also `CONIFER_CALLSITES=1`).
-    #[arg(long)]
+    /// can name the source line of calls in programs not built with `conifer cc`: the
+    /// default for programs built with `-g` (their debug information names the lines);
+    /// without it, sites are named by the symbol table (also `CONIFER_CALLSITES=1`).
+    #[arg(long, conflicts_with = "no_callsites")]
     pub callsites: bool,
+    /// Do not record call sites, even for a program built with `-g` (also
+    /// `CONIFER_CALLSITES=0`).
+    #[arg(long)]
+    pub no_callsites: bool,
     /// Leave these functions out of the record — counted, not recorded: comma-separated MPI
     /// function names (any case) or `queries` (MPI_Wtime, MPI_Comm_rank and other local
     /// queries); also `CONIFER_EXCLUDE`.
@@ -120,6 +125,9 @@ impl TraceOptions {
         if self.callsites {
             env.push(("CONIFER_CALLSITES", "1".into()));
         }
+        if self.no_callsites {
+            env.push(("CONIFER_CALLSITES", "0".into()));
+        }
         if let Some(list) = &self.exclude {
             env.push(("CONIFER_EXCLUDE", list.into()));
         }
@@ -152,6 +160,9 @@ impl TraceOptions {
         }
         if self.callsites {
             args.push("--callsites".into());
+        }
+        if self.no_callsites {
+            args.push("--no-callsites".into());
         }
         if let Some(list) = &self.exclude {
             args.push(format!("--exclude={list}").into());

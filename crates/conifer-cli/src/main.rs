@@ -2,7 +2,6 @@
 
 mod analysis;
 mod calibrate;
-mod callsites;
 mod comm_table;
 mod decode;
 mod diff;
@@ -23,7 +22,6 @@ mod replay;
 mod report;
 mod report_glance;
 mod sim;
-mod site_names;
 mod static_pass;
 mod stats;
 mod stats_timing;

@@ -1,171 +1,19 @@
 //! `conifer profile`: an mpiP-style profile. Per rank: application time, time in MPI, MPI%;
 //! per function and per call site: calls, total/mean/min/max time, bytes sent and received;
-//! the call sites that took the most time. Counts and bytes come from the compressed form
-//! (`conifer-analyze`); times from the trace's timing: each timing family's pooled statistics
-//! weighted by the calls the site or function made in it (default `--timing aggregate`), or
-//! every call's own duration when the run was recorded with `--timing lossless`.
+//! the call sites that took the most time. Every figure comes from `conifer-analyze` (counts
+//! and bytes from the compressed form, times from `conifer_analyze::times`); this file only
+//! formats them.
 
 use crate::output::{emit, emit_json};
-use crate::site_names::{site_label, what_sites_are};
-use conifer_analyze::{human_bytes, Analysis, Site};
+use conifer_analyze::rank_figures::INIT_FUNCTIONS;
+use conifer_analyze::site_names::{short_site_label, site_label, site_noun, what_sites_are};
+use conifer_analyze::times::{sorted_sites, times, Times};
+use conifer_analyze::{human_bytes, Analysis};
 use conifer_trace::decode::human_time;
-use conifer_trace::timing_mode::TimingMode;
-use conifer_trace::ReadCalls;
 use conifer_trace::Trace;
-use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
-
-/// Time statistics of a set of calls, nanoseconds.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct Time {
-    /// Calls timed.
-    pub calls: u64,
-    /// Total.
-    pub total_ns: f64,
-    /// Shortest call.
-    pub min_ns: f64,
-    /// Longest call.
-    pub max_ns: f64,
-}
-
-impl Time {
-    fn add(&mut self, calls: u64, total: f64, min: f64, max: f64) {
-        if calls == 0 {
-            return;
-        }
-        if self.calls == 0 || min < self.min_ns {
-            self.min_ns = min;
-        }
-        if max > self.max_ns {
-            self.max_ns = max;
-        }
-        self.calls += calls;
-        self.total_ns += total;
-    }
-
-    /// Mean per call.
-    pub fn mean_ns(&self) -> f64 {
-        if self.calls == 0 {
-            0.0
-        } else {
-            self.total_ns / self.calls as f64
-        }
-    }
-}
-
-/// Times per function and per call site.
-#[derive(Debug, Default)]
-pub struct Times {
-    /// Per function.
-    pub functions: BTreeMap<String, Time>,
-    /// Per call site.
-    pub sites: HashMap<Site, Time>,
-    /// True when the times are the calls' own (lossless or lossy timing).
-    pub exact: bool,
-}
-
-/// True when the trace carries every call's time (exact, or within a stated relative error).
-pub fn per_call(trace: &Trace) -> bool {
-    TimingMode::recorded(&trace.meta.options).keeps_calls()
-}
-
-/// The timing the times come from, as reports name it.
-pub fn timing_name(trace: &Trace, t: &Times) -> String {
-    if t.exact {
-        TimingMode::recorded(&trace.meta.options).to_string()
-    } else {
-        "aggregate".into()
-    }
-}
-
-/// The times of `analysis`'s functions and sites: per call with lossless or lossy timing;
-/// else function totals from the ranks' exact totals (where the trace has them) and site
-/// times from the pooled timing families.
-pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
-    if per_call(trace) {
-        if let Some(t) = exact_times(trace) {
-            return t;
-        }
-    }
-    let mut t = pooled_times(trace, analysis);
-    let figures = conifer_analyze::rank_figures::rank_figures(trace);
-    if figures.iter().all(|f| f.exact) {
-        for (name, time) in &mut t.functions {
-            time.total_ns = figures
-                .iter()
-                .filter_map(|f| f.functions.get(name))
-                .map(|&ns| ns as f64)
-                .sum();
-        }
-    }
-    t
-}
-
-/// Times from the pooled timing families: each family's mean weighted by its calls.
-fn pooled_times(trace: &Trace, analysis: &Analysis) -> Times {
-    let fam = &trace.record.timing;
-    let of = |families: &BTreeMap<u32, u64>| {
-        let mut t = Time::default();
-        for (&f, &n) in families {
-            if let Some(s) = fam.get(f as usize).map(|f| &f.stats.duration) {
-                t.add(n, n as f64 * s.mean(), s.min, s.max);
-            }
-        }
-        t
-    };
-    Times {
-        functions: analysis
-            .function_families
-            .iter()
-            .map(|(name, f)| (name.clone(), of(f)))
-            .collect(),
-        sites: analysis
-            .sites
-            .iter()
-            .map(|(s, st)| (*s, of(&st.families)))
-            .collect(),
-        exact: false,
-    }
-}
-
-/// Every call's own time (lossless or lossy timing): expands the calls, as the per-call times are
-/// stored per call.
-fn exact_times(trace: &Trace) -> Option<Times> {
-    let families = trace.record.timing_index();
-    let mut t = Times {
-        exact: true,
-        ..Times::default()
-    };
-    let reader = trace.reader();
-    for rank in 0..trace.meta.ranks {
-        let entry = &trace.record.ranks[rank as usize];
-        let terminals =
-            (0..entry.threads.len()).flat_map(|th| trace.record.thread_terminals(entry, th));
-        for (call, term) in reader.calls(rank).zip(terminals) {
-            let call = call.ok()?;
-            let d = call.time?.duration_ns as f64;
-            t.functions
-                .entry(call.name.to_string())
-                .or_default()
-                .add(1, d, d, d);
-            let site = match (call.site, call.signature.caller) {
-                (Some(s), _) => Site::Tree(s),
-                (None, Some(c)) => Site::Address {
-                    module: c.module,
-                    offset: c.offset,
-                },
-                (None, None) => match families.get(term as usize).copied().flatten() {
-                    Some(f) => Site::Family(f),
-                    None => Site::Signature(term),
-                },
-            };
-            t.sites.entry(site).or_default().add(1, d, d, d);
-        }
-    }
-    Some(t)
-}
 
 /// The whole profile as JSON.
 pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
@@ -181,6 +29,8 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
                 "compute_ns": f.compute_ns,
                 "recorder_ns": f.recorder_ns,
                 "mpi_percent": f.mpi_percent(),
+                "init_ns": f.init_ns(),
+                "mpi_percent_after_init": f.mpi_percent_after_init(),
                 "exact": f.exact,
                 "function_mpi_ns": f.functions,
                 "calls": a.per_rank[r].calls,
@@ -232,11 +82,14 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
     serde_json::json!({
         "ranks": trace.meta.ranks,
         "command_line": trace.meta.command_line,
-        "timing": timing_name(trace, t),
+        "timing": t.timing_name(trace),
+        "clock_resolution_ns": t.resolution_ns,
         "calls": a.functions.values().map(|f| f.calls).sum::<u64>(),
         "per_rank": ranks,
         "per_rank_times": conifer_analyze::rank_figures::FIGURES_NOTE,
         "functions": functions,
+        "sites_are": site_noun(a),
+        "sites_note": what_sites_are(trace, a),
         "call_sites": sites,
         "communicators": comms,
         "communicator_origins": conifer_analyze::comm_origins::comm_origins(trace),
@@ -245,26 +98,6 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
     })
 }
 
-/// Call sites by time, longest first (then by calls).
-pub fn sorted_sites<'a>(
-    a: &'a Analysis,
-    t: &Times,
-) -> Vec<(&'a Site, &'a conifer_analyze::SiteStats, Time)> {
-    let mut v: Vec<_> = a
-        .sites
-        .iter()
-        .map(|(s, st)| (s, st, t.sites.get(s).copied().unwrap_or_default()))
-        .collect();
-    v.sort_by(|x, y| {
-        y.2.total_ns
-            .total_cmp(&x.2.total_ns)
-            .then(y.1.totals.calls.cmp(&x.1.totals.calls))
-            .then(x.0.cmp(y.0))
-    });
-    v
-}
-
-/// What the byte columns mean, printed under the functions.
 /// What the received and posted byte columns count.
 pub const BYTES_NOTE: &str = "(received: bytes that arrived, from the receives' statuses, else \
      from the matching sends; posted: receive capacity posted, count × type size, \
@@ -312,16 +145,12 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         s,
         "ranks       {}   calls {calls}   timing {}",
         m.ranks,
-        if t.exact {
-            TimingMode::recorded(&m.options).describe()
-        } else {
-            TimingMode::Aggregate.describe()
-        }
+        t.timing_description(trace)
     );
     let figures = conifer_analyze::rank_figures::rank_figures(trace);
-    let (app, mpi) = figures
-        .iter()
-        .fold((0.0, 0.0), |(a, m), f| (a + f.busy_ns(), m + f.mpi_ns));
+    let (app, mpi, init) = figures.iter().fold((0.0, 0.0, 0.0), |(a, m, i), f| {
+        (a + f.busy_ns(), m + f.mpi_ns, i + f.init_ns())
+    });
     let exact = figures.iter().all(|f| f.exact);
     let _ = writeln!(
         s,
@@ -331,6 +160,11 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         } else {
             "app = in MPI + between calls; this trace keeps per-rank totals within 4.4%"
         }
+    );
+    let _ = writeln!(
+        s,
+        "(MPI% as mpiP counts it: MPI_Init's time, {} over all ranks, left out of both MPI and app)",
+        human_time(init)
     );
     let opt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), human_time);
     let _ = writeln!(
@@ -346,7 +180,7 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
             opt(f.span_ns),
             human_time(f.busy_ns()),
             human_time(f.mpi_ns),
-            pct(f.mpi_ns, f.busy_ns()),
+            pct(f.mpi_ns - f.init_ns(), f.busy_ns() - f.init_ns()),
             opt(f.recorder_ns)
         );
     }
@@ -357,11 +191,27 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
         "",
         human_time(app),
         human_time(mpi),
-        pct(mpi, app),
+        pct(mpi - init, app - init),
         ""
     );
-    let total_time: f64 = t.functions.values().map(|x| x.total_ns).sum();
-    let _ = writeln!(s, "\n@--- functions ---");
+    // Shares of MPI time after MPI_Init, as mpiP's.
+    let total_time: f64 = t
+        .functions
+        .iter()
+        .filter(|(name, _)| !INIT_FUNCTIONS.contains(&name.as_str()))
+        .map(|(_, x)| x.total_ns)
+        .sum();
+    let share = |name: &str, ns: f64| {
+        if INIT_FUNCTIONS.contains(&name) {
+            "-".to_string()
+        } else {
+            pct(ns, total_time)
+        }
+    };
+    let _ = writeln!(
+        s,
+        "\n@--- functions (MPI%: share of the time in MPI after MPI_Init) ---"
+    );
     let _ = writeln!(
         s,
         "{:<24} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
@@ -381,54 +231,48 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
             name,
             tot.calls,
             human_time(time.total_ns),
-            pct(time.total_ns, total_time),
-            human_time(time.mean_ns()),
-            human_time(time.min_ns),
-            human_time(time.max_ns),
+            share(name, time.total_ns),
+            t.shown(time.mean_ns()),
+            t.shown(time.min_ns),
+            t.shown(time.max_ns),
             human_bytes(tot.bytes_sent),
             human_bytes(tot.bytes_received),
             posted(tot)
         );
     }
     let _ = writeln!(s, "{BYTES_NOTE}");
+    if t.resolution_ns > 0.0 {
+        let _ = writeln!(s, "({})", t.resolution_note());
+    }
     let sites = sorted_sites(a, t);
     let _ = writeln!(
         s,
-        "\n@--- top {} call sites by time (of {}) ---\n({})",
+        "\n@--- top {} {} by time (of {}) ---\n({})",
         top.min(sites.len()),
+        site_noun(a),
         sites.len(),
         what_sites_are(trace, a)
     );
     let _ = writeln!(
         s,
-        "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
-        "site",
-        "function",
-        "calls",
-        "time",
-        "MPI%",
-        "mean",
-        "min",
-        "max",
-        "sent",
-        "received",
-        "posted"
+        "{:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}  site",
+        "function", "calls", "time", "MPI%", "mean", "min", "max", "sent", "received", "posted",
     );
     for (site, st, time) in sites.iter().take(top) {
         let _ = writeln!(
             s,
-            "{:<40} {:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}",
-            site_label(trace, site, &st.function, st.source.as_deref()),
+            "{:<20} {:>9} {:>10} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11} {:>11}  {}",
             st.function,
             st.totals.calls,
             human_time(time.total_ns),
-            pct(time.total_ns, total_time),
-            human_time(time.mean_ns()),
-            human_time(time.min_ns),
-            human_time(time.max_ns),
+            share(&st.function, time.total_ns),
+            t.shown(time.mean_ns()),
+            t.shown(time.min_ns),
+            t.shown(time.max_ns),
             human_bytes(st.totals.bytes_sent),
             human_bytes(st.totals.bytes_received),
-            posted(&st.totals)
+            posted(&st.totals),
+            short_site_label(trace, site, &st.function, st.source.as_deref()),
         );
     }
     if !a.comms.is_empty() {

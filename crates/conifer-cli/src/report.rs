@@ -5,10 +5,11 @@
 
 use crate::matrix::Select;
 use crate::plot::{self, Inputs};
-use crate::profile::{self, sorted_sites};
+use crate::profile;
 use crate::report_glance::Glance;
-use crate::site_names::{site_label, what_sites_are};
 use base64::Engine;
+use conifer_analyze::site_names::{short_site_label, site_label, site_noun, what_sites_are};
+use conifer_analyze::times::{per_call, sorted_sites};
 use conifer_analyze::{human_bytes, Totals};
 use conifer_trace::decode::human_time;
 use conifer_trace::TraceFile;
@@ -72,7 +73,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     let sections = conifer_trace::section_sizes(&file.bytes)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let a = crate::analysis::analyze(trace, &Default::default())?;
-    let t = profile::times(trace, &a);
+    let t = conifer_analyze::times::times(trace, &a);
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -99,7 +100,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
          matrix are computed on the compressed trace; times from its {} timing.</p>",
         m.ranks,
         human_bytes(file_bytes.len() as u64),
-        profile::timing_name(trace, &t)
+        t.timing_name(trace)
     );
     let figures = conifer_analyze::rank_figures::rank_figures(trace);
     let spreads = conifer_analyze::imbalance::spreads(&figures);
@@ -169,9 +170,9 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
             esc(f),
             tot.calls,
             human_time(time.total_ns),
-            human_time(time.mean_ns()),
-            human_time(time.min_ns),
-            human_time(time.max_ns),
+            t.shown(time.mean_ns()),
+            t.shown(time.min_ns),
+            t.shown(time.max_ns),
             byte_cells(tot)
         );
     }
@@ -180,9 +181,10 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     // Call sites.
     let _ = write!(
         h,
-        "<h2>Top call sites by time</h2><p class=\"note\">{} call sites; {}.</p>",
+        "<h2>Top {noun} by time</h2><p class=\"note\">{} {noun}; {}.</p>",
         sites.len(),
-        what_sites_are(trace, &a)
+        what_sites_are(trace, &a),
+        noun = site_noun(&a)
     );
     let _ = write!(
         h,
@@ -192,15 +194,21 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     for (site, st, time) in sites.iter().take(25) {
         let _ = write!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td>{}</tr>",
+            "<tr><td class=\"l\" title=\"{}\">{}</td><td class=\"l\">{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
             esc(&site_label(trace, site, &st.function, st.source.as_deref())),
+            esc(&short_site_label(
+                trace,
+                site,
+                &st.function,
+                st.source.as_deref()
+            )),
             esc(&st.function),
             st.totals.calls,
             human_time(time.total_ns),
-            human_time(time.mean_ns()),
-            human_time(time.min_ns),
-            human_time(time.max_ns),
+            t.shown(time.mean_ns()),
+            t.shown(time.min_ns),
+            t.shown(time.max_ns),
             byte_cells(&st.totals)
         );
     }
@@ -269,7 +277,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     // Sizes.
     h.push_str("<h2>Message sizes</h2>");
     h.push_str(&img(&plot::svg("sizes", &inp, sel_all())?));
-    if profile::per_call(trace) {
+    if per_call(trace) {
         h.push_str("<h2>Timeline</h2>");
         h.push_str(&img(&plot::svg("timeline", &inp, sel_all())?));
         match crate::waits::compute(trace) {

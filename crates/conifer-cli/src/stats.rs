@@ -116,19 +116,29 @@ fn vertex_records(forest: &Forest) -> usize {
     forest.vertices.iter().map(Vec::len).sum()
 }
 
-/// One line on the trace trees.
-fn tree_summary(trace: &Trace, forest: &Forest) -> String {
+/// One line on the trace trees. The tree and the grammar path hold records: the MPI calls and
+/// the buffer-release records (`segment_frees`), which are not MPI calls.
+fn tree_summary(trace: &Trace, forest: &Forest, calls: u64, segment_frees: u64) -> String {
     let (inside, outside) = tree_calls(trace);
+    let records = if segment_frees > 0 {
+        format!(
+            "{} records ({calls} MPI calls + {segment_frees} buffer-release records)",
+            inside + outside
+        )
+    } else {
+        format!("{} calls", inside + outside)
+    };
     format!(
-        "{} vertices, {} distinct vertex records, {} distinct thread trees; {inside} calls in \
-         the tree, {outside} outside it (grammar path)",
+        "{} vertices, {} distinct vertex records, {} distinct thread trees; of its {records}, \
+         {inside} in the tree and {outside} outside it (grammar path)",
         forest.structure.shape.len(),
         vertex_records(forest),
         forest.trees.len()
     )
 }
 
-/// The trace trees in `stats --json`.
+/// The trace trees in `stats --json`: `calls_in_tree` and `calls_outside_tree` count records
+/// (MPI calls and buffer-release records, `segment_frees`).
 fn tree_json(trace: &Trace, forest: &Forest) -> serde_json::Value {
     let (inside, outside) = tree_calls(trace);
     serde_json::json!({
@@ -291,6 +301,13 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
         "calls       {recorded}{languages}, {} in MPI over all ranks",
         human_time(time_ns)
     );
+    if segment_frees > 0 {
+        outln!(
+            out,
+            "also        {segment_frees} buffer-release records (memory MPI used, freed by the \
+             program): recorded beside the calls, not MPI calls"
+        );
+    }
     if left_out_total > 0 {
         let by_function: Vec<String> = left_out.iter().map(|(f, n)| format!("{f} {n}")).collect();
         outln!(
@@ -300,7 +317,11 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
         );
     }
     if let Some(forest) = &trace.record.forest {
-        outln!(out, "trace tree  {}", tree_summary(&trace, forest));
+        outln!(
+            out,
+            "trace tree  {}",
+            tree_summary(&trace, forest, calls, segment_frees)
+        );
     }
     outln!(
         out,

@@ -2,10 +2,10 @@
 //! critical path of the recorded run, as `conifer_analyze::waits` computes them on the
 //! synchronised timeline; text, JSON, and the HTML report's section. Needs per-call timing.
 
-use crate::callsites::Resolver;
 use crate::output::outln;
 use crate::output::{emit, emit_json};
-use crate::site_names::site_label;
+use conifer_analyze::callers::Resolver;
+use conifer_analyze::site_names::site_label;
 use conifer_analyze::waits::{self, CriticalPath, Pattern, WaitEntry, Waits};
 use conifer_analyze::Site;
 use conifer_trace::decode::human_time;

@@ -87,13 +87,14 @@ fn profile_and_diff_name_a_site_alike_and_say_how_to_get_lines() {
     assert!(site.starts_with("MPI_Sendrecv family "), "{site}");
     let profile = run_ok(Command::new(conifer()).arg("profile").arg(&four));
     let profile = String::from_utf8_lossy(&profile.stdout);
+    // The site's name ends its row (function, calls, times, bytes, then the name).
     let row: Vec<&str> = profile
         .lines()
-        .find(|l| l.starts_with(&format!("{site} ")))
+        .find(|l| l.ends_with(&format!("  {site}")))
         .unwrap_or_else(|| panic!("profile has no site {site}:\n{profile}"))
         .split_whitespace()
         .collect();
-    assert_eq!(row[4], "12", "{row:?}");
+    assert_eq!((row[0], row[1]), ("MPI_Sendrecv", "12"), "{row:?}");
     for text in [&diff, &profile] {
         assert!(text.contains("conifer run --callsites"), "{text}");
     }
@@ -143,4 +144,59 @@ fn diff_of_runs_differing_in_completion_order_says_so() {
     let j: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(j["equal_up_to_timing"], false);
     assert_eq!(j["equal_up_to_completion_order"], true);
+}
+
+/// `profile` shows no time as 0 ns: a time shorter than one clock read (what the recorder
+/// takes off every call, from `stats --json`'s clocks) reads `<R`, and the line under the
+/// table says why. Its MPI% leaves MPI_Init out as mpiP does: the `*` row is
+/// (MPI − MPI_Init) / (app − MPI_Init) over the ranks' exact totals.
+#[test]
+fn profile_shows_no_zero_times_and_mpi_percent_after_init() {
+    let trace = ring(3, 50, "zero-times");
+    let text = String::from_utf8(run_ok(Command::new(conifer()).arg("profile").arg(&trace)).stdout)
+        .unwrap();
+    assert!(
+        !text.split_whitespace().any(|w| w == "0ns"),
+        "a time shown as 0ns:\n{text}"
+    );
+    let stats = run_ok(
+        Command::new(conifer())
+            .args(["stats", "--json"])
+            .arg(&trace),
+    );
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let read_ps = stats["timing"]["clocks"]
+        .as_array()
+        .map(|ranks| {
+            ranks
+                .iter()
+                .filter_map(|r| r["clock_read_ps"].as_u64())
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    if text.contains("shorter than one clock read") {
+        assert!(read_ps > 0, "{stats}");
+    }
+    let profile = run_ok(
+        Command::new(conifer())
+            .args(["profile", "--json"])
+            .arg(&trace),
+    );
+    let profile: serde_json::Value = serde_json::from_slice(&profile.stdout).unwrap();
+    let (mut mpi, mut app, mut init) = (0.0, 0.0, 0.0);
+    for rank in profile["per_rank"].as_array().unwrap() {
+        mpi += rank["mpi_ns"].as_f64().unwrap();
+        app += rank["app_ns"].as_f64().unwrap();
+        init += rank["function_mpi_ns"]["MPI_Init"].as_f64().unwrap_or(0.0);
+    }
+    assert!(init > 0.0, "ring calls MPI_Init: {profile}");
+    let star: Vec<&str> = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("* "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let expected = format!("{:.1}", 100.0 * (mpi - init) / (app - init));
+    assert_eq!(star[3], expected, "{text}");
 }

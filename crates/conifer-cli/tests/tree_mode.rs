@@ -107,6 +107,29 @@ fn check(app: &str, ranks: u32, iterations: u32) -> serde_json::Value {
         trees["calls_in_tree"].as_u64().unwrap() > 0,
         "{app}: no call went into the tree: {trees}"
     );
+    // The tree and the grammar path hold the MPI calls and the buffer-release records (which
+    // `stats` names apart): the two add up to both, as the text line says.
+    let records = |key: &str| trees[key].as_u64().unwrap();
+    let (calls_made, frees) = (
+        stats["calls"].as_u64().unwrap(),
+        stats["segment_frees"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        records("calls_in_tree") + records("calls_outside_tree"),
+        calls_made + frees,
+        "{app}: {trees}"
+    );
+    let text =
+        String::from_utf8(run_ok(Command::new(conifer()).arg("stats").arg(&tree)).stdout).unwrap();
+    let of_records = if frees > 0 {
+        format!(
+            "of its {} records ({calls_made} MPI calls + {frees} buffer-release records)",
+            calls_made + frees
+        )
+    } else {
+        format!("of its {calls_made} calls")
+    };
+    assert!(text.contains(&of_records), "{app}: {text}");
     assert!(
         stats_json(&grammar)["trace_tree"].is_null(),
         "{app}: CONIFER_TREE=0 still filled trees"

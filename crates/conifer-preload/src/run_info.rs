@@ -111,7 +111,7 @@ fn options() -> Vec<String> {
     if set("CONIFER_RAW") {
         options.push("raw".into());
     }
-    if set("CONIFER_CALLSITES") {
+    if crate::record::callers_recorded() {
         options.push("callsites".into());
     }
     if let Ok(list) = std::env::var("CONIFER_EXCLUDE") {

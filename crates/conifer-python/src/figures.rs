@@ -1,23 +1,22 @@
-//! The statistics of a whole trace, computed by `conifer-analyze` on the compressed form as
-//! the CLI computes them: the per-function profile, per-rank figures and the matrix.
+//! The statistics of a whole trace as columns, every figure from `conifer-analyze` (the same
+//! functions `conifer profile`, `report` and `matrix` format): the per-function and per-site
+//! profile, per-rank figures and the matrix.
 
 use conifer_analyze::rank_figures::rank_figures;
+use conifer_analyze::site_names::site_label;
+use conifer_analyze::times::{sorted_sites, times, Time};
 use conifer_analyze::{MatrixSelect, Totals, UnknownWord};
-use conifer_trace::timing_mode::TimingMode;
 use conifer_trace::Trace;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// The trace's analysis (an error in one line).
-fn analysis(trace: &Trace) -> PyResult<conifer_analyze::Analysis> {
-    conifer_analyze::analyze(trace, &mut |_, _| {})
-        .map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-/// The timing the trace kept (`aggregate`, `histogram`, `lossless`, `lossy:REL`).
-pub fn timing_name(trace: &Trace) -> String {
-    TimingMode::recorded(&trace.meta.options).to_string()
+/// The trace's analysis, its recorded callers named (an error in one line).
+pub fn analysis(trace: &Trace) -> PyResult<conifer_analyze::Analysis> {
+    let mut a = conifer_analyze::analyze(trace, &mut |_, _| {})
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    conifer_analyze::callers::name_sites(&trace.meta, &mut a);
+    Ok(a)
 }
 
 /// Calls recorded, over all ranks and threads (from the grammars and trees, not expanded).
@@ -34,26 +33,79 @@ pub fn total_calls(trace: &Trace) -> u64 {
         .sum()
 }
 
-/// Per function: calls, bytes sent, received (arrived) and posted (receive capacity), and time
-/// in MPI summed over ranks (without the recorder).
+/// Sets the time columns (`time_ns`, `mean_ns`, `min_ns`, `max_ns`) of `times` on `d`.
+fn set_times(d: &Bound<'_, PyDict>, times: &[Time]) -> PyResult<()> {
+    d.set_item(
+        "time_ns",
+        times.iter().map(|t| t.total_ns).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "mean_ns",
+        times.iter().map(Time::mean_ns).collect::<Vec<_>>(),
+    )?;
+    d.set_item("min_ns", times.iter().map(|t| t.min_ns).collect::<Vec<_>>())?;
+    d.set_item("max_ns", times.iter().map(|t| t.max_ns).collect::<Vec<_>>())?;
+    Ok(())
+}
+
+/// Sets the count and byte columns of `totals` on `d`.
+fn set_totals(d: &Bound<'_, PyDict>, totals: &[&Totals]) -> PyResult<()> {
+    let column =
+        |field: fn(&Totals) -> u64| -> Vec<u64> { totals.iter().map(|t| field(t)).collect() };
+    d.set_item("calls", column(|t| t.calls))?;
+    d.set_item("bytes_sent", column(|t| t.bytes_sent))?;
+    d.set_item("bytes_received", column(|t| t.bytes_received))?;
+    d.set_item("bytes_posted", column(|t| t.bytes_posted))?;
+    Ok(())
+}
+
+/// Per function: calls, bytes sent, received (arrived) and posted (receive capacity), and
+/// time in MPI summed over ranks (without the recorder), as `conifer profile` prints them.
 pub fn profile<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDict>> {
     let a = analysis(trace)?;
-    let figures = rank_figures(trace);
+    let t = times(trace, &a);
     let names: Vec<&String> = a.functions.keys().collect();
-    let exact = !figures.is_empty() && figures.iter().all(|f| f.exact);
-    let time = |name: &str| -> Option<u64> {
-        exact.then(|| figures.iter().filter_map(|f| f.functions.get(name)).sum())
-    };
-    let totals = |field: fn(&Totals) -> u64| -> Vec<u64> {
-        names.iter().map(|n| field(&a.functions[*n])).collect()
-    };
     let d = PyDict::new(py);
     d.set_item("function", names.clone())?;
-    d.set_item("calls", totals(|t| t.calls))?;
-    d.set_item("bytes_sent", totals(|t| t.bytes_sent))?;
-    d.set_item("bytes_received", totals(|t| t.bytes_received))?;
-    d.set_item("bytes_posted", totals(|t| t.bytes_posted))?;
-    d.set_item("time_ns", names.iter().map(|n| time(n)).collect::<Vec<_>>())?;
+    set_totals(
+        &d,
+        &names.iter().map(|n| &a.functions[*n]).collect::<Vec<_>>(),
+    )?;
+    let function_times: Vec<Time> = names
+        .iter()
+        .map(|n| t.functions.get(*n).copied().unwrap_or_default())
+        .collect();
+    set_times(&d, &function_times)?;
+    Ok(d)
+}
+
+/// Per call site (longest time first): its name as `conifer profile --json` gives it, the
+/// function, `file:line` where known, calls, bytes and times.
+pub fn sites<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDict>> {
+    let a = analysis(trace)?;
+    let t = times(trace, &a);
+    let rows = sorted_sites(&a, &t);
+    let d = PyDict::new(py);
+    d.set_item(
+        "site",
+        rows.iter()
+            .map(|(s, st, _)| site_label(trace, s, &st.function, st.source.as_deref()))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "function",
+        rows.iter()
+            .map(|r| r.1.function.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "source",
+        rows.iter()
+            .map(|r| r.1.source.as_deref())
+            .collect::<Vec<_>>(),
+    )?;
+    set_totals(&d, &rows.iter().map(|r| &r.1.totals).collect::<Vec<_>>())?;
+    set_times(&d, &rows.iter().map(|r| r.2).collect::<Vec<_>>())?;
     Ok(d)
 }
 
@@ -79,8 +131,19 @@ pub fn ranks<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDict>
         figures.iter().map(|f| f.recorder_ns).collect::<Vec<_>>(),
     )?;
     d.set_item(
+        "init_ns",
+        figures.iter().map(|f| f.init_ns()).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
         "mpi_percent",
         figures.iter().map(|f| f.mpi_percent()).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "mpi_percent_after_init",
+        figures
+            .iter()
+            .map(|f| f.mpi_percent_after_init())
+            .collect::<Vec<_>>(),
     )?;
     Ok(d)
 }

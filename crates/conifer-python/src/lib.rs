@@ -8,6 +8,7 @@ mod calls;
 mod columns;
 mod figures;
 mod trace;
+mod waits;
 
 use pyo3::prelude::*;
 

@@ -1,7 +1,7 @@
 //! The trace object Python holds: an opened trace and the methods the package builds its
 //! tables from.
 
-use crate::{calls, figures};
+use crate::{calls, figures, waits};
 use conifer_trace::Trace;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -53,7 +53,10 @@ impl PyTrace {
             .map(|r| r.host.as_str())
             .collect();
         d.set_item("hosts", hosts)?;
-        d.set_item("timing", figures::timing_name(&self.trace))?;
+        d.set_item(
+            "timing",
+            conifer_analyze::times::recorded_timing(&self.trace),
+        )?;
         d.set_item("calls", figures::total_calls(&self.trace))?;
         Ok(d)
     }
@@ -80,6 +83,22 @@ impl PyTrace {
     /// recorder), computed on the compressed form as `conifer profile` does.
     fn profile_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         figures::profile(py, &self.trace)
+    }
+
+    /// Per call site: name, function, `file:line`, calls, bytes and times, as `conifer
+    /// profile` lists them.
+    fn site_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        figures::sites(py, &self.trace)
+    }
+
+    /// Wait states per (pattern, rank, call site), as `conifer waits` computes them.
+    fn wait_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        waits::entries(py, &self.trace)
+    }
+
+    /// The critical path's shares, segments and facts (`None` when no rank made a call).
+    fn critical_path<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        waits::critical_path(py, &self.trace)
     }
 
     /// Per rank: span as run, time in MPI and between calls without the recorder, the

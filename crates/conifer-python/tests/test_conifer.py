@@ -116,6 +116,41 @@ def test_profile_counts_and_times(traces):
         assert abs(row["time_ns"] - durations[function]) <= len(calls), function
 
 
+def test_sites_add_up_to_the_calls_and_their_durations(traces):
+    trace = conifer.open(traces["mg"])
+    stats = cli_json("stats", "--json", traces["mg"])
+    sites = trace.sites()
+    assert sites["calls"].sum() == stats["calls"]
+    # Lossless timing: a function's sites hold its calls' durations, summed and at their least.
+    calls = trace.calls()
+    by_function = sites.groupby("function")
+    durations = calls.groupby("function")["duration_ns"]
+    for function, total in by_function["time_ns"].sum().items():
+        assert abs(total - durations.sum()[function]) <= len(calls), function
+        assert by_function["min_ns"].min()[function] == durations.min()[function], function
+    profile = cli_json("profile", "--json", traces["mg"])
+    assert list(sites["site"]) == [s["label"] for s in profile["call_sites"]]
+
+
+def test_waits_and_critical_path_are_what_conifer_waits_computes(traces):
+    trace = conifer.open(traces["mg"])
+    waits = cli_json("waits", "--json", traces["mg"])
+    frame = trace.waits()
+    assert len(frame) == len(waits["waits"])
+    totals = frame.groupby("pattern")["time_ns"].sum().to_dict()
+    assert totals == {p: t for p, t in waits["totals"].items() if t}
+    path = trace.critical_path()
+    cli_path = waits["critical_path"]
+    assert path["time_ns"].sum() == cli_path["length_ns"] == path.attrs["length_ns"]
+    assert sorted(zip(path["rank"], path["activity"], path["time_ns"])) == sorted(
+        (s["rank"], s["activity"], s["time_ns"]) for s in cli_path["shares"])
+    segments = trace.critical_path(segments=True)
+    assert (segments["end_ns"] - segments["start_ns"]).sum() == cli_path["length_ns"]
+    # Aggregate timing keeps no per-call times: one clear error.
+    with pytest.raises(ValueError, match="per-call"):
+        conifer.open(traces["ring"]).waits()
+
+
 def test_bad_input_is_one_clear_error(tmp_path):
     bogus = tmp_path / "not-a-trace.cft"
     bogus.write_bytes(b"hello")

@@ -32,8 +32,8 @@ mod open;
 pub use conifer_compress::fast_hash;
 pub use conifer_format::{
     caller, clock, columns, completion, container, forest, grid, histogram, log_quantiser,
-    lossy_timeline, partial, predefined, rank, rank_totals, recorded, stored, streams, timeline,
-    timing, timing_mode, value, varint,
+    lossy_timeline, partial, predefined, rank, rank_totals, recorded, signature, stored, streams,
+    timeline, timing, timing_mode, value, varint,
 };
 pub use conifer_format::{
     read_sections, section_sizes, FormatError, FunctionCounts, FunctionInfo, Language, Metadata,

@@ -230,7 +230,7 @@ impl Interner {
 pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Timelines, WaitsError> {
     let table = CommTable::new(trace);
     let reader = trace.reader();
-    let families = trace.record.timing_index();
+    let families = crate::Families::new(trace);
     let mut tl = Timelines::default();
     let mut names = Interner {
         sites: FastMap::default(),
@@ -274,7 +274,7 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
                 _ => {
                     let (site, source) = crate::site_of(
                         trace,
-                        &families,
+                        families.of(call.terminal, &call.signature),
                         call.terminal,
                         call.site,
                         call.signature.caller,

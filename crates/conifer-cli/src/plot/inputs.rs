@@ -1,7 +1,7 @@
 //! What every picture is drawn from.
 
 use super::window::Window;
-use crate::profile::Times;
+use conifer_analyze::times::Times;
 use conifer_analyze::Analysis;
 use conifer_trace::Trace;
 

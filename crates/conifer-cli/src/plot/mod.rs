@@ -16,7 +16,6 @@ mod timeline;
 pub mod window;
 
 use crate::matrix::Select;
-use crate::profile;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -137,7 +136,7 @@ pub fn run(
         window::Window::default()
     };
     let analysis = crate::analysis::analyze(&trace, &Default::default())?;
-    let times = profile::times(&trace, &analysis);
+    let times = conifer_analyze::times::times(&trace, &analysis);
     let inp = Inputs {
         trace: &trace,
         analysis: &analysis,

@@ -1,7 +1,7 @@
 //! Unit tests of the pictures: a large matrix is drawn in blocks of ranks.
 
 use super::*;
-use crate::profile::Times;
+use conifer_analyze::times::Times;
 use conifer_analyze::{Analysis, Matrix};
 use conifer_trace::Trace;
 

@@ -6,7 +6,6 @@ use super::chart::{axes, err, side_legend, titled, Res};
 use super::inputs::Inputs;
 use super::style::{named, time_unit, NAMED_COLOURS, OTHER};
 use super::window::Window;
-use crate::profile;
 use conifer_trace::{ReadCalls, Trace};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -103,7 +102,7 @@ fn series(spans: &[Span], names: &[String]) -> (Vec<usize>, Vec<(String, RGBColo
 /// by function; calls of one series closer than a pixel are merged.
 pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     let trace = inp.trace;
-    if !profile::per_call(trace) {
+    if !conifer_analyze::times::per_call(trace) {
         return Err(
             "the timeline needs every call's time: record with --timing lossless or lossy:REL"
                 .into(),

@@ -7,9 +7,24 @@
 use conifer_format::caller::{module_key, Caller};
 use std::ffi::{c_int, c_void, CStr};
 
-/// True when the run records call sites.
+/// True when the run records call sites: `CONIFER_CALLSITES=1` (or any value but `0`) asks,
+/// `CONIFER_CALLSITES=0` declines; by default, when the program carries line information
+/// (built with `-g`: a `.debug_line` section) and no structure tree (`conifer cc`, whose
+/// tree names its call sites). Decided once per process.
 pub fn requested() -> bool {
-    std::env::var("CONIFER_CALLSITES").is_ok_and(|v| !v.is_empty() && v != "0")
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| match std::env::var("CONIFER_CALLSITES") {
+        Ok(v) => !v.is_empty() && v != "0",
+        Err(_) => by_default(),
+    })
+}
+
+/// True when the program has line information to name call sites by and no structure tree
+/// (the section `conifer cc` embeds it in).
+fn by_default() -> bool {
+    let names = super::elf_sections::section_names("/proc/self/exe");
+    let has = |name: &[u8]| names.iter().any(|n| n == name);
+    has(b".debug_line") && !has(b".conifer_tree")
 }
 
 /// An executable range of one loaded module.

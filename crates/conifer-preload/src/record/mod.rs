@@ -13,6 +13,7 @@ mod comms;
 mod completion;
 mod completion_state;
 pub mod control;
+mod elf_sections;
 mod global;
 mod handles;
 mod input_memo;
@@ -79,6 +80,12 @@ pub fn ns_per_tick() -> f64 {
 /// The timing the run asked for (`CONIFER_TIMING`; the default when unset or not understood).
 pub fn timing_mode() -> conifer_format::timing_mode::TimingMode {
     timing_env::requested()
+}
+
+/// True when the run records call sites (`CONIFER_CALLSITES`, by default for programs built
+/// with `-g`).
+pub fn callers_recorded() -> bool {
+    callers::requested()
 }
 
 /// The paths of the modules recorded call sites are named in (`CONIFER_CALLSITES`); empty

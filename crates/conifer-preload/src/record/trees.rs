@@ -11,11 +11,10 @@
 use conifer_compress::tree::TreeBuilder;
 use conifer_format::forest::Structure;
 use std::cell::Cell;
-use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
 
-/// Section the static pass embeds the tree in.
+/// Section the static pass embeds the tree in (also read by [`super::callers`]).
 const SECTION: &[u8] = b".conifer_tree";
 /// Runs a new run is compared with, by default.
 const DEFAULT_WINDOW: usize = 64;
@@ -156,47 +155,14 @@ impl Events {
 /// from the section headers alone, so large binaries cost a few small reads.
 fn embedded_tree(path: &str) -> std::io::Result<Option<Vec<u8>>> {
     let mut file = std::fs::File::open(path)?;
-    let mut header = [0u8; 64];
-    file.read_exact(&mut header)?;
-    // ELF64, little-endian: the only kind `conifer cc` builds on this platform.
-    if &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
+    let Some(sections) = super::elf_sections::sections(&mut file)? else {
         return Ok(None);
-    }
-    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
-    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4")) as u64;
-    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8"));
-    let (offset, size, count, names) = (
-        u64_at(&header, 0x28),
-        u16_at(&header, 0x3a),
-        u16_at(&header, 0x3c),
-        u16_at(&header, 0x3e),
-    );
-    if size < 64 || names >= count {
-        return Ok(None);
-    }
-    let mut table = vec![0u8; size * count];
-    file.seek(SeekFrom::Start(offset))?;
-    file.read_exact(&mut table)?;
-    let section = |i: usize| &table[i * size..(i + 1) * size];
-    let read = |file: &mut std::fs::File, at: u64, len: u64| -> std::io::Result<Vec<u8>> {
-        let mut data = vec![0u8; usize::try_from(len).unwrap_or(0).min(1 << 28)];
-        file.seek(SeekFrom::Start(at))?;
-        file.read_exact(&mut data)?;
-        Ok(data)
     };
-    let strings = section(names);
-    let strings = read(&mut file, u64_at(strings, 0x18), u64_at(strings, 0x20))?;
-    for i in 0..count {
-        let s = section(i);
-        let name_at = u32_at(s, 0) as usize;
-        let name = strings.get(name_at..).unwrap_or_default();
-        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-        if &name[..end] == SECTION {
-            let mut data = read(&mut file, u64_at(s, 0x18), u64_at(s, 0x20))?;
-            let nul = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-            data.truncate(nul);
-            return Ok(Some(data));
-        }
-    }
-    Ok(None)
+    let Some(section) = sections.iter().find(|s| s.name == SECTION) else {
+        return Ok(None);
+    };
+    let mut data = super::elf_sections::read(&mut file, section.offset, section.size)?;
+    let nul = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    data.truncate(nul);
+    Ok(Some(data))
 }

@@ -6,6 +6,9 @@
 >>> sends = trace.calls(functions=["MPI_Send", "MPI_Isend"])
 >>> trace.profile().sort_values("time_ns", ascending=False).head()
 >>> trace.matrix(kind="p2p", metric="bytes")
+>>> trace.sites().head()              # per call site, longest time first
+>>> trace.waits().groupby("pattern")["time_ns"].sum()   # needs --timing lossless/lossy
+>>> trace.critical_path().head()      # time on the critical path per rank and activity
 
 Everything is read by Conifer's own Rust reader (the ``_conifer`` extension): no second
 parser of the format. ``profile``, ``ranks`` and ``matrix`` are computed on the compressed
@@ -17,8 +20,13 @@ rank 0's clock; ``duration_ns``, ``interval_ns``, ``mean_ns``, ``time_ns``, ``mp
 
 from typing import Iterable, Iterator, Optional
 
-import numpy as np
-import pandas as pd
+try:
+    import numpy as np
+    import pandas as pd
+except ImportError as _missing:  # pragma: no cover - depends on the interpreter
+    raise ImportError(
+        f"conifer needs numpy and pandas, which this Python ({__import__('sys').executable}) "
+        f"lacks ({_missing.name} is missing): pip install numpy pandas") from None
 
 from . import _conifer
 
@@ -54,7 +62,8 @@ class Trace:
     @property
     def ranks(self) -> pd.DataFrame:
         """One row per rank: host, ``span_ns`` (as run), ``mpi_ns``, ``compute_ns`` (without
-        the recorder), ``recorder_ns`` (Conifer's own time) and ``mpi_percent``."""
+        the recorder), ``recorder_ns`` (Conifer's own time), ``init_ns`` (in ``MPI_Init``),
+        ``mpi_percent`` and ``mpi_percent_after_init`` (MPI_Init left out, as mpiP)."""
         frame = pd.DataFrame(self._native.rank_columns())
         frame.insert(1, "host", self.meta["hosts"][: len(frame)])
         frame.attrs["times"] = "span_ns: as run; mpi_ns, compute_ns: without the recorder"
@@ -86,12 +95,47 @@ class Trace:
         return frame
 
     def profile(self) -> pd.DataFrame:
-        """Per MPI function: ``calls``, ``bytes_sent``, ``bytes_received`` (what arrived),
-        ``bytes_posted`` (the receive buffers' capacity) and ``time_ns``
-        (inside MPI, summed over ranks, without the recorder; missing for traces without exact
-        per-rank totals)."""
+        """Per MPI function, as ``conifer profile`` lists them: ``calls``, ``bytes_sent``,
+        ``bytes_received`` (what arrived), ``bytes_posted`` (the receive buffers' capacity)
+        and ``time_ns`` (inside MPI, summed over ranks), ``mean_ns``, ``min_ns``, ``max_ns``,
+        all without the recorder."""
         frame = pd.DataFrame(self._native.profile_columns()).set_index("function")
         frame.attrs["times"] = "time_ns: without the recorder"
+        return frame
+
+    def sites(self) -> pd.DataFrame:
+        """Per call site, longest time first, as ``conifer profile`` lists them: ``site``
+        (its name; the full C++ name), ``function``, ``source`` (``file:line (function)``
+        where known), ``calls``, the byte columns and ``time_ns``, ``mean_ns``, ``min_ns``,
+        ``max_ns`` (without the recorder). A trace that recorded no call sites has one row
+        per signature group (timing family) instead."""
+        frame = pd.DataFrame(self._native.site_columns())
+        frame.attrs["times"] = "time_ns, mean_ns, min_ns, max_ns: without the recorder"
+        return frame
+
+    def waits(self) -> pd.DataFrame:
+        """Wait states, as ``conifer waits`` computes them: one row per (``pattern``,
+        ``rank``, call ``site``) with ``function``, ``source``, ``time_ns`` (waiting time)
+        and ``instances`` (calls that waited), largest first. Needs per-call timing
+        (``--timing lossless`` or ``lossy:REL``): other traces raise ``ValueError``."""
+        frame = pd.DataFrame(self._native.wait_columns())
+        frame.attrs["times"] = "time_ns: as run, on rank 0's clock, the recorder's own time included"
+        return frame
+
+    def critical_path(self, segments: bool = False) -> pd.DataFrame:
+        """The critical path of the run, as ``conifer waits`` walks it: per ``rank`` and
+        ``activity`` (an MPI function or ``computation``) the ``time_ns`` on the path,
+        largest first; with ``segments=True`` the path itself, one row per stretch
+        (``rank``, ``activity``, ``start_ns``, ``end_ns`` on the synchronised clock).
+        ``attrs`` holds ``length_ns``, ``end_rank``, ``ends_at_finalize``, ``jumps``. Needs
+        per-call timing, as :meth:`waits`."""
+        path = self._native.critical_path()
+        if path is None:
+            return pd.DataFrame({"rank": [], "activity": [], "time_ns": []})
+        frame = pd.DataFrame(path["segments" if segments else "shares"])
+        for key in ("length_ns", "end_rank", "ends_at_finalize", "jumps", "segments_truncated"):
+            frame.attrs[key] = path[key]
+        frame.attrs["times"] = "as run, on the synchronised clock"
         return frame
 
     def matrix(self, kind: str = "p2p", metric: str = "bytes") -> pd.DataFrame:

@@ -4,7 +4,7 @@
 //! gone or has no line information is named by its symbol table, else by its file name and
 //! the offset.
 
-use conifer_analyze::{Analysis, Site};
+use crate::{Analysis, Site};
 use conifer_trace::caller::{module_key, Caller};
 use conifer_trace::Metadata;
 use std::collections::HashMap;
