@@ -20,6 +20,7 @@ mod plot;
 mod profile;
 mod proxy;
 mod replay;
+mod replay_times;
 mod report;
 mod report_glance;
 mod sim;
@@ -232,6 +233,10 @@ enum Command {
         /// are counted and reported: programs that send uninitialised buffers still replay).
         #[arg(long)]
         strict: bool,
+        /// Replay each rank K times and keep each interval's median (the spread of the
+        /// replays' totals is reported).
+        #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
         /// The MPI the program uses (default: told from the program's libraries).
         #[arg(long, value_parser = ["openmpi", "mpich"])]
         mpi: Option<String>,
@@ -472,6 +477,7 @@ fn main() -> ExitCode {
             representatives,
             concurrent,
             strict,
+            repeat,
             mpi,
             program,
         } => replay::run(&replay::Args {
@@ -480,6 +486,7 @@ fn main() -> ExitCode {
             representatives,
             concurrent,
             strict,
+            repeat: repeat as usize,
             mpi: mpi.as_deref(),
             program: &program,
         }),

@@ -98,8 +98,9 @@ fn times_of(trace: &Path, r: u32) -> Vec<u64> {
     let path = PathBuf::from(format!("{}.msglog/replay-{r}.times", trace.display()));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let body = &bytes[bytes.iter().position(|&b| b == b'\n').expect("header line") + 1..];
-    body.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+    // Per call: computation, wall time, CPU time (u64 ns each); the computation first.
+    body.chunks_exact(24)
+        .map(|c| u64::from_le_bytes(c[..8].try_into().unwrap()))
         .collect()
 }
 
