@@ -2,8 +2,9 @@
  * (`conifer replay`): an MPI call before MPI_Init (MPI_Initialized, as C++ frameworks do),
  * arithmetic between two calls, a sleep and a file read between two others, and more
  * arithmetic to the end. At the end each rank prints the time its thread waited for a CPU
- * (the kernel's run-queue delay, /proc/thread-self/schedstat), so a test can tell a
- * recording that shared its CPU from a dedicated one.
+ * in its computation between MPI calls (the kernel's run-queue delay,
+ * /proc/thread-self/schedstat, read around each computation), so a test can tell a
+ * recording that shared its CPU from a dedicated one, and by how much.
  *
  *   intervals [UNITS]   arithmetic of UNITS million steps between the calls (default 40) */
 #define _POSIX_C_SOURCE 200809L
@@ -54,17 +55,23 @@ int main(int argc, char **argv) {
     MPI_Initialized(&initialized);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    long long waited = 0, at = queue_wait_ns();
     arithmetic(units);
+    waited += queue_wait_ns() - at;
     MPI_Barrier(MPI_COMM_WORLD);
+    at = queue_wait_ns();
     struct timespec pause = {0, 50 * 1000 * 1000};
     nanosleep(&pause, NULL);
     long bytes = read_file(argv[0]);
+    waited += queue_wait_ns() - at;
     MPI_Barrier(MPI_COMM_WORLD);
+    at = queue_wait_ns();
     arithmetic(units / 2);
+    waited += queue_wait_ns() - at;
     double local = (double)rank, total = 0.0;
     MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     printf("rank %d: read %ld bytes, sum %.0f, waited for a CPU %lld ns\n", rank, bytes, total,
-           queue_wait_ns());
+           waited);
     MPI_Finalize();
     return initialized;
 }
