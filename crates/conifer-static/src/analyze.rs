@@ -128,7 +128,7 @@ fn normalise(module: &Module) -> Result<(), String> {
 }
 
 /// Runs an LLVM pass pipeline on `module`.
-fn run_passes(module: &Module, pipeline: &str) -> Result<(), String> {
+pub(crate) fn run_passes(module: &Module, pipeline: &str) -> Result<(), String> {
     Target::initialize_native(&InitializationConfig::default())?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;

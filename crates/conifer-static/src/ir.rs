@@ -97,6 +97,25 @@ pub fn loc_of(inst: LLVMValueRef) -> Option<Loc> {
     }
 }
 
+/// The source file of an instruction's debug location, its directory prepended when the file
+/// name is relative.
+pub fn source_path(inst: LLVMValueRef) -> Option<std::path::PathBuf> {
+    // SAFETY: `inst` is a live instruction; the C API returns null when there is no location.
+    unsafe {
+        let text = |ptr: *const std::ffi::c_char, len: u32| {
+            (!ptr.is_null()).then(|| {
+                let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize);
+                String::from_utf8_lossy(bytes).into_owned()
+            })
+        };
+        let mut len = 0;
+        let file = text(llc::LLVMGetDebugLocFilename(inst, &mut len), len)?;
+        let mut len = 0;
+        let dir = text(llc::LLVMGetDebugLocDirectory(inst, &mut len), len).unwrap_or_default();
+        Some(std::path::Path::new(&dir).join(file))
+    }
+}
+
 /// The function a call instruction calls directly, if any.
 pub fn called_function(inst: InstructionValue) -> Option<LLVMValueRef> {
     // SAFETY: `inst` is a call or invoke.

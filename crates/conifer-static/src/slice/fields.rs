@@ -27,30 +27,73 @@ pub struct Access {
 /// The bytes load, store or `memset` `i` accesses, when its address is a constant offset into
 /// one global or `alloca` and its size is known.
 pub fn access(ir: &Ir, pt: &PointsTo, i: V) -> Option<Access> {
-    let ops = ir::operands(i);
-    // SAFETY: reading types and operands of live values.
-    let (addr, size) = unsafe {
-        match ir::opcode(i) {
-            Op::LLVMLoad => (ops[0], LLVMStoreSizeOfType(ir.layout, llc::LLVMTypeOf(i))),
-            Op::LLVMStore => (
-                ops[1],
-                LLVMStoreSizeOfType(ir.layout, llc::LLVMTypeOf(ops[0])),
-            ),
-            Op::LLVMCall if is_memset(i) => {
-                let len = ops[2];
-                if llc::LLVMIsAConstantInt(len).is_null() {
-                    return None;
-                }
-                (ops[0], llc::LLVMConstIntGetZExtValue(len))
-            }
-            _ => return None,
-        }
-    };
+    let (addr, size) = address_and_size(ir, i)?;
     let (base, lo) = offset_into(ir, addr)?;
     let objs = pt.of(base);
     let obj = *objs.first().filter(|_| objs.len() == 1)?;
     let hi = lo.checked_add(i64::try_from(size).ok()?)?;
     Some(Access { obj, lo, hi })
+}
+
+/// [`access`], also when the address is a constant offset from a parameter that every call
+/// of its function passes as one constant offset into one global or `alloca` (a struct filled
+/// in by a function given its address).
+pub fn access_through_parameters(ir: &Ir, pt: &PointsTo, i: V) -> Option<Access> {
+    if let Some(a) = access(ir, pt, i) {
+        return Some(a);
+    }
+    let (addr, size) = address_and_size(ir, i)?;
+    let (param, lo) = offset_from(ir, addr, true)?;
+    // SAFETY: classifying and reading live values.
+    let (f, k) = unsafe {
+        if llc::LLVMIsAArgument(param).is_null() {
+            return None;
+        }
+        let f = llc::LLVMGetParamParent(param);
+        let k = (0..llc::LLVMCountParams(f)).position(|k| llc::LLVMGetParam(f, k) == param)?;
+        (*ir.index.get(&f)?, k)
+    };
+    if ir.funcs[f].address_taken {
+        return None;
+    }
+    let mut passed = None;
+    for &call in &ir.funcs[f].callers {
+        let (base, at) = offset_into(ir, *ir::call_args(call).get(k)?)?;
+        let objs = pt.of(base);
+        let obj = *objs.first().filter(|_| objs.len() == 1)?;
+        match passed {
+            None => passed = Some((obj, at)),
+            Some(p) if p == (obj, at) => {}
+            Some(_) => return None,
+        }
+    }
+    let (obj, at) = passed?;
+    let lo = at.checked_add(lo)?;
+    let hi = lo.checked_add(i64::try_from(size).ok()?)?;
+    Some(Access { obj, lo, hi })
+}
+
+/// The address load, store or `memset` `i` accesses and how many bytes.
+fn address_and_size(ir: &Ir, i: V) -> Option<(V, u64)> {
+    let ops = ir::operands(i);
+    // SAFETY: reading types and operands of live values.
+    unsafe {
+        match ir::opcode(i) {
+            Op::LLVMLoad => Some((ops[0], LLVMStoreSizeOfType(ir.layout, llc::LLVMTypeOf(i)))),
+            Op::LLVMStore => Some((
+                ops[1],
+                LLVMStoreSizeOfType(ir.layout, llc::LLVMTypeOf(ops[0])),
+            )),
+            Op::LLVMCall if is_memset(i) => {
+                let len = ops[2];
+                if llc::LLVMIsAConstantInt(len).is_null() {
+                    return None;
+                }
+                Some((ops[0], llc::LLVMConstIntGetZExtValue(len)))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Whether `call` is `llvm.memset.*`.
@@ -60,10 +103,18 @@ fn is_memset(call: V) -> bool {
 
 /// `(object, byte offset)` when `addr` is a global or `alloca` plus constant offsets
 /// (`getelementptr` with constant indices, casts), as an instruction or a constant.
-fn offset_into(ir: &Ir, addr: V) -> Option<(V, i64)> {
+pub fn offset_into(ir: &Ir, addr: V) -> Option<(V, i64)> {
+    offset_from(ir, addr, false)
+}
+
+/// [`offset_into`], with a parameter also accepted as the base when `parameters`.
+fn offset_from(ir: &Ir, addr: V, parameters: bool) -> Option<(V, i64)> {
     // SAFETY: classifying and reading live values.
     unsafe {
-        if !llc::LLVMIsAGlobalVariable(addr).is_null() || !llc::LLVMIsAAllocaInst(addr).is_null() {
+        let base = !llc::LLVMIsAGlobalVariable(addr).is_null()
+            || !llc::LLVMIsAAllocaInst(addr).is_null()
+            || (parameters && !llc::LLVMIsAArgument(addr).is_null());
+        if base {
             return Some((addr, 0));
         }
         let is_inst = !llc::LLVMIsAInstruction(addr).is_null();
@@ -77,9 +128,9 @@ fn offset_into(ir: &Ir, addr: V) -> Option<(V, i64)> {
         };
         let ops = ir::operands(addr);
         match opcode {
-            Op::LLVMBitCast | Op::LLVMAddrSpaceCast => offset_into(ir, ops[0]),
+            Op::LLVMBitCast | Op::LLVMAddrSpaceCast => offset_from(ir, ops[0], parameters),
             Op::LLVMGetElementPtr => {
-                let (base, at) = offset_into(ir, ops[0])?;
+                let (base, at) = offset_from(ir, ops[0], parameters)?;
                 let step = gep_offset(ir, addr, &ops[1..])?;
                 Some((base, at.checked_add(step)?))
             }

@@ -292,9 +292,12 @@ fn only_in_metadata_globals(constant: V) -> bool {
     true
 }
 
-fn function(f: V) -> Func {
-    let blocks = blocks_of(f);
-    let insts: Vec<Vec<V>> = blocks.iter().map(|&b| insts_of(b)).collect();
+/// The control-flow graph of `f`'s blocks (unwind edges included).
+pub fn cfg_of(f: &Func) -> Cfg {
+    cfg_from(&f.blocks, &f.insts)
+}
+
+fn cfg_from(blocks: &[LLVMBasicBlockRef], insts: &[Vec<V>]) -> Cfg {
     let number: HashMap<LLVMBasicBlockRef, usize> =
         blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
     let succs: Vec<Vec<usize>> = insts
@@ -308,7 +311,13 @@ fn function(f: V) -> Func {
             s
         })
         .collect();
-    let cfg = Cfg::new(succs);
+    Cfg::new(succs)
+}
+
+fn function(f: V) -> Func {
+    let blocks = blocks_of(f);
+    let insts: Vec<Vec<V>> = blocks.iter().map(|&b| insts_of(b)).collect();
+    let cfg = cfg_from(&blocks, &insts);
     // Post-dominance towards the returns: a path ending in `unreachable` (after `exit`,
     // Fortran's `STOP`) does not leave normally, so a branch around it has the return path's
     // join as post-dominator, where it can jump once the exit is removed.

@@ -8,6 +8,9 @@
 //! the runtime always executes it, or by communication dependence: one marked point-to-point
 //! receive (or probe, or completion whose result is live) marks every point-to-point call and
 //! every nonblocking collective, and one marked collective marks every collective of its name.
+//! In a guarded slice these rules hold within each run ([`super::worlds`]): what the guarded
+//! version stores is read only by the guarded version, and communication dependence marks
+//! only the calls of the run that needs them.
 
 use super::class::External;
 use super::effects::Effects;
@@ -16,6 +19,7 @@ use super::ir::{self, Ir, V};
 use super::mpi::MpiCall;
 use super::pointsto::{Obj, Objs, PointsTo, UNKNOWN};
 use super::why;
+use super::worlds::{Runs, Worlds, EACH};
 use super::writers::{self, Writer, Writes};
 use conifer_spec::slicing::{Role, Skip};
 use llvm_sys::core as llc;
@@ -40,15 +44,21 @@ pub struct Liveness {
     pub because: HashMap<V, V>,
 }
 
+/// Operands an instruction is known to need instead of all of them (an `and` with an operand
+/// known false needs none), for a guarded version's assumption.
+pub type Assumed = HashMap<V, Vec<V>>;
+
 struct Solver<'a> {
     ir: &'a Ir,
     pt: &'a PointsTo,
+    worlds: &'a Worlds,
+    assumed: &'a Assumed,
     out: Liveness,
     work: Vec<V>,
     ret_needed: Vec<bool>,
     formals: HashSet<(usize, usize)>,
-    /// What live code reads.
-    memory: LiveMemory,
+    /// What live code reads, in the full run and in the guarded one.
+    memory: [LiveMemory; 2],
     /// Memory some MPI call is given a pointer to.
     mpi_memory: Objs,
     /// For each live object, the instruction whose reading it made it live.
@@ -56,16 +66,25 @@ struct Solver<'a> {
     /// The instruction being processed (what [`Solver::mark`] records as the cause).
     current: Option<V>,
     writers: Vec<Writer>,
-    p2p_marked: bool,
-    collectives_marked: HashSet<String>,
+    /// Whether communication dependence marked the point-to-point calls of each run.
+    p2p_marked: [bool; 2],
+    /// Collectives marked by name, per run.
+    collectives_marked: HashSet<(usize, String)>,
     /// Calls ending the program (`exit`, Fortran's `STOP`, `abort`, `MPI_Abort`) and the
     /// structure tree's hooks: not roots, but kept once their block can still be reached
     /// ([`Solver::reached_exits`]).
     exits: Vec<V>,
 }
 
-/// Solves liveness for the module, rooted at `entry` (the program's entry function).
-pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
+/// Solves liveness for the module, rooted at `entry` (the program's entry function), with the
+/// runs of `worlds` kept apart and the operands `assumed` instructions need.
+pub fn solve(
+    ir: &Ir,
+    pt: &PointsTo,
+    entry: Option<usize>,
+    worlds: &Worlds,
+    assumed: &Assumed,
+) -> Liveness {
     let mut mpi = HashMap::new();
     let mut caveats = Vec::new();
     for f in &ir.funcs {
@@ -86,6 +105,8 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
     let mut s = Solver {
         ir,
         pt,
+        worlds,
+        assumed,
         out: Liveness {
             live: HashSet::new(),
             marked: HashSet::new(),
@@ -98,12 +119,12 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         work: Vec::new(),
         ret_needed: vec![false; ir.funcs.len()],
         formals: HashSet::new(),
-        memory: LiveMemory::default(),
+        memory: Default::default(),
         mpi_memory: Objs::new(),
         readers: HashMap::new(),
         current: None,
         writers: Vec::new(),
-        p2p_marked: false,
+        p2p_marked: [false; 2],
         collectives_marked: HashSet::new(),
         exits: Vec::new(),
     };
@@ -262,7 +283,11 @@ impl Solver<'_> {
         let mut any = false;
         let writers = std::mem::take(&mut self.writers);
         for w in &writers {
-            if !self.memory.is_read(self.pt, &w.objs, w.exact) {
+            let runs = self.runs(w.inst);
+            let read = EACH.iter().any(|&(k, run)| {
+                runs & run != 0 && self.memory[k].is_read(self.pt, &w.objs, w.exact)
+            });
+            if !read {
                 continue;
             }
             let fresh = match w.kind {
@@ -334,9 +359,20 @@ impl Solver<'_> {
         }
     }
 
-    fn add_objs(&mut self, objs: Objs) {
+    /// The runs instruction `i` executes in.
+    fn runs(&self, i: V) -> Runs {
+        self.worlds.of(self.ir, i)
+    }
+
+    /// Live code running in `runs` reads all of `objs`.
+    fn add_objs(&mut self, objs: Objs, runs: Runs) {
         for o in objs {
-            let fresh = self.memory.read_whole(o);
+            let mut fresh = false;
+            for (k, run) in EACH {
+                if runs & run != 0 {
+                    fresh |= self.memory[k].read_whole(o);
+                }
+            }
             self.note_reader(o, fresh);
         }
     }
@@ -438,10 +474,16 @@ impl Solver<'_> {
                 match fields::access(self.ir, self.pt, i).filter(|_| ir::opcode(i) == Op::LLVMLoad)
                 {
                     Some(a) => {
-                        let fresh = self.memory.read_part(a);
+                        let runs = self.runs(i);
+                        let mut fresh = false;
+                        for (k, run) in EACH {
+                            if runs & run != 0 {
+                                fresh |= self.memory[k].read_part(a);
+                            }
+                        }
                         self.note_reader(a.obj, fresh);
                     }
-                    None => self.add_objs(self.pt.of(ops[0])),
+                    None => self.add_objs(self.pt.of(ops[0]), self.runs(i)),
                 }
                 ops.into_iter().for_each(|v| self.need(v));
             }
@@ -464,7 +506,10 @@ impl Solver<'_> {
                 self.variadic_needed(f);
                 ops.into_iter().for_each(|v| self.need(v));
             }
-            _ => ops.into_iter().for_each(|v| self.need(v)),
+            _ => match self.assumed.get(&i) {
+                Some(needed) => needed.clone().into_iter().for_each(|v| self.need(v)),
+                None => ops.into_iter().for_each(|v| self.need(v)),
+            },
         }
     }
 
@@ -495,7 +540,7 @@ impl Solver<'_> {
             for a in args {
                 self.need(a);
             }
-            self.add_objs(objs);
+            self.add_objs(objs, self.runs(i));
             if always {
                 self.mark_mpi(i);
             }
@@ -519,7 +564,7 @@ impl Solver<'_> {
             Some(class) => Effects::new(self.pt, i, class).reads(),
             None => args.iter().flat_map(|&a| self.pt.of(a)).collect(),
         };
-        self.add_objs(read);
+        self.add_objs(read, self.runs(i));
         if ir::direct_callee(i).is_none() {
             for f in 0..self.ir.funcs.len() {
                 if self.ir.funcs[f].address_taken {
@@ -553,29 +598,33 @@ impl Solver<'_> {
             || call.needs_messages();
         let collective = matches!(skip, Some(Skip::Collective | Skip::NonblockingCollective))
             .then(|| call.name.clone());
-        self.add_objs(objs);
-        if p2p && !std::mem::replace(&mut self.p2p_marked, true) {
-            let all: Vec<V> = self
-                .out
-                .mpi
-                .iter()
-                .filter(|(_, c)| {
-                    matches!(c.skip(), Some(s) if s.point_to_point() || s == Skip::NonblockingCollective)
-                })
-                .map(|(&v, _)| v)
-                .collect();
-            all.into_iter().for_each(|v| self.mark_mpi(v));
-        }
-        if let Some(name) = collective {
-            if self.collectives_marked.insert(name.clone()) {
-                let same: Vec<V> = self
+        let runs = self.runs(i);
+        self.add_objs(objs, runs);
+        for (k, run) in EACH.into_iter().filter(|&(_, run)| runs & run != 0) {
+            if p2p && !std::mem::replace(&mut self.p2p_marked[k], true) {
+                let all: Vec<V> = self
                     .out
                     .mpi
                     .iter()
-                    .filter(|(_, c)| c.name == name)
+                    .filter(|&(&v, c)| {
+                        self.runs(v) & run != 0
+                            && matches!(c.skip(), Some(s) if s.point_to_point() || s == Skip::NonblockingCollective)
+                    })
                     .map(|(&v, _)| v)
                     .collect();
-                same.into_iter().for_each(|v| self.mark_mpi(v));
+                all.into_iter().for_each(|v| self.mark_mpi(v));
+            }
+            if let Some(name) = &collective {
+                if self.collectives_marked.insert((k, name.clone())) {
+                    let same: Vec<V> = self
+                        .out
+                        .mpi
+                        .iter()
+                        .filter(|&(&v, c)| self.runs(v) & run != 0 && &c.name == name)
+                        .map(|(&v, _)| v)
+                        .collect();
+                    same.into_iter().for_each(|v| self.mark_mpi(v));
+                }
             }
         }
     }

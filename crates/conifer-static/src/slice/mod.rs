@@ -4,7 +4,9 @@
 //! pointer may point to, [`live`] propagates liveness backwards from every MPI call's
 //! communication arguments, [`transform`] removes the rest and tags the MPI calls the runtime
 //! may record without executing, and [`report`] says what was done, [`why`] what forced the
-//! largest kept functions to stay.
+//! largest kept functions to stay. Where an input value can make the computation a
+//! communication-deciding condition reads irrelevant, [`versions`] gives the program a second,
+//! guarded version of the code after that value is known, sliced apart ([`worlds`]).
 
 mod class;
 mod effects;
@@ -16,9 +18,12 @@ mod ir;
 mod live;
 mod mpi;
 mod pointsto;
+mod render;
 pub mod report;
 mod transform;
+mod versions;
 mod why;
+mod worlds;
 mod writers;
 
 use inkwell::module::Module;
@@ -33,12 +38,85 @@ pub fn run(module: &Module, entry: Option<&str>) -> Report {
     let instructions = program.instruction_count();
     let lines = lines_of(program.funcs.iter().flat_map(|f| f.insts.iter().flatten()));
     let pt = pointsto::PointsTo::solve(&program);
-    let entry = entry.and_then(|e| program.funcs.iter().position(|f| f.name == e));
-    let live = live::solve(&program, &pt, entry);
+    let entry_of = |p: &ir::Ir| entry.and_then(|e| p.funcs.iter().position(|f| f.name == e));
+    let single = worlds::Worlds::single(&program);
+    let live = live::solve(
+        &program,
+        &pt,
+        entry_of(&program),
+        &single,
+        &Default::default(),
+    );
+    let Some(plan) = versions::plan(module, &program, &pt, &live, entry) else {
+        return finish(
+            raw,
+            &program,
+            &live,
+            &single,
+            entry_of(&program),
+            Vec::new(),
+            start,
+            instructions,
+            &lines,
+        );
+    };
+    drop(program);
+    match versions::slice(module, entry, &plan) {
+        Some(s) => finish(
+            raw,
+            &s.program,
+            &s.live,
+            &s.worlds,
+            s.entry,
+            vec![s.guard],
+            start,
+            instructions,
+            &lines,
+        ),
+        None => {
+            let program = ir::Ir::new(raw);
+            let pt = pointsto::PointsTo::solve(&program);
+            let single = worlds::Worlds::single(&program);
+            let live = live::solve(
+                &program,
+                &pt,
+                entry_of(&program),
+                &single,
+                &Default::default(),
+            );
+            finish(
+                raw,
+                &program,
+                &live,
+                &single,
+                entry_of(&program),
+                Vec::new(),
+                start,
+                instructions,
+                &lines,
+            )
+        }
+    }
+}
+
+/// Applies `live` and writes the report; `guards` get the guarded run's kept count.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    raw: llvm_sys::prelude::LLVMModuleRef,
+    program: &ir::Ir,
+    live: &live::Liveness,
+    worlds: &worlds::Worlds,
+    entry: Option<usize>,
+    mut guards: Vec<report::Guard>,
+    start: std::time::Instant,
+    instructions: usize,
+    lines: &HashSet<(String, u32)>,
+) -> Report {
     let kept_lines = lines_of(live.live.iter());
     let mut sites: Vec<Site> = live
         .mpi
         .iter()
+        .filter(|(call, _)| worlds.of(program, **call) & worlds::FULL != 0)
         .map(|(&call, m)| Site {
             at: crate::ir::loc_of(call)
                 .map(|l| format!("{}:{}", l.file, l.line))
@@ -48,18 +126,22 @@ pub fn run(module: &Module, entry: Option<&str>) -> Report {
         })
         .collect();
     sites.sort();
-    let kept_because = why::largest(&program, &live.live, &live.because);
-    let done = transform::apply(raw, &program, &live, entry);
+    let kept_because = why::largest(program, &live.live, &live.because);
+    let done = transform::apply(raw, program, live, entry, worlds);
+    for g in &mut guards {
+        g.kept = done.kept[1];
+    }
     Report {
         instructions,
-        kept: done.kept,
+        kept: done.kept[0],
         lines: lines.len(),
         lines_removed: lines.difference(&kept_lines).count(),
         functions_emptied: done.emptied,
         sites,
-        caveats: live.caveats,
+        caveats: live.caveats.clone(),
         kept_because,
         seconds: start.elapsed().as_secs_f64(),
+        guards,
     }
 }
 

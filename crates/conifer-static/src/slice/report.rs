@@ -17,6 +17,25 @@ pub struct Site {
     pub marked: bool,
 }
 
+/// A guarded version (conditioned slicing): where it starts and what it keeps.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Guard {
+    /// `file:line` of the branch whose condition the guard simplifies.
+    pub at: String,
+    /// The function holding it.
+    pub function: String,
+    /// That line of source, when it could be read.
+    pub condition: String,
+    /// The comparison the guard evaluates (`deck_ < 0`).
+    pub comparison: String,
+    /// The comparison's value that runs the guarded version.
+    pub when: bool,
+    /// `file:line` where the guard is evaluated and the versions part.
+    pub dispatch: String,
+    /// Instructions the guarded version's run keeps (the full run keeps `Report::kept`).
+    pub kept: usize,
+}
+
 /// The slicing report.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct Report {
@@ -40,6 +59,10 @@ pub struct Report {
     pub kept_because: Vec<String>,
     /// Seconds the analysis and transformation took.
     pub seconds: f64,
+    /// Guarded versions: the program runs the guarded version when its comparison has the
+    /// stated value, the full slice (`kept`) otherwise.
+    #[serde(default)]
+    pub guards: Vec<Guard>,
 }
 
 impl Report {
@@ -72,6 +95,20 @@ impl Report {
         }
         if !self.functions_emptied.is_empty() {
             out += &format!("  emptied: {}\n", self.functions_emptied.join(", "));
+        }
+        for g in &self.guards {
+            out += &format!(
+                "  guard  {} in {}: `{}`\n    when `{}` is {} (evaluated at {}): {} of {} instructions kept ({:.1}%); otherwise the full slice above\n",
+                g.at,
+                g.function,
+                g.condition,
+                g.comparison,
+                g.when,
+                g.dispatch,
+                g.kept,
+                self.instructions,
+                100.0 * g.kept as f64 / self.instructions.max(1) as f64,
+            );
         }
         for c in &self.caveats {
             out += &format!("  kept: {c}\n");

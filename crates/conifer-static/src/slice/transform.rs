@@ -11,6 +11,7 @@
 
 use super::ir::{self, Ir, V};
 use super::live::Liveness;
+use super::worlds::{Worlds, EACH};
 use llvm_sys::core as llc;
 use llvm_sys::prelude::{LLVMContextRef, LLVMModuleRef};
 use llvm_sys::LLVMOpcode as Op;
@@ -22,17 +23,24 @@ pub struct Done {
     /// Unmarked MPI calls tagged.
     pub tagged: usize,
     /// Instructions of the program left in blocks still reachable (emptied functions, skip
-    /// calls and the helper the pass adds not counted).
-    pub kept: usize,
+    /// calls and the helper the pass adds not counted), in the full run and in the guarded
+    /// version's run ([`super::worlds`]; both alike without a guard).
+    pub kept: [usize; 2],
 }
 
 /// Applies `live` to `module`, whose entry function is `entry` (it gets the check that the
-/// program runs under Conifer, [`super::guard`]).
-pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness, entry: Option<usize>) -> Done {
+/// program runs under Conifer, [`super::guard`]); `worlds` says which run each block is in.
+pub fn apply(
+    module: LLVMModuleRef,
+    ir: &Ir,
+    live: &Liveness,
+    entry: Option<usize>,
+    worlds: &Worlds,
+) -> Done {
     let mut done = Done {
         emptied: Vec::new(),
         tagged: 0,
-        kept: 0,
+        kept: [0; 2],
     };
     // SAFETY: the module and every value in `ir` are live; values are erased only after
     // their uses are replaced, and each at most once.
@@ -85,13 +93,13 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness, entry: Option<usiz
                 add_missing_incoming(to, f.blocks[b]);
             }
         }
-        done.kept = ir
-            .funcs
-            .iter()
-            .enumerate()
-            .filter(|&(fi, _)| live.active[fi])
-            .map(|(_, f)| reachable_instructions(f.value))
-            .sum();
+        for (fi, f) in ir.funcs.iter().enumerate() {
+            if live.active[fi] {
+                let kept = reachable_instructions(f, |b| worlds.of_block(fi, b));
+                done.kept[0] += kept[0];
+                done.kept[1] += kept[1];
+            }
+        }
         let hook = skip_helper(context, module);
         if let Some(e) = entry {
             let target = llc::LLVMGetNamedFunction(module, c"conifer_slice_skip".as_ptr());
@@ -112,18 +120,26 @@ pub fn apply(module: LLVMModuleRef, ir: &Ir, live: &Liveness, entry: Option<usiz
     done
 }
 
-/// Instructions in the blocks of `f` reachable from its entry.
-unsafe fn reachable_instructions(f: V) -> usize {
+/// Instructions in the blocks of `f` reachable from its entry, counted in each run the
+/// block is in (`runs` of a block index; blocks made since indexing count in both).
+unsafe fn reachable_instructions(f: &ir::Func, runs: impl Fn(usize) -> u8) -> [usize; 2] {
+    let index: std::collections::HashMap<_, usize> =
+        f.blocks.iter().enumerate().map(|(k, &b)| (b, k)).collect();
     let mut seen = std::collections::HashSet::new();
-    let mut todo = vec![llc::LLVMGetEntryBasicBlock(f)];
-    let mut count = 0;
+    let mut todo = vec![llc::LLVMGetEntryBasicBlock(f.value)];
+    let mut count = [0; 2];
     while let Some(b) = todo.pop() {
         if !seen.insert(b) {
             continue;
         }
+        let block_runs = index.get(&b).map_or(super::worlds::BOTH, |&k| runs(k));
         let mut i = llc::LLVMGetFirstInstruction(b);
         while !i.is_null() {
-            count += 1;
+            for (k, run) in EACH {
+                if block_runs & run != 0 {
+                    count[k] += 1;
+                }
+            }
             i = llc::LLVMGetNextInstruction(i);
         }
         todo.extend(ir::successors(llc::LLVMGetBasicBlockTerminator(b)));
