@@ -221,10 +221,15 @@ enum Command {
         /// Ranks to replay (`0`, `0,4-7`).
         #[arg(long, default_value = "0")]
         rank: String,
-        /// Replay one rank per behaviour class (the same calls, recorded computation within
-        /// 10% or 20 µs) and let it stand for the others.
+        /// Replay one rank per class of ranks whose recorded computation agrees within
+        /// --tolerance (or 20 µs), whatever MPI calls they make, and let it stand for the
+        /// others: their recorded intervals scaled by its replayed over recorded computation.
         #[arg(long, conflicts_with = "rank")]
         representatives: bool,
+        /// How far the recorded computation of a class's ranks may spread, in % of its
+        /// smallest (with --representatives).
+        #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
+        tolerance: f64,
         /// Replays to run at once on this node (PHANTOM's concurrent replay, so the ranks
         /// share memory bandwidth as in the run).
         #[arg(long, default_value_t = 1)]
@@ -475,6 +480,7 @@ fn main() -> ExitCode {
             file,
             rank,
             representatives,
+            tolerance,
             concurrent,
             strict,
             repeat,
@@ -484,6 +490,7 @@ fn main() -> ExitCode {
             file: &file,
             ranks: &rank,
             representatives,
+            tolerance: tolerance / 100.0,
             concurrent,
             strict,
             repeat: repeat as usize,

@@ -20,8 +20,11 @@ pub struct Args<'a> {
     pub file: &'a Path,
     /// Ranks to replay (`0,4-7`).
     pub ranks: &'a str,
-    /// Replay one rank per behaviour class instead.
+    /// Replay one rank per class of ranks whose recorded computation agrees within
+    /// `tolerance` (relative) instead.
     pub representatives: bool,
+    /// How far a class's recorded computation may spread (0.1: 10% of its smallest).
+    pub tolerance: f64,
     /// Replays run at once.
     pub concurrent: usize,
     /// Stop at the first send whose data differs from the run's.
@@ -55,9 +58,9 @@ pub fn replayed_path(trace: &Path) -> PathBuf {
 /// Runs `conifer replay`.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
     let trace = conifer_trace::open(args.file).map_err(|e| e.to_string())?;
-    let classes = representatives::classes(&trace, SIMILAR);
+    let classes = representatives::classes(&trace, args.tolerance);
     let ranks = if args.representatives {
-        describe_classes(&classes, trace.record.ranks.len());
+        describe_classes(&classes, trace.record.ranks.len(), args.tolerance);
         classes.iter().map(|c| c.representative).collect()
     } else {
         rank_list(args.ranks).map_err(|e| format!("--rank: {e}"))?
@@ -76,45 +79,37 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Recorded computation within this fraction puts ranks of the same calls in one class.
-const SIMILAR: f64 = 0.10;
-
-fn describe_classes(classes: &[representatives::Class], ranks: usize) {
+fn describe_classes(classes: &[representatives::Class], ranks: usize, tolerance: f64) {
     for c in classes {
         let members: Vec<String> = c.members.iter().map(u32::to_string).collect();
         eprintln!(
-            "conifer: rank {} stands for ranks {} (the same calls; recorded computation {} to {})",
+            "conifer: rank {} stands for ranks {} (steady recorded computation {} to {}; largest distance from rank {} {:.1}%)",
             c.representative,
             members.join(","),
             human_time(c.compute_ns.0),
-            human_time(c.compute_ns.1)
+            human_time(c.compute_ns.1),
+            c.representative,
+            100.0 * c.distance
         );
     }
     eprintln!(
-        "conifer: {} replays instead of {ranks} ({} saved)",
+        "conifer: {} replays instead of {ranks} ({} saved): classes of ranks whose recorded computation agrees within {:.0}%, whatever MPI calls they make",
         classes.len(),
-        ranks - classes.len()
+        ranks - classes.len(),
+        100.0 * tolerance
     );
 }
 
-/// Puts the replayed computation into the trace and writes `T.replayed.cft`: every rank takes
-/// its own replay's, or that of the replayed rank of its class.
+/// Puts the replayed computation into the trace and writes `T.replayed.cft`: a replayed rank
+/// takes its replay's intervals; another rank of a class with a replayed member keeps its
+/// steady recorded intervals scaled by that member's replayed over steady recorded
+/// computation.
 fn write_replayed(
     file: &Path,
     mut trace: conifer_trace::Trace,
     classes: &[representatives::Class],
     replayed: &[u32],
 ) -> Result<(), String> {
-    let mut source: Vec<u32> = (0..trace.record.ranks.len() as u32).collect();
-    for class in classes {
-        if let Some(&r) = class.members.iter().find(|m| replayed.contains(m)) {
-            for &m in &class.members {
-                if !replayed.contains(&m) {
-                    source[m as usize] = r;
-                }
-            }
-        }
-    }
     let mut times = BTreeMap::new();
     let mut clock = None;
     for &r in replayed {
@@ -122,8 +117,21 @@ fn write_replayed(
         clock = Some((t.clock.clone(), t.repeats));
         times.insert(r, t.intervals);
     }
-    let covered = source.iter().filter(|s| times.contains_key(s)).count();
-    replayed::apply(&mut trace, &times, &source)?;
+    let recorded = representatives::computation(&trace);
+    let mut scale = BTreeMap::new();
+    for class in classes {
+        let Some(&r) = class.members.iter().find(|m| replayed.contains(m)) else {
+            continue;
+        };
+        let replayed_ns: u64 = times[&r].iter().sum();
+        let factor = replayed_ns as f64 / recorded[r as usize].max(1.0);
+        for &m in class.members.iter().filter(|m| !replayed.contains(m)) {
+            scale.insert(m, factor);
+        }
+    }
+    let covered = times.len() + scale.len();
+    let trace_ranks = trace.record.ranks.len();
+    replayed::apply(&mut trace, &times, &scale)?;
     if let Some((clock, repeats)) = clock {
         trace
             .meta
@@ -140,7 +148,7 @@ fn write_replayed(
     eprintln!(
         "conifer: wrote {}: computation of {covered} of {} ranks from replays (the rest as recorded); predict with `conifer sim {}`",
         out.display(),
-        source.len(),
+        trace_ranks,
         out.display()
     );
     Ok(())
