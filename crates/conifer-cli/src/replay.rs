@@ -172,9 +172,7 @@ fn replay_ranks(args: &Args, ranks: &[u32]) -> Result<(), String> {
     let library = installed::preload_library(mpi)?;
     let concurrent = args.concurrent.max(1);
     let repeat = args.repeat.max(1);
-    let mut queue = ranks
-        .iter()
-        .flat_map(|&r| (0..repeat).map(move |k| (r, k)));
+    let mut queue = ranks.iter().flat_map(|&r| (0..repeat).map(move |k| (r, k)));
     let mut running: Vec<(u32, usize, Child)> = Vec::new();
     let mut runs: BTreeMap<u32, Vec<Times>> = BTreeMap::new();
     let mut failed = None;

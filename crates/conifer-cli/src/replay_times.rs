@@ -196,7 +196,11 @@ mod tests {
 
     #[test]
     fn each_interval_keeps_its_own_median() {
-        let runs = [times(&[10, 50, 7]), times(&[30, 40, 9]), times(&[20, 90, 8])];
+        let runs = [
+            times(&[10, 50, 7]),
+            times(&[30, 40, 9]),
+            times(&[20, 90, 8]),
+        ];
         let m = median(&runs).unwrap();
         assert_eq!(m.intervals, vec![20, 50, 8]);
         assert_eq!(m.wall, vec![40, 100, 16]);

@@ -323,7 +323,10 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
         outln!(out, "msglog      {}", log.line());
     }
     if let Some(how) = replayed_computation(&trace) {
-        outln!(out, "replayed    computation measured by `conifer replay`: {how}");
+        outln!(
+            out,
+            "replayed    computation measured by `conifer replay`: {how}"
+        );
     }
     if let Some(line) = crate::stats_timing::clocks_line(&trace) {
         outln!(out, "clocks      {line}");

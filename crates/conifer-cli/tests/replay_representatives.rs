@@ -83,7 +83,10 @@ fn check(app: &str, ranks: u32, args: &[&str], most: usize) {
     }
     covered.sort_unstable();
     assert_eq!(covered, (0..ranks).collect::<Vec<_>>(), "{app}: {stderr}");
-    assert!(classes <= most, "{app}: {classes} replays at {ranks} ranks: {stderr}");
+    assert!(
+        classes <= most,
+        "{app}: {classes} replays at {ranks} ranks: {stderr}"
+    );
     assert!(
         stderr.contains(&format!(
             "{classes} replays instead of {ranks} ({} saved)",
@@ -97,7 +100,9 @@ fn check(app: &str, ranks: u32, args: &[&str], most: usize) {
     );
     // Every rank's computation in the written trace comes from a replay.
     assert!(
-        stderr.contains(&format!("computation of {ranks} of {ranks} ranks from replays")),
+        stderr.contains(&format!(
+            "computation of {ranks} of {ranks} ranks from replays"
+        )),
         "{stderr}"
     );
 }
