@@ -23,6 +23,7 @@ mod scale_suite;
 #[cfg(test)]
 mod scale_tests;
 mod size_suite;
+mod slicing_suite;
 mod suites;
 mod tree_suite;
 

@@ -231,3 +231,10 @@ pub fn median(values: &[f64]) -> f64 {
 pub fn installed(path: &str) -> bool {
     Path::new(path).exists()
 }
+
+/// The host's load averages over 1, 5 and 15 minutes, as `/proc/loadavg` gives them.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
+        .unwrap_or_else(|_| "unknown".into())
+}

@@ -3,7 +3,7 @@
 
 use crate::measure::{micro_loops, ns_per_iter, repetitions, round};
 use crate::report::{s, Table};
-use crate::runner::{installed, median, Setup};
+use crate::runner::{installed, load_average, median, Setup};
 use serde_json::{json, Value};
 
 /// Interleaved samples of one program, untraced and traced.
@@ -373,13 +373,6 @@ fn real_program_overhead(setup: &Setup, quick: bool) -> Result<Table, String> {
     Ok(table)
 }
 
-/// The host's load averages over 1, 5 and 15 minutes, as `/proc/loadavg` gives them.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn peak_memory(setup: &Setup) -> Result<Table, String> {
     let mut table = Table::new(
         &format!("Peak memory per rank ({})", setup.mpi),
@@ -506,6 +499,13 @@ pub fn all(setup: &Setup, quick: bool, only: Option<&str>) -> Vec<Table> {
     let title = "Scale: merge and sim";
     if chosen(title) {
         match crate::scale_suite::scale_tables(setup, quick) {
+            Ok(more) => tables.extend(more),
+            Err(why) => tables.push(failed(title, why)),
+        }
+    }
+    let title = "Slicing";
+    if chosen(title) {
+        match crate::slicing_suite::slicing_tables(setup, quick) {
             Ok(more) => tables.extend(more),
             Err(why) => tables.push(failed(title, why)),
         }

@@ -9,11 +9,9 @@ use crate::tree::{self, Vertex};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
-use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
 use inkwell::types::AsTypeRef;
 use inkwell::values::{AsValueRef, BasicValue};
-use inkwell::{AddressSpace, OptimizationLevel};
+use inkwell::AddressSpace;
 use llvm_sys::core as llc;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -84,7 +82,7 @@ pub fn run(input: &Path, output: &Path, slice: bool) -> Result<Outcome, String> 
     drop(functions);
     let report = match slice {
         true => {
-            run_passes(&module, "function(sroa)")?;
+            crate::passes::run(&module, "function(sroa)")?;
             let report = slice::run(&module, entry_name.as_deref());
             let json = serde_json::to_string(&report).expect("report serialises");
             embed(
@@ -124,27 +122,7 @@ fn normalise(module: &Module) -> Result<(), String> {
             f.remove_enum_attribute(AttributeLoc::Function, optnone);
         }
     }
-    run_passes(module, "function(loop-simplify)")
-}
-
-/// Runs an LLVM pass pipeline on `module`.
-pub(crate) fn run_passes(module: &Module, pipeline: &str) -> Result<(), String> {
-    Target::initialize_native(&InitializationConfig::default())?;
-    let triple = TargetMachine::get_default_triple();
-    let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
-    let machine = target
-        .create_target_machine(
-            &triple,
-            "generic",
-            "",
-            OptimizationLevel::None,
-            RelocMode::Default,
-            CodeModel::Default,
-        )
-        .ok_or("cannot create a target machine for this host")?;
-    module
-        .run_passes(pipeline, &machine, PassBuilderOptions::create())
-        .map_err(|e| format!("{pipeline} failed: {e}"))
+    crate::passes::run(module, "function(loop-simplify)")
 }
 
 /// Adds `json` as global `name` (NUL-terminated) in section `section`, kept by `llvm.used`.

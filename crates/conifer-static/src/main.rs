@@ -12,6 +12,7 @@ mod instrument;
 mod inter;
 mod intra;
 mod ir;
+mod passes;
 mod slice;
 mod toolchain;
 mod tree;

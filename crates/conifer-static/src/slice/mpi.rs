@@ -62,6 +62,12 @@ impl MpiCall {
         slicing::skip_class(&self.name)
     }
 
+    /// The position of the argument of kind `kind` (`COMMUNICATOR`, `RANK`, …), as the C and
+    /// Fortran bindings both order it.
+    pub fn argument_of_kind(&self, kind: &str) -> Option<usize> {
+        self.spec?.params.iter().position(|p| p.kind == kind)
+    }
+
     /// Whether the call completes requests (always executed, fakes completed locally).
     pub fn completes(&self) -> bool {
         slicing::completes_requests(&self.name)

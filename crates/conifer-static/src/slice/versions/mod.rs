@@ -28,6 +28,9 @@ use llvm_sys::prelude::LLVMModuleRef;
 use llvm_sys::LLVMOpcode as Op;
 use std::collections::HashSet;
 
+/// Most comparisons tried (each value of each is sliced on a copy of the module).
+const MOST_SITES: usize = 8;
+
 /// An instruction by place: function, block and index in the block (the same in a copy of the
 /// module).
 type Place = (usize, usize, usize);
@@ -77,7 +80,7 @@ pub fn plan(
 ) -> Option<Plan> {
     let entry_index = entry.and_then(|e| ir.funcs.iter().position(|f| f.name == e));
     let mut best: Option<(usize, Plan)> = None;
-    for site in search::sites(ir, pt, live) {
+    for site in search::sites(ir, pt, live).into_iter().take(MOST_SITES) {
         let Some(callers) = callers_to_version(ir, site.func, entry_index) else {
             continue;
         };
@@ -123,7 +126,7 @@ pub fn slice(module: &Module, entry: Option<&str>, plan: &Plan) -> Option<Sliced
     // SAFETY: `raw` is the live module `ir` indexes, as `plan`'s places do.
     let versioned = unsafe { apply(raw, &ir, plan) };
     drop(ir);
-    crate::analyze::run_passes(module, "function(simplifycfg)").ok()?;
+    crate::passes::run(module, "function(simplifycfg)").ok()?;
     let program = Ir::new(raw);
     let pt = PointsTo::solve(&program);
     let worlds = Worlds::versioned(
@@ -239,7 +242,9 @@ unsafe fn apply(module: LLVMModuleRef, ir: &Ir, plan: &Plan) -> Versioned {
     let leaf = at(ir, plan.leaf);
     let (head, rest) = cloner.split(at(ir, plan.at));
     let (copies, start) = cloner.copy_region(rest);
-    fold::apply(copies[&leaf], plan.value);
+    if let Some(&copy) = copies.get(&leaf) {
+        fold::apply(copy, plan.value);
+    }
     cloner.call_copies(copies.values().copied());
     llc::LLVMPositionBuilderAtEnd(builder, head);
     let mut evaluated = std::collections::HashMap::new();

@@ -19,7 +19,10 @@ use llvm_sys::core as llc;
 use llvm_sys::LLVMOpcode as Op;
 use std::collections::{HashMap, HashSet};
 
-/// Collectives whose result every rank holds alike.
+/// `MPI_COMM_WORLD`'s handle in MPICH (C and Fortran).
+const MPICH_WORLD: u64 = 0x4400_0000;
+
+/// Collectives whose result every rank of their communicator holds alike.
 const UNIFORM: [&str; 4] = [
     "MPI_Bcast",
     "MPI_Allreduce",
@@ -173,6 +176,47 @@ fn collect_expression(v: V, address: bool, out: &mut Vec<V>) -> Option<()> {
     }
 }
 
+/// Whether communicator argument `v` is `MPI_COMM_WORLD`: Open MPI's C handle (the address of
+/// `ompi_mpi_comm_world`), MPICH's constant, or a Fortran handle (0 in Open MPI, MPICH's
+/// constant) passed by address in memory that only that constant is stored to.
+fn is_world(v: V) -> bool {
+    let world_constant = |c: V| {
+        // SAFETY: classifying a live value.
+        unsafe {
+            !llc::LLVMIsAConstantInt(c).is_null()
+                && [0, MPICH_WORLD].contains(&llc::LLVMConstIntGetZExtValue(c))
+        }
+    };
+    // SAFETY: classifying and reading live values.
+    unsafe {
+        if !llc::LLVMIsAConstantInt(v).is_null() {
+            return llc::LLVMConstIntGetZExtValue(v) == MPICH_WORLD;
+        }
+        if !llc::LLVMIsAGlobalVariable(v).is_null() {
+            let init = llc::LLVMGetInitializer(v);
+            return ir::name_of(v) == "ompi_mpi_comm_world"
+                || (llc::LLVMIsGlobalConstant(v) != 0 && !init.is_null() && world_constant(init));
+        }
+        if llc::LLVMIsAAllocaInst(v).is_null() {
+            return false;
+        }
+        let mut stored = false;
+        let mut u = llc::LLVMGetFirstUse(v);
+        while !u.is_null() {
+            let user = llc::LLVMGetUser(u);
+            if !llc::LLVMIsAStoreInst(user).is_null() {
+                let ops = ir::operands(user);
+                if ops[1] != v || !world_constant(ops[0]) {
+                    return false;
+                }
+                stored = true;
+            }
+            u = llc::LLVMGetNextUse(u);
+        }
+        stored
+    }
+}
+
 /// What a candidate's checks need.
 struct Context<'a> {
     ir: &'a Ir,
@@ -313,9 +357,12 @@ impl Context<'_> {
             return None;
         }
         let is_uniform = |w: &V| {
-            self.mpi
-                .get(w)
-                .is_some_and(|m| UNIFORM.contains(&m.name.as_str()))
+            self.mpi.get(w).is_some_and(|m| {
+                UNIFORM.contains(&m.name.as_str())
+                    && m.argument_of_kind("COMMUNICATOR")
+                        .and_then(|k| ir::call_args(*w).get(k).copied())
+                        .is_some_and(is_world)
+            })
         };
         if relevant
             .iter()
