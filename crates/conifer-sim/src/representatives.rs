@@ -138,7 +138,8 @@ mod tests {
         assert_eq!(members, vec![vec![0, 1, 2, 4], vec![3]]);
         // Sorted 1.0 (0), 1.0 (1), 1.01 (4), 1.05 (2): the median member is rank 4.
         assert_eq!(found[0].representative, 4);
-        assert!((found[0].distance - 0.01 / 1.01).abs() < 1e-12);
+        // The farthest member is rank 2: 1.05 ms against 1.01 ms.
+        assert!((found[0].distance - 0.04e6 / 1.01e6).abs() < 1e-12);
         assert_eq!(found[1].distance, 0.0);
         assert_eq!(sources(&found, 5), vec![4, 4, 4, 3, 4]);
     }
