@@ -19,6 +19,7 @@ mod plot;
 mod profile;
 mod proxy;
 mod replay;
+mod replay_times;
 mod report;
 mod report_glance;
 mod sim;
@@ -218,10 +219,15 @@ enum Command {
         /// Ranks to replay (`0`, `0,4-7`).
         #[arg(long, default_value = "0")]
         rank: String,
-        /// Replay one rank per behaviour class (the same calls, recorded computation within
-        /// 10% or 20 µs) and let it stand for the others.
+        /// Replay one rank per class of ranks whose recorded computation agrees within
+        /// --tolerance (or 20 µs), whatever MPI calls they make, and let it stand for the
+        /// others: their recorded intervals scaled by its replayed over recorded computation.
         #[arg(long, conflicts_with = "rank")]
         representatives: bool,
+        /// How far the recorded computation of a class's ranks may spread, in % of its
+        /// smallest (with --representatives).
+        #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
+        tolerance: f64,
         /// Replays to run at once on this node (PHANTOM's concurrent replay, so the ranks
         /// share memory bandwidth as in the run).
         #[arg(long, default_value_t = 1)]
@@ -230,6 +236,10 @@ enum Command {
         /// are counted and reported: programs that send uninitialised buffers still replay).
         #[arg(long)]
         strict: bool,
+        /// Replay each rank K times and keep each interval's median (the spread of the
+        /// replays' totals is reported).
+        #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
         /// The MPI the program uses (default: told from the program's libraries).
         #[arg(long, value_parser = ["openmpi", "mpich"])]
         mpi: Option<String>,
@@ -468,16 +478,20 @@ fn main() -> ExitCode {
             file,
             rank,
             representatives,
+            tolerance,
             concurrent,
             strict,
+            repeat,
             mpi,
             program,
         } => replay::run(&replay::Args {
             file: &file,
             ranks: &rank,
             representatives,
+            tolerance: tolerance / 100.0,
             concurrent,
             strict,
+            repeat: repeat as usize,
             mpi: mpi.as_deref(),
             program: &program,
         }),

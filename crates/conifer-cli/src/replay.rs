@@ -7,12 +7,12 @@
 
 use crate::installed;
 use crate::launch::rank_list;
+use crate::replay_times::{self, Times};
 use conifer_sim::{replayed, representatives};
 use conifer_trace::decode::human_time;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode};
-use std::time::Instant;
 
 /// What the command line asked for.
 pub struct Args<'a> {
@@ -20,12 +20,17 @@ pub struct Args<'a> {
     pub file: &'a Path,
     /// Ranks to replay (`0,4-7`).
     pub ranks: &'a str,
-    /// Replay one rank per behaviour class instead.
+    /// Replay one rank per class of ranks whose recorded computation agrees within
+    /// `tolerance` (relative) instead.
     pub representatives: bool,
+    /// How far a class's recorded computation may spread (0.1: 10% of its smallest).
+    pub tolerance: f64,
     /// Replays run at once.
     pub concurrent: usize,
     /// Stop at the first send whose data differs from the run's.
     pub strict: bool,
+    /// Replays of each rank; each interval keeps its median.
+    pub repeat: usize,
     /// The MPI of the program, when not told from it.
     pub mpi: Option<&'a str>,
     /// The program and its arguments.
@@ -42,39 +47,6 @@ pub fn times_path(trace: &Path, rank: u32) -> PathBuf {
     log_dir(trace).join(format!("replay-{rank}.times"))
 }
 
-/// A replayed rank's times file: the computation before each call, in ns, and the share of
-/// the replay the rank was on a CPU (its intervals are already scaled by it).
-pub struct Times {
-    /// Computation before each call, ns.
-    pub intervals: Vec<u64>,
-    /// CPU time over wall time of the replay (1 on an idle machine).
-    pub on_cpu: f64,
-}
-
-/// Reads a replayed rank's times file.
-pub fn read_times(path: &Path) -> Result<Times, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let bad = || {
-        format!(
-            "{} is not a replay times file: replay the rank again",
-            path.display()
-        )
-    };
-    let at = bytes.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
-    let header: serde_json::Value = serde_json::from_slice(&bytes[..at]).map_err(|_| bad())?;
-    let body = &bytes[at + 1..];
-    if body.len() % 8 != 0 {
-        return Err(bad());
-    }
-    Ok(Times {
-        intervals: body
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("eight bytes")))
-            .collect(),
-        on_cpu: header["on_cpu"].as_f64().unwrap_or(1.0),
-    })
-}
-
 /// Where the trace with replayed computation goes: `T.replayed.cft` beside `T.cft`.
 pub fn replayed_path(trace: &Path) -> PathBuf {
     let stem = trace
@@ -86,9 +58,9 @@ pub fn replayed_path(trace: &Path) -> PathBuf {
 /// Runs `conifer replay`.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
     let trace = conifer_trace::open(args.file).map_err(|e| e.to_string())?;
-    let classes = representatives::classes(&trace, SIMILAR);
+    let classes = representatives::classes(&trace, args.tolerance);
     let ranks = if args.representatives {
-        describe_classes(&classes, trace.record.ranks.len());
+        describe_classes(&classes, trace.record.ranks.len(), args.tolerance);
         classes.iter().map(|c| c.representative).collect()
     } else {
         rank_list(args.ranks).map_err(|e| format!("--rank: {e}"))?
@@ -107,64 +79,83 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Recorded computation within this fraction puts ranks of the same calls in one class.
-const SIMILAR: f64 = 0.10;
-
-fn describe_classes(classes: &[representatives::Class], ranks: usize) {
+fn describe_classes(classes: &[representatives::Class], ranks: usize, tolerance: f64) {
     for c in classes {
         let members: Vec<String> = c.members.iter().map(u32::to_string).collect();
         eprintln!(
-            "conifer: rank {} stands for ranks {} (the same calls; recorded computation {} to {})",
+            "conifer: rank {} stands for ranks {} (steady recorded computation {} to {}; largest distance from rank {} {:.1}%)",
             c.representative,
             members.join(","),
             human_time(c.compute_ns.0),
-            human_time(c.compute_ns.1)
+            human_time(c.compute_ns.1),
+            c.representative,
+            100.0 * c.distance
         );
     }
     eprintln!(
-        "conifer: {} replays instead of {ranks} ({} saved)",
+        "conifer: {} replays instead of {ranks} ({} saved): classes of ranks whose recorded computation agrees within {:.0}%, whatever MPI calls they make",
         classes.len(),
-        ranks - classes.len()
+        ranks - classes.len(),
+        100.0 * tolerance
     );
 }
 
-/// Puts the replayed computation into the trace and writes `T.replayed.cft`: every rank takes
-/// its own replay's, or that of the replayed rank of its class.
+/// Puts the replayed computation into the trace and writes `T.replayed.cft`: a replayed rank
+/// takes its replay's intervals; another rank of a class with a replayed member keeps its
+/// steady recorded intervals scaled by that member's replayed over steady recorded
+/// computation.
 fn write_replayed(
     file: &Path,
     mut trace: conifer_trace::Trace,
     classes: &[representatives::Class],
     replayed: &[u32],
 ) -> Result<(), String> {
-    let mut source: Vec<u32> = (0..trace.record.ranks.len() as u32).collect();
+    let mut times = BTreeMap::new();
+    let mut clock = None;
+    for &r in replayed {
+        let t = replay_times::read(&times_path(file, r))?;
+        clock = Some((t.clock.clone(), t.repeats));
+        times.insert(r, t.intervals);
+    }
+    let recorded = representatives::computation(&trace);
+    let mut scale = BTreeMap::new();
     for class in classes {
-        if let Some(&r) = class.members.iter().find(|m| replayed.contains(m)) {
-            for &m in &class.members {
-                if !replayed.contains(&m) {
-                    source[m as usize] = r;
-                }
-            }
+        let Some(&r) = class.members.iter().find(|m| replayed.contains(m)) else {
+            continue;
+        };
+        let replayed_ns: u64 = times[&r].iter().sum();
+        let factor = replayed_ns as f64 / recorded[r as usize].max(1.0);
+        for &m in class.members.iter().filter(|m| !replayed.contains(m)) {
+            scale.insert(m, factor);
         }
     }
-    let mut times = BTreeMap::new();
-    for &r in replayed {
-        times.insert(r, read_times(&times_path(file, r))?.intervals);
+    let covered = times.len() + scale.len();
+    let trace_ranks = trace.record.ranks.len();
+    replayed::apply(&mut trace, &times, &scale)?;
+    if let Some((clock, repeats)) = clock {
+        trace
+            .meta
+            .options
+            .retain(|o| !o.starts_with(replay_times::OPTION_PREFIX));
+        trace
+            .meta
+            .options
+            .push(replay_times::option(&clock, repeats));
     }
-    let covered = source.iter().filter(|s| times.contains_key(s)).count();
-    replayed::apply(&mut trace, &times, &source)?;
     let out = replayed_path(file);
     std::fs::write(&out, trace.to_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     eprintln!(
         "conifer: wrote {}: computation of {covered} of {} ranks from replays (the rest as recorded); predict with `conifer sim {}`",
         out.display(),
-        source.len(),
+        trace_ranks,
         out.display()
     );
     Ok(())
 }
 
-/// Replays `ranks`, `args.concurrent` at a time, and reports each.
+/// Replays each of `ranks` `args.repeat` times, `args.concurrent` at a time; keeps each
+/// interval's median over a rank's replays and reports each rank.
 fn replay_ranks(args: &Args, ranks: &[u32]) -> Result<(), String> {
     let dir = log_dir(args.file);
     for rank in ranks {
@@ -180,51 +171,65 @@ fn replay_ranks(args: &Args, ranks: &[u32]) -> Result<(), String> {
     let (mpi, _) = installed::mpi_of(&args.program[0], args.mpi)?;
     let library = installed::preload_library(mpi)?;
     let concurrent = args.concurrent.max(1);
-    let mut queue = ranks.iter().copied();
-    let mut running: Vec<(u32, Child, Instant)> = Vec::new();
+    let repeat = args.repeat.max(1);
+    let mut queue = ranks.iter().flat_map(|&r| (0..repeat).map(move |k| (r, k)));
+    let mut running: Vec<(u32, usize, Child)> = Vec::new();
+    let mut runs: BTreeMap<u32, Vec<Times>> = BTreeMap::new();
     let mut failed = None;
     loop {
         while running.len() < concurrent {
-            let Some(rank) = queue.next() else { break };
-            let child = spawn(args, &library, &dir, rank)?;
-            running.push((rank, child, Instant::now()));
+            let Some((rank, k)) = queue.next() else { break };
+            let child = spawn(args, &library, &dir, rank, &repeat_path(args.file, rank, k))?;
+            running.push((rank, k, child));
+            runs.entry(rank).or_default();
         }
         if running.is_empty() {
             break;
         }
-        let (rank, mut child, started) = running.remove(0);
+        let (rank, k, mut child) = running.remove(0);
         let status = child
             .wait()
             .map_err(|e| format!("replay of rank {rank}: {e}"))?;
-        let wall = started.elapsed().as_secs_f64();
         if !status.success() {
             failed.get_or_insert((rank, status.code().unwrap_or(1)));
             continue;
         }
-        let times = read_times(&times_path(args.file, rank))?;
-        let compute: u64 = times.intervals.iter().sum();
-        eprintln!(
-            "conifer: replayed rank {rank}: {} calls in {wall:.2} s; computation {} (measured here, between calls; on a CPU {:.0}% of the replay, intervals scaled by that)",
-            times.intervals.len(),
-            human_time(compute as f64),
-            100.0 * times.on_cpu
-        );
+        let path = repeat_path(args.file, rank, k);
+        let times = replay_times::read(&path)?;
+        let _ = std::fs::remove_file(&path);
+        runs.entry(rank).or_default().push(times);
     }
-    match failed {
-        Some((rank, code)) => Err(format!(
+    if let Some((rank, code)) = failed {
+        return Err(format!(
             "the replay of rank {rank} failed (exit {code}); see its message above"
-        )),
-        None => Ok(()),
+        ));
     }
+    for (rank, replays) in &runs {
+        let kept = replay_times::median(replays).map_err(|e| format!("rank {rank}: {e}"))?;
+        replay_times::write(&times_path(args.file, *rank), &kept)?;
+        eprintln!("conifer: {}", replay_times::describe(*rank, &kept, replays));
+    }
+    Ok(())
+}
+
+/// Where replay `k` of `rank` writes its times, before the median is kept.
+fn repeat_path(trace: &Path, rank: u32, k: usize) -> PathBuf {
+    log_dir(trace).join(format!("replay-{rank}.times.{k}"))
 }
 
 /// Starts the replay of `rank`: the program alone, the preload answering from the log.
-fn spawn(args: &Args, library: &Path, dir: &Path, rank: u32) -> Result<Child, String> {
+fn spawn(
+    args: &Args,
+    library: &Path,
+    dir: &Path,
+    rank: u32,
+    times: &Path,
+) -> Result<Child, String> {
     Command::new(&args.program[0])
         .args(&args.program[1..])
         .env("LD_PRELOAD", library)
         .env("CONIFER_REPLAY", dir.join(format!("rank-{rank}.log")))
-        .env("CONIFER_REPLAY_TIMES", times_path(args.file, rank))
+        .env("CONIFER_REPLAY_TIMES", times)
         .env("CONIFER_REPLAY_STRICT", if args.strict { "1" } else { "0" })
         .env_remove("CONIFER_LOG_MESSAGES")
         .spawn()

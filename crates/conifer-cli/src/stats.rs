@@ -255,6 +255,7 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
             "left_out": left_out,
             "timing": timing.json(&trace, &names),
             "message_log": crate::msglog_summary::of(path),
+            "replayed_computation": replayed_computation(&trace),
         });
         outln!(
             out,
@@ -342,6 +343,12 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     if let Some(log) = crate::msglog_summary::of(path) {
         outln!(out, "msglog      {}", log.line());
     }
+    if let Some(how) = replayed_computation(&trace) {
+        outln!(
+            out,
+            "replayed    computation measured by `conifer replay`: {how}"
+        );
+    }
     if let Some(line) = crate::stats_timing::clocks_line(&trace) {
         outln!(out, "clocks      {line}");
     }
@@ -377,4 +384,14 @@ fn print_into(out: &mut String, path: &Path, json: bool) -> Result<ExitCode, Str
     }
     out.push_str(&crate::stats_timing::histogram_table(&trace, &names));
     Ok(ExitCode::SUCCESS)
+}
+
+/// How the computation of a trace written by `conifer replay` was measured (`None` for a
+/// trace with its recorded computation).
+fn replayed_computation(trace: &conifer_trace::Trace) -> Option<&str> {
+    trace
+        .meta
+        .options
+        .iter()
+        .find_map(|o| o.strip_prefix(crate::replay_times::OPTION_PREFIX))
 }

@@ -90,12 +90,19 @@ pub struct Wrapper<'a> {
 pub fn code(w: &Wrapper) -> MessageLog {
     let name = w.name;
     let finalize = (name == "MPI_Finalize").then(|| quote! { crate::replay::at_finalize(); });
+    // Intervals count from the return of `MPI_Init`: not the singleton start-up, nor a call
+    // before it.
+    let returned = if matches!(name, "MPI_Init" | "MPI_Init_thread") {
+        quote! { crate::replay::initialized(); }
+    } else {
+        quote! { crate::replay::leave(); }
+    };
     let real = &w.real;
     let real = quote! {
         #finalize
         crate::replay::enter();
         let ret = #real;
-        crate::replay::leave();
+        #returned
         return ret;
     };
     let unsupported = |why: &str| MessageLog {

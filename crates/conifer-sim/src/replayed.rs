@@ -1,7 +1,8 @@
 //! A trace whose computation is the one measured by replay (`conifer replay`, PHANTOM) rather
-//! than the one the run recorded: each rank takes the computation intervals of a replayed rank
-//! — itself, or the representative of its behaviour class ([`crate::representatives`]) — call
-//! by call. With per-call timing (`--timing lossless` or `lossy`) every call's interval is
+//! than the one the run recorded: a replayed rank takes its replay's intervals call by call;
+//! a rank its class's representative stands for ([`crate::representatives`]) keeps its
+//! steady recorded intervals scaled by the representative's replayed over steady recorded
+//! computation (its calls need not line up with the representative's). With per-call timing (`--timing lossless` or `lossy`) every call's interval is
 //! replaced; in every timing mode the ranks' computation totals and the timing families'
 //! interval statistics are recomputed from the replayed intervals. Call durations (time in
 //! MPI) stay as recorded: the simulator predicts them.
@@ -15,29 +16,46 @@ use std::collections::BTreeMap;
 /// The option a trace with replayed computation lists in its metadata.
 pub const OPTION: &str = "computation=replayed";
 
-/// Puts replayed computation into `trace`: rank `r` takes the intervals `times[&source[r]]`
-/// (the computation before each call of its main thread, ns); ranks whose source has no times
-/// keep what they recorded. Fails when a rank's calls do not line up with its source's.
+/// Puts replayed computation into `trace`: rank `r` takes the intervals `times[&r]` (the
+/// computation before each call of its main thread, ns), or, without times, its recorded
+/// steady intervals ([`crate::representatives::steady_intervals`]) times `scale[&r]`; other ranks keep what they recorded. Fails when a replayed
+/// rank's calls do not line up with its replay's.
 pub fn apply(
     trace: &mut Trace,
     times: &BTreeMap<u32, Vec<u64>>,
-    source: &[u32],
+    scale: &BTreeMap<u32, f64>,
 ) -> Result<(), String> {
     let timing_index = trace.record.timing_index();
     let functions = crate::terminals::mpi_functions(trace);
     let mut families = vec![(Timing::default(), Bins::default()); trace.record.timing.len()];
     let mut replaced: Vec<Option<Vec<u64>>> = vec![None; trace.record.ranks.len()];
+    let mut scaled_totals = BTreeMap::new();
     for (r, entry) in trace.record.ranks.iter().enumerate() {
-        let Some(intervals) = source.get(r).and_then(|s| times.get(s)) else {
+        let key = r as u32;
+        if !times.contains_key(&key) && !scale.contains_key(&key) {
             continue;
-        };
+        }
         if entry.threads.len() != 1 {
             return Err(format!(
                 "rank {r} ran MPI on {} threads: replay covers ranks that call MPI from one thread",
                 entry.threads.len()
             ));
         }
-        let per_call = spread(trace, &functions, r, intervals)?;
+        let per_call = match (times.get(&key), scale.get(&key)) {
+            (Some(intervals), _) => spread(trace, &functions, r, intervals)?,
+            (None, Some(&factor)) => match crate::representatives::steady_intervals(trace, r) {
+                Some(intervals) => intervals
+                    .iter()
+                    .map(|&ns| (ns as f64 * factor).round() as u64)
+                    .collect(),
+                // Without per-call timing only the rank's total can be scaled.
+                None => {
+                    scaled_totals.insert(r, factor);
+                    continue;
+                }
+            },
+            (None, None) => continue,
+        };
         for (terminal, &ns) in trace.record.thread_terminals(entry, 0).zip(&per_call) {
             if let Some(family) = timing_index.get(terminal as usize).copied().flatten() {
                 let (stats, bins) = &mut families[family as usize];
@@ -46,6 +64,11 @@ pub fn apply(
             }
         }
         replaced[r] = Some(per_call);
+    }
+    for (&r, &factor) in &scaled_totals {
+        let entry = &mut trace.record.ranks[r];
+        entry.time.compute_ns *= factor;
+        entry.totals.compute_ns = (entry.totals.compute_ns as f64 * factor).round() as u64;
     }
     let all = replaced.iter().all(Option::is_some);
     for (r, (entry, intervals)) in trace.record.ranks.iter_mut().zip(&replaced).enumerate() {

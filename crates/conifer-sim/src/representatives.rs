@@ -1,12 +1,17 @@
-//! Behaviour classes for representative replay (PHANTOM): ranks that call the same MPI
-//! functions in the same order — so their calls line up one for one, whatever their
-//! arguments (peers, colours and keys differ from rank to rank) — and recorded about the same
-//! computation need only one of them replayed. Ranks of one grammar and trace tree make the
-//! same calls, so the sequence is read once per distinct grammar and tree, not per rank.
+//! Classes for representative replay (PHANTOM): ranks whose recorded computation agrees
+//! within a tolerance need only one of them replayed, whatever MPI calls they make — boundary
+//! and corner ranks of a stencil or wavefront call other peers, fewer of them, in another
+//! order, and still compute the same. The replayed rank stands for the others through the
+//! ratio of its replayed to its recorded computation (see `crate::replayed`).
+//!
+//! The recorded computation compared is the steady one ([`steady_intervals`]): a run with
+//! more ranks than cores has intervals in which a rank waited a time slice for a core, which
+//! says nothing of what the rank computes.
 
 use conifer_analyze::rank_figures::rank_figures;
+use conifer_trace::timeline;
 use conifer_trace::Trace;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 /// Ranks replayed as one.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,92 +22,92 @@ pub struct Class {
     pub members: Vec<u32>,
     /// The class's members' recorded computation, smallest and largest, ns.
     pub compute_ns: (f64, f64),
+    /// The largest difference of a member's recorded computation from the representative's,
+    /// relative to the representative's.
+    pub distance: f64,
 }
 
 /// Computation differences below this (ns) are timer noise, not behaviour: a few context
 /// switches' worth.
 pub const NOISE_NS: f64 = 20_000.0;
 
-/// The classes of `trace`'s ranks: the same calls (grammars and trees), and recorded
-/// computation within `tolerance` (relative, e.g. 0.1) or [`NOISE_NS`] of the class's
-/// smallest.
+/// The classes of `trace`'s ranks by steady recorded computation ([`computation`]): each
+/// class's members within `tolerance` (relative, e.g. 0.1) or [`NOISE_NS`] of its smallest.
 pub fn classes(trace: &Trace, tolerance: f64) -> Vec<Class> {
-    let figures = rank_figures(trace);
-    let functions = crate::terminals::mpi_functions(trace);
-    let mut sequences: BTreeMap<(&[u32], &[u32]), Vec<u32>> = BTreeMap::new();
-    let ranks: Vec<(Vec<u32>, f64)> = trace
-        .record
-        .ranks
+    group(&computation(trace), tolerance)
+}
+
+/// Each rank's steady recorded computation, ns: the sum of its [`steady_intervals`], or,
+/// without per-call timing, its recorded total (without the recorder's own time).
+pub fn computation(trace: &Trace) -> Vec<f64> {
+    rank_figures(trace)
         .iter()
         .enumerate()
-        .map(|(r, entry)| {
-            let calls = sequences
-                .entry((&entry.threads, &entry.trees))
-                .or_insert_with(|| function_sequence(trace, entry, &functions))
-                .clone();
-            (calls, figures.get(r).map_or(0.0, |f| f.compute_ns))
+        .map(|(r, f)| {
+            steady_intervals(trace, r).map_or(f.compute_ns, |i| i.iter().sum::<u64>() as f64)
+        })
+        .collect()
+}
+
+/// Rank `r`'s steady recorded interval before each call of its main thread (with per-call
+/// timing, on a rank that calls MPI from one thread): the median of the intervals before the
+/// calls of its terminal (the same call, arguments and all). A run with more ranks than cores
+/// puts a wait for a core into some intervals and not others; the median leaves it out.
+pub fn steady_intervals(trace: &Trace, r: usize) -> Option<Vec<u64>> {
+    let entry = trace.record.ranks.get(r)?;
+    if entry.threads.len() != 1 {
+        return None;
+    }
+    let bytes = entry.timelines.first()?;
+    let times = timeline::decode(bytes, trace.record.thread_calls(entry, 0))?;
+    let terminals: Vec<u32> = trace.record.thread_terminals(entry, 0).collect();
+    let mut by_terminal: HashMap<u32, Vec<u64>> = HashMap::new();
+    for (t, &terminal) in times.iter().zip(&terminals) {
+        by_terminal.entry(terminal).or_default().push(t.interval_ns);
+    }
+    let medians: HashMap<u32, u64> = by_terminal
+        .into_iter()
+        .map(|(terminal, mut v)| {
+            v.sort_unstable();
+            (terminal, v[v.len() / 2])
         })
         .collect();
-    group(&ranks, tolerance)
+    Some(terminals.iter().map(|t| medians[t]).collect())
 }
 
-/// What identifies the MPI functions a rank calls, in order, thread by thread: the length and
-/// a hash of each thread's sequence of function ids (memory records left out).
-fn function_sequence(
-    trace: &Trace,
-    entry: &conifer_trace::stored::RankEntry,
-    functions: &[Option<u16>],
-) -> Vec<u32> {
-    let mut key = Vec::new();
-    for thread in 0..entry.threads.len() {
-        let (mut hash, mut calls) = (0xcbf2_9ce4_8422_2325u64, 0u64);
-        for terminal in trace.record.thread_terminals(entry, thread) {
-            if let Some(Some(f)) = functions.get(terminal as usize) {
-                hash = (hash ^ u64::from(*f)).wrapping_mul(0x0000_0100_0000_01b3);
-                calls += 1;
-            }
-        }
-        key.extend([
-            calls as u32,
-            (calls >> 32) as u32,
-            hash as u32,
-            (hash >> 32) as u32,
-        ]);
-    }
-    key
-}
-
-/// The classes of ranks given, per rank, what identifies its calls and its computation (ns).
-fn group(ranks: &[(Vec<u32>, f64)], tolerance: f64) -> Vec<Class> {
-    let mut by_calls: BTreeMap<&[u32], Vec<(f64, u32)>> = BTreeMap::new();
-    for (r, (calls, compute)) in ranks.iter().enumerate() {
-        by_calls
-            .entry(calls)
-            .or_default()
-            .push((*compute, r as u32));
-    }
+/// The classes of ranks given each rank's computation (ns).
+fn group(computation: &[f64], tolerance: f64) -> Vec<Class> {
+    let mut ranks: Vec<(f64, u32)> = computation
+        .iter()
+        .enumerate()
+        .map(|(r, &c)| (c, r as u32))
+        .collect();
+    ranks.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut classes = Vec::new();
-    for mut ranks in by_calls.into_values() {
-        ranks.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut start = 0;
-        while start < ranks.len() {
-            let limit = (ranks[start].0 * (1.0 + tolerance)).max(ranks[start].0 + NOISE_NS);
-            let end = start
-                + ranks[start..]
-                    .iter()
-                    .take_while(|(c, _)| *c <= limit)
-                    .count()
-                    .max(1);
-            let group = &ranks[start..end];
-            let mut members: Vec<u32> = group.iter().map(|&(_, r)| r).collect();
-            members.sort_unstable();
-            classes.push(Class {
-                representative: group[group.len() / 2].1,
-                members,
-                compute_ns: (group[0].0, group[group.len() - 1].0),
-            });
-            start = end;
-        }
+    let mut start = 0;
+    while start < ranks.len() {
+        let limit = (ranks[start].0 * (1.0 + tolerance)).max(ranks[start].0 + NOISE_NS);
+        let end = start
+            + ranks[start..]
+                .iter()
+                .take_while(|(c, _)| *c <= limit)
+                .count()
+                .max(1);
+        let group = &ranks[start..end];
+        let (rep_ns, representative) = group[group.len() / 2];
+        let distance = group
+            .iter()
+            .map(|(c, _)| (c - rep_ns).abs() / rep_ns.max(1.0))
+            .fold(0.0, f64::max);
+        let mut members: Vec<u32> = group.iter().map(|&(_, r)| r).collect();
+        members.sort_unstable();
+        classes.push(Class {
+            representative,
+            members,
+            compute_ns: (group[0].0, group[group.len() - 1].0),
+            distance,
+        });
+        start = end;
     }
     classes.sort_by_key(|c| c.members[0]);
     classes
@@ -126,19 +131,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classes_split_by_calls_then_by_computation() {
-        // Calls [0]: 1.0, 1.05 and 1.5 ms; calls [1]: 1.0 and 1.01 ms.
-        let ranks = [(0, 1.0e6), (1, 1.0e6), (0, 1.05e6), (0, 1.5e6), (1, 1.01e6)]
-            .map(|(g, ns)| (vec![g], ns));
-        let found = group(&ranks, 0.1);
+    fn classes_group_by_computation_alone() {
+        // 1.0, 1.0, 1.05, 1.5 and 1.01 ms: ranks 0, 1, 2, 4 within 10% of 1.0 ms.
+        let found = group(&[1.0e6, 1.0e6, 1.05e6, 1.5e6, 1.01e6], 0.1);
         let members: Vec<Vec<u32>> = found.iter().map(|c| c.members.clone()).collect();
-        assert_eq!(members, vec![vec![0, 2], vec![1, 4], vec![3]]);
-        assert_eq!(sources(&found, 5), vec![2, 4, 2, 3, 4]);
+        assert_eq!(members, vec![vec![0, 1, 2, 4], vec![3]]);
+        // Sorted 1.0 (0), 1.0 (1), 1.01 (4), 1.05 (2): the median member is rank 4.
+        assert_eq!(found[0].representative, 4);
+        // The farthest member is rank 2: 1.05 ms against 1.01 ms.
+        assert!((found[0].distance - 0.04e6 / 1.01e6).abs() < 1e-12);
+        assert_eq!(found[1].distance, 0.0);
+        assert_eq!(sources(&found, 5), vec![4, 4, 4, 3, 4]);
     }
 
     #[test]
     fn tiny_differences_are_noise() {
-        let ranks = [10_000.0, 25_000.0, 29_000.0].map(|ns| (vec![0], ns));
-        assert_eq!(group(&ranks, 0.1).len(), 1);
+        assert_eq!(group(&[10_000.0, 25_000.0, 29_000.0], 0.1).len(), 1);
     }
 }

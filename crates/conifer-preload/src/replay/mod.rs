@@ -12,7 +12,7 @@ mod answer;
 mod times;
 
 pub use answer::Answer;
-pub use times::{enter, leave};
+pub use times::{enter, initialized, leave};
 
 use std::sync::OnceLock;
 

@@ -1,0 +1,124 @@
+//! Representative replay by computation (PHANTOM): ranks whose recorded computation agrees
+//! within the tolerance share one replay even when their MPI calls differ — the corner, edge
+//! and interior ranks of the KBA wavefront sweep (`tests/apps/wavefront.c`) and of a
+//! non-periodic 3D halo exchange (`tests/apps/halo3d.c`) call different peers, different
+//! numbers of times. The calls each rank made come from `conifer decode`, an independent
+//! reader of the trace.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// The MPI calls rank `r` made, as `conifer decode` lists them (function names in order).
+fn calls_of(trace: &Path, r: u32) -> Vec<String> {
+    let out = run_ok(
+        Command::new(conifer())
+            .args(["decode", "--rank", &r.to_string()])
+            .arg(trace),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|f| f.starts_with("MPI_"))
+        .map(|f| f.split('(').next().unwrap().to_string())
+        .collect()
+}
+
+/// Traces `app` at `ranks` ranks with a message log, replays its representatives and checks
+/// the classes: every rank in exactly one, at most `most` replays, a class whose members made
+/// different calls, each class within the stated 10%.
+fn check(app: &str, ranks: u32, args: &[&str], most: usize) {
+    let dir = scratch(&format!("replay_reps_{app}"));
+    let program = apps_dir().join(app);
+    let trace = traced(
+        &dir,
+        app,
+        ranks,
+        &["--log-messages", "--timing", "lossless"],
+        &program,
+        args,
+    );
+    let out = {
+        let _guard = mpi_lock();
+        run_ok(
+            Command::new("timeout")
+                .arg("600")
+                .arg(conifer())
+                .arg("replay")
+                .arg(&trace)
+                .args(["--representatives", "--tolerance", "10", "--"])
+                .arg(&program)
+                .args(args)
+                .current_dir(&dir),
+        )
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut covered = Vec::new();
+    let mut mixed = false;
+    let mut classes = 0;
+    for line in stderr.lines().filter(|l| l.contains(" stands for ranks ")) {
+        classes += 1;
+        let members: Vec<u32> = line
+            .split(" stands for ranks ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap()
+            .split(',')
+            .map(|m| m.parse().unwrap())
+            .collect();
+        let sequences: BTreeSet<Vec<String>> =
+            members.iter().map(|&m| calls_of(&trace, m)).collect();
+        mixed |= sequences.len() > 1;
+        let distance: f64 = line
+            .split("largest distance from rank ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .and_then(|d| d.trim_end_matches(")").trim_end_matches('%').parse().ok())
+            .unwrap_or_else(|| panic!("no distance in {line:?}"));
+        assert!(distance <= 10.0, "{line}");
+        covered.extend(members);
+    }
+    covered.sort_unstable();
+    assert_eq!(covered, (0..ranks).collect::<Vec<_>>(), "{app}: {stderr}");
+    assert!(
+        classes <= most,
+        "{app}: {classes} replays at {ranks} ranks: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{classes} replays instead of {ranks} ({} saved)",
+            ranks as usize - classes
+        )),
+        "{stderr}"
+    );
+    assert!(
+        mixed,
+        "{app}: no class has ranks of different calls: {stderr}"
+    );
+    // Every rank's computation in the written trace comes from a replay.
+    assert!(
+        stderr.contains(&format!(
+            "computation of {ranks} of {ranks} ranks from replays"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn wavefront_corners_and_interior_ranks_share_a_replay() {
+    let dir = scratch("replay_reps_deck");
+    let deck = dir.join("deck");
+    // 64×64×32 cells, 8 angles, blocks of 4 planes, 3 source iterations.
+    std::fs::write(&deck, "64 64 32\n8\n4\n-3\n50\n").unwrap();
+    let ranks = if is_mpich() { 4 } else { 16 };
+    check("wavefront", ranks, &[deck.to_str().unwrap()], 4);
+}
+
+#[test]
+fn halo_ranks_with_three_to_six_neighbours_share_a_replay() {
+    let ranks = if is_mpich() { 4 } else { 27 };
+    check("halo3d", ranks, &["40", "40"], 8);
+}
