@@ -136,7 +136,10 @@ fn waits_that_complete_sends_are_named_and_startup_is_apart() {
     );
     let mut ranks: Vec<Vec<Call>> = vec![Vec::new(), Vec::new()];
     // Conifer's own buffer-release (`free`) records are no MPI calls.
-    for c in decode_all(&trace).iter().filter(|c| c["function"] != "free") {
+    for c in decode_all(&trace)
+        .iter()
+        .filter(|c| c["function"] != "free")
+    {
         ranks[c["rank"].as_u64().unwrap() as usize].push(call_of(c));
     }
     let out = run_ok(
