@@ -22,6 +22,7 @@ mod proxy;
 mod replay;
 mod report;
 mod report_glance;
+mod report_timeline;
 mod sim;
 mod site_names;
 mod static_pass;
