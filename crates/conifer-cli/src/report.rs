@@ -399,9 +399,12 @@ fn figure(kind: &str, inp: &Inputs) -> Result<String, String> {
         Some(rest) => rest.split_once("?>").map_or(rest, |r| r.1),
         None => svg,
     };
+    // Inline SVG needs no namespace in HTML (and the page names no address).
+    let svg = svg
+        .trim()
+        .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
     Ok(format!(
-        "<figure class=\"chart\" data-kind=\"{kind}\">{}</figure>\n",
-        svg.trim()
+        "<figure class=\"chart\" data-kind=\"{kind}\">{svg}</figure>\n"
     ))
 }
 

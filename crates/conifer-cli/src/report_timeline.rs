@@ -53,7 +53,7 @@ impl Export {
         format!(
             "<p class=\"note\"><a class=\"perfetto\" href=\"{}\" download=\"{}\">Download the \
              calls as Chrome trace-event JSON</a> and open it in \
-             <a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a> (<i>Open trace file</i>; \
+             ui.perfetto.dev (<i>Open trace file</i>; \
              the file stays on your machine) to zoom into any call. Or draw a window: \
              <code>conifer plot timeline {} --from 10ms --to 20ms --ranks 0-3 -o part.svg</code>. \
              Above {} calls the picture shows, per rank, the share of each time bin spent in \

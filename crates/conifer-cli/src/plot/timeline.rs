@@ -129,7 +129,7 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
     let what = window.describe(unit);
     let title = |how: &str| {
         format!(
-            "MPI calls per rank{how}, as run{} — {}",
+            "Timeline of MPI calls per rank{how}, as run{} — {}",
             if what.is_empty() {
                 String::new()
             } else {
