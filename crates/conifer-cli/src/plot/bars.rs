@@ -3,7 +3,7 @@
 
 use super::chart::{axes, err, labelled, side_legend, titled, Res};
 use super::inputs::Inputs;
-use super::style::{palette, time_unit};
+use super::style::{palette, time_unit, OTHER};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -179,12 +179,21 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
     Ok(())
 }
 
-/// Time per rank: inside MPI, between calls and (where the trace keeps it) the recorder's
-/// own time, stacked in one bar per rank (load imbalance); exact sums.
+/// Time per rank: inside MPI, between calls, start-up and shutdown (`MPI_Init*`,
+/// `MPI_Finalize`) apart from the rest of MPI, and (where the trace keeps it) the recorder's
+/// own time, stacked in one bar per rank (load imbalance) on a linear axis; exact sums.
 pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     area.fill(&WHITE).map_err(err)?;
     let r = conifer_analyze::rank_figures::rank_figures(inp.trace);
     let recorder = |f: &conifer_analyze::rank_figures::RankFigures| f.recorder_ns.unwrap_or(0.0);
+    let ends = |f: &conifer_analyze::rank_figures::RankFigures| {
+        f.functions
+            .iter()
+            .filter(|(name, _)| start_or_end(name))
+            .map(|(_, ns)| *ns as f64)
+            .sum::<f64>()
+            .min(f.mpi_ns)
+    };
     let max = r
         .iter()
         .map(|f| f.busy_ns() + recorder(f))
@@ -194,6 +203,7 @@ pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
     let mut parts: Vec<(String, RGBColor)> = vec![
         ("in MPI".into(), palette(3)),
         ("between MPI calls".into(), palette(0)),
+        ("MPI_Init, MPI_Finalize".into(), OTHER),
     ];
     if r.iter().any(|f| f.recorder_ns.is_some()) {
         parts.push(("Conifer's own time".into(), palette(1)));
@@ -220,9 +230,11 @@ pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
     )?;
     for (k, (_, colour)) in parts.iter().enumerate() {
         let bars = r.iter().enumerate().map(|(i, f)| {
+            let steady = f.mpi_ns - ends(f);
             let (lo, hi) = match k {
-                0 => (0.0, f.mpi_ns),
-                1 => (f.mpi_ns, f.busy_ns()),
+                0 => (0.0, steady),
+                1 => (steady, steady + f.compute_ns),
+                2 => (steady + f.compute_ns, f.busy_ns()),
                 _ => (f.busy_ns(), f.busy_ns() + recorder(f)),
             };
             let x = i as u32;
