@@ -8,14 +8,15 @@
 pub mod causal;
 pub mod chrome;
 pub mod otf2;
+pub mod shifts;
 pub mod simgrid;
 pub mod timeline;
 
-use causal::Causal;
 use conifer_analyze::context::CommTable;
 pub use conifer_analyze::messages;
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use messages::{Messages, Op};
+use shifts::Causal;
 use std::collections::{BTreeMap, HashMap};
 use timeline::{Clock, Span};
 
@@ -60,7 +61,7 @@ pub struct RankEvents<'t> {
     clocks: HashMap<u32, Clock>,
     /// The shifts that make a reconstructed timeline causal, when applied.
     causal: Option<&'t Causal>,
-    cursors: HashMap<u32, causal::Cursor<'t>>,
+    cursors: HashMap<u32, shifts::Cursor<'t>>,
     rank: u32,
     /// The rank's clock (offsets to rank 0, where its threads start).
     clock: &'t conifer_trace::clock::RankClock,
