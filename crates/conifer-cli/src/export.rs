@@ -33,6 +33,7 @@ pub fn run(
 ) -> Result<ExitCode, String> {
     let trace = conifer_trace::open(file)?;
     let started = std::time::Instant::now();
+    let mut reconstructed = None;
     let summary = match format {
         Format::Chrome => {
             let f = std::fs::File::create(output)
@@ -41,6 +42,7 @@ pub fn run(
             let w = conifer_export::chrome::export(&trace, &mut out)?;
             std::io::Write::flush(&mut out)
                 .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+            reconstructed = w.reconstructed;
             format!("{} slices, {} flows", w.slices, w.flows)
         }
         Format::Otf2 => {
@@ -51,6 +53,7 @@ pub fn run(
             if let Some(line) = left.report("otf2") {
                 eprintln!("{line}");
             }
+            reconstructed = w.reconstructed;
             format!("{} locations, {} events", w.locations, w.events)
         }
         Format::Simgrid => {
@@ -71,5 +74,11 @@ pub fn run(
         output.display(),
         started.elapsed().as_secs_f64()
     );
+    if let Some(how) = reconstructed {
+        eprintln!(
+            "conifer: the trace has no per-call timing (record with --timing lossless or \
+             lossy:REL for times as run): times {how}"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

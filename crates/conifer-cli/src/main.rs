@@ -22,6 +22,7 @@ mod replay;
 mod replay_times;
 mod report;
 mod report_glance;
+mod report_timeline;
 mod sim;
 mod static_pass;
 mod stats;
@@ -88,8 +89,9 @@ enum Command {
         expand: bool,
     },
     /// Wait states (Late Sender, Late Receiver, Wait at Barrier, Wait at NxN, Late Broadcast,
-    /// Early Reduce) per rank and call site, and the critical path of the recorded run.
-    /// Needs a trace recorded with `--timing lossless` or `--timing lossy:REL`.
+    /// Early Reduce, Send Completion) per rank and call site, and the critical path of the
+    /// recorded run (start-up shown apart). Needs a trace recorded with `--timing lossless`
+    /// or `--timing lossy:REL`.
     Waits {
         /// The trace file (`.cft`).
         file: PathBuf,
@@ -99,6 +101,10 @@ enum Command {
         /// Call sites and critical-path entries to list in the text output.
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// List start-up (`MPI_Init*`) in the critical path's tables and take their shares
+        /// of the whole path (by default it is shown apart and the shares are of the rest).
+        #[arg(long)]
+        with_startup: bool,
     },
     /// Rank x rank communication matrix (row = sender, column = receiver, world ranks).
     #[command(after_help = matrix::RULE)]
@@ -414,7 +420,12 @@ fn main() -> ExitCode {
             top,
             expand,
         } => profile::run(&file, json, top, expand),
-        Command::Waits { file, json, top } => waits::run(&file, json, top),
+        Command::Waits {
+            file,
+            json,
+            top,
+            with_startup,
+        } => waits::run(&file, json, top, with_startup),
         Command::Matrix {
             file,
             metric,

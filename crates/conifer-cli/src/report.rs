@@ -7,7 +7,7 @@ use crate::matrix::Select;
 use crate::plot::{self, Inputs};
 use crate::profile;
 use crate::report_glance::Glance;
-use base64::Engine;
+use crate::report_timeline::Export;
 use conifer_analyze::site_names::{short_site_label, site_label, site_noun, what_sites_are};
 use conifer_analyze::times::{per_call, sorted_sites};
 use conifer_analyze::{human_bytes, Totals};
@@ -33,7 +33,7 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.9em;display:block;max-wi
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#eef}td.l,th.l{text-align:left}
 .facts td:first-child{text-align:left;font-weight:bold}
-img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+figure.chart{margin:.5em 0}figure.chart svg{max-width:100%;height:auto;border:1px solid #ddd}
 .note{color:#555;font-size:.9em}
 .matrix td{padding:.1em .3em;font-size:.8em}
 ";
@@ -67,8 +67,9 @@ fn imbalance_table(h: &mut String, spreads: &[conifer_analyze::imbalance::Spread
     h.push_str("</table>\n");
 }
 
-/// The report's HTML.
-pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
+/// The report's HTML (the page to be written to `output`: a large timeline export is
+/// written beside it).
+pub fn html(path: &Path, file: &TraceFile, output: &Path) -> Result<String, String> {
     let (trace, file_bytes) = (&file.trace, &file.bytes);
     let sections = conifer_trace::section_sizes(&file.bytes)
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -105,26 +106,19 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     let figures = conifer_analyze::rank_figures::rank_figures(trace);
     let spreads = conifer_analyze::imbalance::spreads(&figures);
     let sites = sorted_sites(&a, &t);
-    // MPI_Init's time is the launch's, not the program's.
-    let program_sites = sites
-        .iter()
-        .filter(|s| !s.1.function.starts_with("MPI_Init"));
+    // Start-up and shutdown are the launch's, not the program's steady state.
+    let program_sites = sites.iter().filter(|s| !plot::start_or_end(&s.1.function));
     let labelled = program_sites.map(|(site, st, time)| {
         let label = site_label(trace, site, &st.function, st.source.as_deref());
         (label, time.total_ns)
     });
     h.push_str(&Glance::of(trace, &figures, labelled, &spreads).html(esc));
-    // Run.
+    // Run: what "At a glance" does not say already (command, ranks, hosts).
     h.push_str("<h2>Run</h2><table class=\"facts\">");
-    let hosts: std::collections::BTreeSet<&str> =
-        trace.record.ranks.iter().map(|r| r.host.as_str()).collect();
     let start = m.start_unix_seconds;
     for (k, v) in [
-        ("command", m.command_line.join(" ")),
-        ("ranks", m.ranks.to_string()),
         ("MPI", format!("{} ({})", m.mpi, m.mpi_library_version)),
         ("started", utc(start)),
-        ("hosts", hosts.into_iter().collect::<Vec<_>>().join(", ")),
         (
             "recording options",
             if m.options.is_empty() {
@@ -148,7 +142,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     h.push_str("</table>\n");
     // Profile: functions.
     h.push_str("<h2>Time and data per function</h2>");
-    h.push_str(&img(&plot::svg("functions", &inp, sel_all())?));
+    h.push_str(&figure("functions", &inp)?);
     let _ = write!(h, "<p class=\"note\">{}</p>", esc(profile::BYTES_NOTE));
     let _ = write!(
         h,
@@ -215,7 +209,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     h.push_str("</table>\n");
     // Ranks.
     h.push_str("<h2>Time per rank</h2>");
-    h.push_str(&img(&plot::svg("ranks", &inp, sel_all())?));
+    h.push_str(&figure("ranks", &inp)?);
     let app_mpi: Vec<(f64, f64)> = figures.iter().map(|f| (f.busy_ns(), f.mpi_ns)).collect();
     let pct = |(app, mpi): (f64, f64)| if app > 0.0 { 100.0 * mpi / app } else { 0.0 };
     let _ = write!(
@@ -257,7 +251,7 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     // Matrix.
     h.push_str("<h2>Communication matrix</h2>");
     let _ = write!(h, "<p class=\"note\">{}</p>", esc(crate::matrix::RULE));
-    h.push_str(&img(&plot::svg("matrix", &inp, sel_all())?));
+    h.push_str(&figure("matrix", &inp)?);
     if a.ranks <= 16 {
         let rows = sel_all().rows(&a.matrix);
         h.push_str("<table class=\"matrix\"><tr><th>bytes: sender \\ receiver</th>");
@@ -276,10 +270,11 @@ pub fn html(path: &Path, file: &TraceFile) -> Result<String, String> {
     }
     // Sizes.
     h.push_str("<h2>Message sizes</h2>");
-    h.push_str(&img(&plot::svg("sizes", &inp, sel_all())?));
+    h.push_str(&figure("sizes", &inp)?);
     if per_call(trace) {
         h.push_str("<h2>Timeline</h2>");
-        h.push_str(&img(&plot::svg("timeline", &inp, sel_all())?));
+        h.push_str(&figure("timeline", &inp)?);
+        h.push_str(&Export::of(trace, output)?.html(&name, esc));
         match crate::waits::compute(trace) {
             Ok(w) => h.push_str(&crate::waits::html(trace, &w)),
             Err(e) => {
@@ -403,17 +398,27 @@ fn sel_all() -> Select {
     }
 }
 
-/// An SVG picture as an inline image.
-fn img(svg: &str) -> String {
-    format!(
-        "<img alt=\"\" src=\"data:image/svg+xml;base64,{}\">\n",
-        base64::engine::general_purpose::STANDARD.encode(svg)
-    )
+/// Picture `kind` inline (its SVG in the page, so its bars are elements a browser lays out
+/// and a test can measure), in a `figure` naming the kind.
+fn figure(kind: &str, inp: &Inputs) -> Result<String, String> {
+    let svg = plot::svg(kind, inp, sel_all())?;
+    let svg = svg.trim_start_matches(|c| c != '<');
+    let svg = match svg.strip_prefix("<?xml") {
+        Some(rest) => rest.split_once("?>").map_or(rest, |r| r.1),
+        None => svg,
+    };
+    // Inline SVG needs no namespace in HTML (and the page names no address).
+    let svg = svg
+        .trim()
+        .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+    Ok(format!(
+        "<figure class=\"chart\" data-kind=\"{kind}\">{svg}</figure>\n"
+    ))
 }
 
 /// Runs `conifer report`.
 pub fn run(file: &Path, output: &Path) -> Result<ExitCode, String> {
-    let page = html(file, &TraceFile::open(file)?)?;
+    let page = html(file, &TraceFile::open(file)?, output)?;
     std::fs::write(output, page).map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     Ok(ExitCode::SUCCESS)
 }

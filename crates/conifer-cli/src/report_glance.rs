@@ -1,6 +1,8 @@
 //! The report's opening table, what a reader asks first: the command, ranks per host, the
-//! run's span as run, the share of time in MPI, the three most expensive call sites and the
-//! largest imbalance. Computed from the analysis; this module only lays it out.
+//! run's span as run, where the steady state's time goes (computation and MPI between
+//! `MPI_Init` and `MPI_Finalize`), start-up, shutdown and the recorder's own time apart, the
+//! three most expensive call sites and the largest imbalance. Computed from the analysis;
+//! this module only lays it out.
 
 use conifer_analyze::imbalance::Spread;
 use conifer_analyze::rank_figures::RankFigures;
@@ -8,6 +10,64 @@ use conifer_trace::decode::human_time;
 use conifer_trace::Trace;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// All ranks' time, ns: the steady state (between `MPI_Init` and `MPI_Finalize`, without the
+/// recorder) and what is shown apart from it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Steady {
+    /// Computation between calls.
+    pub compute_ns: f64,
+    /// Inside MPI, start-up and shutdown left out.
+    pub mpi_ns: f64,
+    /// Inside `MPI_Init`/`MPI_Init_thread`.
+    pub startup_ns: f64,
+    /// Inside `MPI_Finalize` (waiting there for the last rank included).
+    pub shutdown_ns: f64,
+    /// The recorder's own time (`None` for traces that do not say).
+    pub recorder_ns: Option<f64>,
+}
+
+impl Steady {
+    /// The figures of every rank summed.
+    pub fn of(figures: &[RankFigures]) -> Option<Steady> {
+        if figures.is_empty() {
+            return None;
+        }
+        let sum = |f: &dyn Fn(&RankFigures) -> f64| figures.iter().map(f).sum::<f64>();
+        let of = |names: &[&str]| {
+            sum(&|r| {
+                names
+                    .iter()
+                    .filter_map(|n| r.functions.get(*n))
+                    .sum::<u64>() as f64
+            })
+        };
+        let startup_ns = of(&["MPI_Init", "MPI_Init_thread"]);
+        let shutdown_ns = of(&["MPI_Finalize"]);
+        let recorded = figures.iter().all(|f| f.recorder_ns.is_some());
+        Some(Steady {
+            compute_ns: sum(&|r| r.compute_ns),
+            mpi_ns: (sum(&|r| r.mpi_ns) - startup_ns - shutdown_ns).max(0.0),
+            startup_ns,
+            shutdown_ns,
+            recorder_ns: recorded.then(|| sum(&|r| r.recorder_ns.unwrap_or(0.0))),
+        })
+    }
+
+    /// The steady state's length: computation and MPI.
+    pub fn total_ns(&self) -> f64 {
+        self.compute_ns + self.mpi_ns
+    }
+}
+
+/// `part` as a percentage of `whole`.
+fn pct(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
 
 /// The facts of the opening table.
 pub struct Glance {
@@ -17,9 +77,9 @@ pub struct Glance {
     pub hosts: BTreeMap<String, u32>,
     /// The run's span as run (first call's entry to last call's end, any rank).
     pub span_ns: Option<f64>,
-    /// Time in MPI over time in MPI and between calls, all ranks, without the recorder (%).
-    pub mpi_percent: Option<f64>,
-    /// The most expensive call sites (`MPI_Init`'s left out): label and time.
+    /// Where the time goes, all ranks (`None` when no rank has figures).
+    pub time: Option<Steady>,
+    /// The most expensive call sites (start-up and shutdown left out): label and time.
     pub top_sites: Vec<(String, f64)>,
     /// The function whose slowest rank spent the most above the mean (`MPI_Init` left out:
     /// its time is the launch's, not the program's).
@@ -39,14 +99,11 @@ impl Glance {
         for entry in &trace.record.ranks {
             *hosts.entry(entry.host.clone()).or_insert(0) += 1;
         }
-        let (mpi, busy) = figures
-            .iter()
-            .fold((0.0, 0.0), |(m, b), f| (m + f.mpi_ns, b + f.busy_ns()));
         Glance {
             command: trace.meta.command_line.join(" "),
             hosts,
             span_ns: conifer_analyze::rank_figures::run_span_ns(trace),
-            mpi_percent: (busy > 0.0).then(|| 100.0 * mpi / busy),
+            time: Steady::of(figures),
             top_sites: sites.into_iter().take(3).collect(),
             imbalance: spreads
                 .iter()
@@ -94,6 +151,36 @@ impl Glance {
                 )
             },
         );
+        let dash = || "-".to_string();
+        let steady = self.time.map_or_else(dash, |t| {
+            let all = t.total_ns();
+            format!(
+                "MPI {} ({:.1}%), computation {} ({:.1}%): all ranks' time between MPI_Init \
+                 and MPI_Finalize",
+                human_time(t.mpi_ns),
+                pct(t.mpi_ns, all),
+                human_time(t.compute_ns),
+                pct(t.compute_ns, all)
+            )
+        });
+        let ends = self.time.map_or_else(dash, |t| {
+            format!(
+                "MPI_Init {}, MPI_Finalize {} (all ranks; MPI_Finalize's includes waiting for \
+                 the last rank)",
+                human_time(t.startup_ns),
+                human_time(t.shutdown_ns)
+            )
+        });
+        let recorder = self
+            .time
+            .and_then(|t| t.recorder_ns.map(|r| (r, t.total_ns())))
+            .map_or_else(dash, |(r, all)| {
+                format!(
+                    "{} (all ranks; {:.1}% on top of the steady state)",
+                    human_time(r),
+                    pct(r, all)
+                )
+            });
         let rows = [
             ("command", self.command.clone()),
             ("ranks", hosts),
@@ -101,12 +188,10 @@ impl Glance {
                 "run span (as run)",
                 self.span_ns.map_or_else(|| "-".into(), human_time),
             ),
-            (
-                "in MPI (without the recorder)",
-                self.mpi_percent
-                    .map_or_else(|| "-".into(), |p| format!("{p:.1}% of the ranks' time")),
-            ),
-            ("most expensive call sites (after MPI_Init)", sites),
+            ("steady state (without the recorder)", steady),
+            ("apart: start-up and shutdown", ends),
+            ("apart: the recorder's own time", recorder),
+            ("most expensive call sites (steady state)", sites),
             ("largest imbalance (time in MPI per rank)", imbalance),
         ];
         let mut h = String::from("<h2>At a glance</h2><table class=\"facts glance\">");

@@ -6,6 +6,7 @@ use crate::output::outln;
 use crate::output::{emit, emit_json};
 use conifer_analyze::callers::Resolver;
 use conifer_analyze::site_names::site_label;
+use conifer_analyze::waits::path::is_startup;
 use conifer_analyze::waits::{self, CriticalPath, Pattern, WaitEntry, Waits};
 use conifer_analyze::Site;
 use conifer_trace::decode::human_time;
@@ -78,8 +79,47 @@ fn shown_ranks(w: &Waits) -> Vec<usize> {
     ranks
 }
 
+/// What the critical path's tables show: with start-up, or without it (the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Startup {
+    /// Start-up rows listed and shares taken of the whole path.
+    Included,
+    /// Start-up on its own line; rows and shares of the steady state.
+    Apart,
+}
+
+/// The path's view under `startup`: (length the shares are of, per-rank times, whether a
+/// (rank, activity) row is listed).
+fn path_view(p: &CriticalPath, startup: Startup) -> (u64, Vec<u64>, fn(&str) -> bool) {
+    match startup {
+        Startup::Included => (p.length_ns(), p.per_rank.clone(), |_| true),
+        Startup::Apart => (p.steady_ns, p.steady_per_rank(), |a| !is_startup(a)),
+    }
+}
+
+/// The sentence saying how start-up is shown (`hint`: say which flag includes it).
+fn startup_note(p: &CriticalPath, startup: Startup, hint: bool) -> String {
+    match startup {
+        Startup::Included => format!(
+            "start-up (MPI_Init*) {} of the path is included in the shares below",
+            human_time(p.startup_ns as f64)
+        ),
+        Startup::Apart => format!(
+            "start-up (MPI_Init*) {} of the path, shown apart: the shares below are of the \
+             {} after it{}",
+            human_time(p.startup_ns as f64),
+            human_time(p.steady_ns as f64),
+            if hint {
+                " (`--with-startup` to include it)"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
 /// The text output.
-pub fn text(path: &Path, trace: &Trace, w: &Waits, top: usize) -> String {
+pub fn text(path: &Path, trace: &Trace, w: &Waits, top: usize, startup: Startup) -> String {
     let mut s = String::new();
     let mut labels = Labels::new(trace);
     outln!(
@@ -158,7 +198,7 @@ pub fn text(path: &Path, trace: &Trace, w: &Waits, top: usize) -> String {
         );
     }
     match &w.critical_path {
-        Some(p) => path_text(&mut s, p, top),
+        Some(p) => path_text(&mut s, p, top, startup),
         None => outln!(s, "\nno calls: no critical path"),
     }
     let u = &w.unmatched;
@@ -177,8 +217,8 @@ pub fn text(path: &Path, trace: &Trace, w: &Waits, top: usize) -> String {
     s
 }
 
-fn path_text(s: &mut String, p: &CriticalPath, top: usize) {
-    let len = p.length_ns();
+fn path_text(s: &mut String, p: &CriticalPath, top: usize, startup: Startup) {
+    let (len, per_rank, listed) = path_view(p, startup);
     outln!(s, "\n@--- critical path ---");
     outln!(
         s,
@@ -190,13 +230,13 @@ fn path_text(s: &mut String, p: &CriticalPath, top: usize) {
             "returning from its last call"
         },
         human_time(p.end_ns as f64),
-        human_time(len as f64),
+        human_time(p.length_ns() as f64),
         human_time(p.start_ns as f64),
         p.jumps
     );
+    outln!(s, "{}", startup_note(p, startup, true));
     outln!(s, "\n{:>6} {:>10} {:>7}", "rank", "time", "path%");
-    let mut ranks: Vec<(usize, u64)> = p
-        .per_rank
+    let mut ranks: Vec<(usize, u64)> = per_rank
         .iter()
         .copied()
         .enumerate()
@@ -212,7 +252,7 @@ fn path_text(s: &mut String, p: &CriticalPath, top: usize) {
         );
     }
     outln!(s, "\n{:<24} {:>10} {:>7}", "activity", "time", "path%");
-    let mut acts: Vec<(&String, &u64)> = p.per_activity.iter().collect();
+    let mut acts: Vec<(&String, &u64)> = p.per_activity.iter().filter(|(a, _)| listed(a)).collect();
     acts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     for (a, ns) in acts.iter().take(top) {
         outln!(
@@ -230,7 +270,7 @@ fn path_text(s: &mut String, p: &CriticalPath, top: usize) {
         "time",
         "path%"
     );
-    for sh in p.shares.iter().take(top) {
+    for sh in p.shares.iter().filter(|sh| listed(&sh.activity)).take(top) {
         outln!(
             s,
             "{:>6} {:<24} {:>10} {:>7.1}",
@@ -353,20 +393,21 @@ pub fn html(trace: &Trace, w: &Waits) -> String {
         h.push_str("</table>\n");
     }
     if let Some(p) = &w.critical_path {
-        let len = p.length_ns();
+        let (len, _, listed) = path_view(p, Startup::Apart);
         let _ = write!(
             h,
             "<p class=\"note\">Critical path: {} long, ending on rank {}; {} jumps from a \
-             waiting call to its cause (the late peer's computation or call).</p>",
-            human_time(len as f64),
+             waiting call to its cause (the late peer's computation or call); {}.</p>",
+            human_time(p.length_ns() as f64),
             p.end_rank,
-            p.jumps
+            p.jumps,
+            esc(&startup_note(p, Startup::Apart, false))
         );
         h.push_str(
             "<table><tr><th>rank</th><th class=\"l\">activity</th><th>time</th>\
              <th>path%</th></tr>",
         );
-        for sh in p.shares.iter().take(15) {
+        for sh in p.shares.iter().filter(|sh| listed(&sh.activity)).take(15) {
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1}</td></tr>",
@@ -382,13 +423,23 @@ pub fn html(trace: &Trace, w: &Waits) -> String {
 }
 
 /// Runs `conifer waits`.
-pub fn run(path: &Path, json_out: bool, top: usize) -> Result<ExitCode, String> {
+pub fn run(
+    path: &Path,
+    json_out: bool,
+    top: usize,
+    with_startup: bool,
+) -> Result<ExitCode, String> {
     let trace = conifer_trace::open(path)?;
     let w = compute(&trace)?;
+    let startup = if with_startup {
+        Startup::Included
+    } else {
+        Startup::Apart
+    };
     if json_out {
         emit_json(&json(path, &trace, &w))?;
     } else {
-        emit(&text(path, &trace, &w, top))?;
+        emit(&text(path, &trace, &w, top, startup))?;
     }
     Ok(ExitCode::SUCCESS)
 }

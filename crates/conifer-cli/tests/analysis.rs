@@ -457,7 +457,10 @@ fn report_renders_in_headless_chromium() {
         dom.contains("<title>Conifer report: stencil2d.cft</title>"),
         "{dom:.300}"
     );
-    assert!(dom.matches("<img").count() >= 4, "pictures in the page");
+    assert!(
+        dom.matches("<figure class=\"chart\"").count() >= 4 && dom.contains("<svg"),
+        "pictures in the page"
+    );
 }
 
 /// `conifer diff`: a trace equals a rerun of the same program up to timing (exit 0); a run

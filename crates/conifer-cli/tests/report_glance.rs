@@ -1,5 +1,5 @@
 //! The report opens with what a reader asks first (command, ranks per host, the run's span,
-//! the MPI share, the most expensive call sites, the largest imbalance), read from the page
+//! where the steady state goes, the most expensive call sites, the largest imbalance), read from the page
 //! as headless Chromium renders it, on a 16-rank run of delays.c whose waits are known from
 //! its source. Open MPI only: 16 oversubscribed MPICH ranks busy-poll for minutes.
 
@@ -87,11 +87,18 @@ fn the_report_opens_with_what_a_reader_asks_first() {
     // The run's span holds every rank's own MPI_Init-to-MPI_Finalize span.
     let span = parse_time(&glance_row(&dom, "run span (as run)"));
     assert!(span >= longest_span as f64, "{span} ns < {longest_span} ns");
-    let mpi = glance_row(&dom, "in MPI (without the recorder)");
-    let percent: f64 = mpi.split('%').next().unwrap().parse().unwrap();
-    assert!(percent > 0.0 && percent <= 100.0, "{mpi}");
+    // The steady state's two shares add up to the whole.
+    let steady = glance_row(&dom, "steady state (without the recorder)");
+    let shares: Vec<f64> = steady
+        .split('(')
+        .skip(1)
+        .map(|p| p.split('%').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(shares.len(), 2, "{steady}");
+    assert!((shares[0] + shares[1] - 100.0).abs() <= 0.11, "{steady}");
+    assert!(glance_row(&dom, "apart: start-up and shutdown").starts_with("MPI_Init "));
     assert_eq!(
-        glance_row(&dom, "most expensive call sites (after MPI_Init)")
+        glance_row(&dom, "most expensive call sites (steady state)")
             .matches("; ")
             .count(),
         2,

@@ -10,8 +10,9 @@
 //! flows. A first pass counts sends and receives per (communicator, sender, receiver, tag) so
 //! that every flow written has both ends.
 
+use crate::causal;
 use crate::messages::{Comm, Op};
-use crate::timeline::{timestamps, Span};
+use crate::timeline::Span;
 use crate::{rank_events, Event};
 use conifer_analyze::context::CommTable;
 use conifer_trace::ReadCalls;
@@ -92,6 +93,8 @@ pub struct Written {
     pub slices: u64,
     /// Flows (send → receive pairs).
     pub flows: u64,
+    /// How the timestamps were reconstructed, for a trace without per-call timing.
+    pub reconstructed: Option<String>,
 }
 
 /// Writes `trace` as Chrome trace-event JSON to `out`.
@@ -107,20 +110,25 @@ pub fn export(trace: &Trace, out: &mut dyn Write) -> Result<Written, String> {
         }
     }
     let bases = channels.flow_bases();
+    let causal = causal::when_reconstructed(trace, &table)?;
+    let described = causal::describe(trace, causal.as_ref());
     let io = |e: std::io::Error| format!("cannot write the JSON: {e}");
     let other = json!({
         "producer": format!("conifer {}", env!("CARGO_PKG_VERSION")),
         "command_line": trace.meta.command_line.join(" "),
         "ranks": trace.meta.ranks,
         "mpi": trace.meta.mpi_library_version,
-        "timestamps": timestamps(trace).describe(),
+        "timestamps": described,
     });
     writeln!(
         out,
         "{{\"displayTimeUnit\":\"ns\",\"otherData\":{other},\"traceEvents\":["
     )
     .map_err(io)?;
-    let mut written = Written::default();
+    let mut written = Written {
+        reconstructed: causal.as_ref().map(|_| described.clone()),
+        ..Written::default()
+    };
     let mut first = true;
     let mut emit = |out: &mut dyn Write, e: Json| -> Result<(), String> {
         if !first {
@@ -147,7 +155,7 @@ pub fn export(trace: &Trace, out: &mut dyn Write) -> Result<Written, String> {
         let mut sent: BTreeMap<Channel, u64> = BTreeMap::new();
         let mut received: BTreeMap<Channel, u64> = BTreeMap::new();
         let mut threads = HashSet::new();
-        for event in rank_events(&reader, &table, rank)? {
+        for event in causal::events(&reader, &table, rank, causal.as_ref())? {
             let event = event?;
             let thread = event.call.signature.thread;
             if threads.insert(thread) {

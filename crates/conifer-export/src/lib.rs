@@ -5,8 +5,10 @@
 //! time ([`rank_events`]): memory stays bounded by the compressed trace and one rank's
 //! pending requests, whatever the number of calls.
 
+pub mod causal;
 pub mod chrome;
 pub mod otf2;
+pub mod shifts;
 pub mod simgrid;
 pub mod timeline;
 
@@ -14,6 +16,7 @@ use conifer_analyze::context::CommTable;
 pub use conifer_analyze::messages;
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use messages::{Messages, Op};
+use shifts::Causal;
 use std::collections::{BTreeMap, HashMap};
 use timeline::{Clock, Span};
 
@@ -42,6 +45,9 @@ pub fn rank_events<'t>(
         calls: Box::new(calls),
         messages: Messages::new(reader, table, rank)?,
         clocks: HashMap::new(),
+        causal: None,
+        cursors: HashMap::new(),
+        rank,
         clock: &trace.record.ranks[rank as usize].clock,
         origin_ns: conifer_trace::clock::earliest_ns(trace.record.ranks.iter().map(|r| &r.clock)),
     })
@@ -53,6 +59,10 @@ pub struct RankEvents<'t> {
     calls: Box<dyn Iterator<Item = Result<Call<'t>, DecodeError>> + 't>,
     messages: Messages<'t>,
     clocks: HashMap<u32, Clock>,
+    /// The shifts that make a reconstructed timeline causal, when applied.
+    causal: Option<&'t Causal>,
+    cursors: HashMap<u32, shifts::Cursor<'t>>,
+    rank: u32,
     /// The rank's clock (offsets to rank 0, where its threads start).
     clock: &'t conifer_trace::clock::RankClock,
     /// The run's earliest moment on the synchronised clock: timestamps count from here.
@@ -60,6 +70,12 @@ pub struct RankEvents<'t> {
 }
 
 impl<'t> RankEvents<'t> {
+    /// These events with `causal`'s shifts applied (see [`causal`]).
+    pub fn causal(mut self, causal: &'t Causal) -> Self {
+        self.causal = Some(causal);
+        self
+    }
+
     /// The follower that turns this rank's calls into ops.
     pub fn messages(&self) -> &Messages<'t> {
         &self.messages
@@ -75,11 +91,21 @@ impl<'t> Iterator for RankEvents<'t> {
             Err(e) => return Some(Err(e.0)),
         };
         let (clock, origin) = (self.clock, self.origin_ns);
-        let span = self
+        let thread = call.signature.thread;
+        let mut span = self
             .clocks
-            .entry(call.signature.thread)
-            .or_insert_with(|| Clock::new(clock, call.signature.thread as usize, origin))
+            .entry(thread)
+            .or_insert_with(|| Clock::new(clock, thread as usize, origin))
             .next(&call);
+        if let Some(causal) = self.causal {
+            let (rank, cursors) = (self.rank, &mut self.cursors);
+            let (start, end) = cursors
+                .entry(thread)
+                .or_insert_with(|| causal.cursor(rank, thread))
+                .next_call();
+            span.start_ns += start;
+            span.end_ns += end;
+        }
         let ops = self.messages.ops(&call);
         Some(Ok(Event { call, span, ops }))
     }

@@ -19,17 +19,22 @@ pub enum Pattern {
     LateBroadcast,
     /// The root of an all-to-one collective waits for the first non-root.
     EarlyReduce,
+    /// A call completing non-blocking sends (and nothing else) waits for them to complete,
+    /// without a Late Receiver: eager sends, or rendezvous sends whose receive was posted
+    /// in time (the transfer itself).
+    SendCompletion,
 }
 
 impl Pattern {
     /// Every pattern, in table order.
-    pub const ALL: [Pattern; 6] = [
+    pub const ALL: [Pattern; 7] = [
         Pattern::LateSender,
         Pattern::LateReceiver,
         Pattern::WaitAtBarrier,
         Pattern::WaitAtNxn,
         Pattern::LateBroadcast,
         Pattern::EarlyReduce,
+        Pattern::SendCompletion,
     ];
 
     /// The name `--json` uses (`late_sender`).
@@ -41,6 +46,7 @@ impl Pattern {
             Pattern::WaitAtNxn => "wait_at_nxn",
             Pattern::LateBroadcast => "late_broadcast",
             Pattern::EarlyReduce => "early_reduce",
+            Pattern::SendCompletion => "send_completion",
         }
     }
 
@@ -53,6 +59,7 @@ impl Pattern {
             Pattern::WaitAtNxn => "Wait at NxN",
             Pattern::LateBroadcast => "Late Broadcast",
             Pattern::EarlyReduce => "Early Reduce",
+            Pattern::SendCompletion => "Send Completion",
         }
     }
 }

@@ -15,9 +15,14 @@
 //! Patterns ([`Pattern`]): *Late Sender* — a blocking receive (`MPI_Recv`, the receive half
 //! of `MPI_Sendrecv`, the `MPI_Wait*`/`MPI_Test*` completing an `MPI_Irecv`) entered before
 //! the matching send started: `min(send.enter, recv.exit) − recv.enter`; *Late Receiver* —
-//! a synchronous send (`MPI_Ssend`, or the wait completing an `MPI_Issend`), or a blocking
-//! standard `MPI_Send` still in the call when the receive was posted (rendezvous), waits
-//! `min(recv.enter, send.exit) − send.enter`; *Wait at Barrier* and *Wait at N×N*
+//! a synchronous send (`MPI_Ssend`, or the wait completing an `MPI_Issend`), a blocking
+//! standard `MPI_Send` still in the call when the receive was posted (rendezvous), or the
+//! `MPI_Wait*`/`MPI_Test*` completing a rendezvous-size `MPI_Isend` (over
+//! [`patterns::RENDEZVOUS_BYTES`]) still in the call when the receive was posted, waits
+//! `min(recv.enter, send.exit) − send.enter` (for a completing call: from its own enter);
+//! *Send Completion* ("waiting for send completion") — a `MPI_Wait*`/`MPI_Test*` that
+//! completes non-blocking sends and no receive, and has no Late Receiver wait, waits its whole
+//! length; *Wait at Barrier* and *Wait at N×N*
 //! (`Allreduce`, `Alltoall(v/w)`, `Allgather(v)`, `Reduce_scatter(_block)`): each member
 //! waits `max(enter over members) − own enter`; *Late Broadcast* (`Bcast`, `Scatter(v)`): a
 //! non-root waits `root.enter − own.enter`; *Early Reduce* (`Reduce`, `Gather(v)`): the root

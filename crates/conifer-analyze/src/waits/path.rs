@@ -9,6 +9,11 @@
 //! meanwhile (its computation, or a call it was itself held up in). Every nanosecond of the
 //! path is charged to exactly one (rank, activity); the walk ends at the first call of the
 //! rank it reaches last.
+//!
+//! Start-up (`MPI_Init`, `MPI_Init_thread`) is kept on the path but counted apart
+//! ([`CriticalPath::startup_ns`]): nobody can act on it, so readers show it on its own and
+//! take the path's shares of the rest, the steady state ([`CriticalPath::steady_ns`]).
+//! Shutdown is never on the path: it ends where the last rank entered `MPI_Finalize`.
 
 use super::patterns::CallWait;
 use super::timeline::Timelines;
@@ -68,12 +73,25 @@ pub struct CriticalPath {
     pub segments: Vec<Segment>,
     /// True when `segments` holds only the last [`MAX_SEGMENTS`].
     pub segments_truncated: bool,
+    /// Time on the path in start-up calls ([`is_startup`]), ns.
+    pub startup_ns: u64,
+    /// The path's length without start-up, ns: what its shares are taken of by default.
+    pub steady_ns: u64,
 }
 
 impl CriticalPath {
     /// The path's length, ns.
     pub fn length_ns(&self) -> u64 {
         (self.end_ns - self.start_ns).max(0) as u64
+    }
+
+    /// Time on the path per rank without start-up, ns (sums to [`CriticalPath::steady_ns`]).
+    pub fn steady_per_rank(&self) -> Vec<u64> {
+        let mut per_rank = self.per_rank.clone();
+        for s in self.shares.iter().filter(|s| is_startup(&s.activity)) {
+            per_rank[s.rank as usize] -= s.time_ns;
+        }
+        per_rank
     }
 
     /// Time of (`rank`, `activity`) on the path, ns.
@@ -206,6 +224,11 @@ pub fn critical_path(tl: &Timelines, waits: &[Vec<Option<CallWait>>]) -> Option<
             .then(a.rank.cmp(&b.rank))
             .then(a.activity.cmp(&b.activity))
     });
+    let startup_ns: u64 = per_activity
+        .iter()
+        .filter(|(a, _)| is_startup(a))
+        .map(|(_, ns)| ns)
+        .sum();
     let segments = walk
         .segments
         .iter()
@@ -228,7 +251,17 @@ pub fn critical_path(tl: &Timelines, waits: &[Vec<Option<CallWait>>]) -> Option<
         jumps,
         segments,
         segments_truncated: walk.truncated,
+        startup_ns,
+        steady_ns: (end_ns - t).max(0) as u64 - startup_ns,
     })
+}
+
+/// True for the start-up calls: `MPI_Init` and `MPI_Init_thread` (any case, profiling
+/// spellings too).
+pub fn is_startup(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_prefix('p').unwrap_or(&name);
+    name == "mpi_init" || name == "mpi_init_thread"
 }
 
 /// True for `MPI_Finalize` (and the Fortran and profiling spellings).

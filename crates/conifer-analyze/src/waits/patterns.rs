@@ -3,11 +3,20 @@
 //! non-overtaking rule pairs them once wildcards are resolved from statuses — and collective
 //! instances by (communicator, instance number). Every pairing proposes a wait for one call
 //! ([`CallWait`]); a call keeps the longest proposal as its pattern and the latest cause as
-//! what ended its wait.
+//! what ended its wait. Last, a call that completes non-blocking sends and nothing else, and
+//! was given no wait, spent its time waiting for those sends to complete
+//! ([`Pattern::SendCompletion`]).
 
 use super::kinds::Pattern;
 use super::timeline::{CallRec, CollKind, CollRec, SendMode, Timelines};
 use std::collections::BTreeMap;
+
+/// Messages larger than this many bytes are taken as sent by rendezvous: the call that
+/// completes their non-blocking send waits for the receive to be posted. 4 KiB is the
+/// smallest eager limit of the MPIs Conifer runs on (Open MPI's shared-memory transport);
+/// a message above it whose completing call was still waiting when the receive was posted
+/// is a Late Receiver, whatever the transport.
+pub const RENDEZVOUS_BYTES: u64 = 4096;
 
 /// What a call waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +105,38 @@ pub fn match_all(tl: &Timelines) -> Matched {
     };
     point_to_point(tl, &mut m);
     collectives(tl, &mut m);
+    send_completion(tl, &mut m);
     m
+}
+
+/// [`Pattern::SendCompletion`]: every call that completes a non-blocking send posted by an
+/// earlier call, completes no receive, and was given no other wait, waited its whole length
+/// for its sends to complete (no cause on another rank: the critical path keeps the call).
+fn send_completion(tl: &Timelines, m: &mut Matched) {
+    for (rank, r) in tl.ranks.iter().enumerate() {
+        let mut completes_send = vec![false; r.calls.len()];
+        for s in &r.sends {
+            if let Some(done) = s.complete.filter(|&d| d != s.post) {
+                completes_send[done as usize] = true;
+            }
+        }
+        for recv in &r.recvs {
+            completes_send[recv.complete as usize] = false;
+        }
+        for c in &r.colls {
+            completes_send[c.call as usize] = false;
+        }
+        for (i, c) in r.calls.iter().enumerate() {
+            let slot = &mut m.waits[rank][i];
+            if completes_send[i] && slot.is_none() && c.exit > c.enter {
+                *slot = Some(CallWait {
+                    pattern: Pattern::SendCompletion,
+                    wait: c.exit - c.enter,
+                    cause: None,
+                });
+            }
+        }
+    }
 }
 
 /// (sender, receiver, communicator, tag).
@@ -151,6 +191,9 @@ fn point_to_point(tl: &Timelines, m: &mut Matched) {
                 SendMode::Synchronous => true,
                 // A standard send still in the call when the receive was posted: rendezvous.
                 SendMode::Standard => c.exit > recv_posted,
+                // A rendezvous-size non-blocking send whose completing call was still waiting
+                // when the receive was posted.
+                SendMode::Nonblocking => send.bytes > RENDEZVOUS_BYTES && c.exit > recv_posted,
                 SendMode::Other => false,
             };
             if blocked {

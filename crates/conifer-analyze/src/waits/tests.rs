@@ -54,6 +54,7 @@ impl Build {
             post,
             complete: Some(complete),
             mode,
+            bytes: 8,
         });
     }
 
@@ -144,6 +145,9 @@ fn late_sender_and_its_critical_path() {
     assert_eq!(p.time_of(1, "MPI_Init"), 10);
     assert_eq!(p.per_rank, vec![30, 90]);
     assert_eq!(p.per_activity["computation"], 90);
+    // Start-up apart: rank 1's MPI_Init, 10 of the 120; the steady state is the other 110.
+    assert_eq!((p.startup_ns, p.steady_ns), (10, 110));
+    assert_eq!(p.steady_per_rank(), vec![30, 80]);
     let segs: Vec<(u32, &str, i64, i64)> = p
         .segments
         .iter()
@@ -413,4 +417,58 @@ fn the_path_follows_a_chain_of_late_senders() {
     assert_eq!(p.time_of(0, "computation"), 8);
     assert_eq!(p.time_of(2, "MPI_Init"), 1);
     assert_eq!(p.length_ns(), 131);
+}
+
+/// A non-blocking standard send of `bytes` posted at 0-1 on rank 0 and completed by a
+/// `MPI_Wait` at 10-90; rank 1 receives it with a `MPI_Recv` at `recv_at`-95.
+fn isend_waited(bytes: u64, recv_at: i64) -> Waits {
+    let mut b = Build::new(2);
+    let post = b.call(0, "MPI_Isend", 0, 1);
+    let done = b.call(0, "MPI_Wait", 10, 90);
+    b.send(0, 1, post, done, SendMode::Nonblocking);
+    b.tl.ranks[0].sends[0].bytes = bytes;
+    let r = b.call(1, "MPI_Recv", recv_at, 95);
+    b.recv(1, 0, r, r);
+    b.waits()
+}
+
+#[test]
+fn rendezvous_isend_whose_receive_came_late_is_a_late_receiver() {
+    // 1 MiB, the receive posted at 70: the wait waits 60 for it; the rest is no other wait.
+    let w = isend_waited(1 << 20, 70);
+    assert_eq!(total(&w, Pattern::LateReceiver, 0), 60);
+    assert_eq!(total(&w, Pattern::SendCompletion, 0), 0);
+    assert_eq!(w.entries[0].function, "MPI_Wait");
+}
+
+#[test]
+fn eager_or_timely_isend_waits_for_send_completion() {
+    // 8 bytes (eager), or 1 MiB whose receive was posted before the wait (at 5): the wait's
+    // whole 80 ns is waiting for send completion.
+    for (bytes, recv_at) in [(8, 70), (1 << 20, 5)] {
+        let w = isend_waited(bytes, recv_at);
+        assert_eq!(total(&w, Pattern::LateReceiver, 0), 0, "{bytes} B");
+        assert_eq!(total(&w, Pattern::SendCompletion, 0), 80, "{bytes} B");
+        let e = &w.entries[0];
+        assert_eq!((e.pattern, e.instances), (Pattern::SendCompletion, 1));
+    }
+}
+
+#[test]
+fn a_wait_completing_a_receive_too_is_not_send_completion() {
+    // Rank 0 posts an Irecv and an Isend, completes both with one Waitall (10-90); rank 1
+    // sent first (0-1) and receives at 2: no wait of any pattern.
+    let mut b = Build::new(2);
+    let ir = b.call(0, "MPI_Irecv", 2, 3);
+    let is = b.call(0, "MPI_Isend", 3, 4);
+    let all = b.call(0, "MPI_Waitall", 10, 90);
+    b.recv(0, 1, ir, all);
+    b.send(0, 1, is, all, SendMode::Nonblocking);
+    let s = b.call(1, "MPI_Send", 0, 1);
+    b.send(1, 0, s, s, SendMode::Standard);
+    let r = b.call(1, "MPI_Recv", 2, 95);
+    b.recv(1, 0, r, r);
+    let w = b.waits();
+    assert_eq!(total(&w, Pattern::SendCompletion, 0), 0);
+    assert!(w.entries.iter().all(|e| e.rank != 0), "{:?}", w.entries);
 }

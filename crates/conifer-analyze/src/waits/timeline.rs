@@ -32,8 +32,13 @@ pub enum SendMode {
     /// A blocking standard `MPI_Send`: waits for the receive when the MPI sends it by
     /// rendezvous.
     Standard,
-    /// Anything else (buffered, ready, non-blocking standard, the send half of
-    /// `MPI_Sendrecv`, persistent): never taken as waiting for its receiver.
+    /// A non-blocking standard send (`MPI_Isend`, a started persistent send): the call
+    /// completing it waits for the receiver when the message is sent by rendezvous (larger
+    /// than [`RENDEZVOUS_BYTES`](super::patterns::RENDEZVOUS_BYTES)), else only for the send
+    /// to complete.
+    Nonblocking,
+    /// Anything else (buffered, ready, the send half of `MPI_Sendrecv`): never taken as
+    /// waiting for its receiver.
     Other,
 }
 
@@ -52,6 +57,8 @@ pub struct SendRec {
     pub complete: Option<u32>,
     /// How it waits for its receiver.
     pub mode: SendMode,
+    /// Bytes sent.
+    pub bytes: u64,
 }
 
 /// One point-to-point receive, completed.
@@ -305,7 +312,13 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
             messages.ops_into(&call, &mut ops);
             for op in &ops {
                 match op {
-                    Op::Send { to, tag, comm, .. } => {
+                    Op::Send {
+                        to,
+                        tag,
+                        comm,
+                        bytes,
+                        ..
+                    } => {
                         let comm = names.comm(&mut tl, comm);
                         r.sends.push(SendRec {
                             to: *to,
@@ -318,6 +331,7 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
                                 "Send" => SendMode::Standard,
                                 _ => SendMode::Other,
                             },
+                            bytes: *bytes,
                         });
                     }
                     Op::Isend {
@@ -325,6 +339,7 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
                         tag,
                         comm,
                         request,
+                        bytes,
                         ..
                     } => {
                         let comm = names.comm(&mut tl, comm);
@@ -335,11 +350,12 @@ pub fn collect(trace: &Trace, progress: &mut dyn FnMut(u64, u64)) -> Result<Time
                             tag: *tag,
                             post: idx,
                             complete: None,
-                            mode: if base == "Issend" {
-                                SendMode::Synchronous
-                            } else {
-                                SendMode::Other
+                            mode: match base {
+                                "Issend" => SendMode::Synchronous,
+                                "Ibsend" | "Irsend" => SendMode::Other,
+                                _ => SendMode::Nonblocking,
                             },
+                            bytes: *bytes,
                         });
                     }
                     Op::IsendComplete { request } => {

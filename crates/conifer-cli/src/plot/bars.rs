@@ -3,7 +3,7 @@
 
 use super::chart::{axes, err, labelled, side_legend, titled, Res};
 use super::inputs::Inputs;
-use super::style::{palette, time_unit};
+use super::style::{palette, time_unit, OTHER};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -97,28 +97,31 @@ fn bucket_start(b: u32) -> String {
     }
 }
 
-/// Time per function (horizontal bars), longest first.
+/// True for the functions of start-up and shutdown (`MPI_Init`, `MPI_Init_thread`,
+/// `MPI_Finalize`): charted apart from the run's steady state.
+pub fn start_or_end(function: &str) -> bool {
+    matches!(function, "MPI_Init" | "MPI_Init_thread" | "MPI_Finalize")
+}
+
+/// Time per function (horizontal bars on a linear axis from 0, so a bar's length is
+/// proportional to its time), longest first; start-up and shutdown left out and named under
+/// the axis.
 pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     area.fill(&WHITE).map_err(err)?;
     // Memory `free` records (segments MPI used, freed by the program) are not MPI functions.
-    let mut v: Vec<(&String, f64)> = inp
+    let all = inp
         .times
         .functions
         .iter()
-        .filter(|(f, _)| f.as_str() != "free")
+        .filter(|(f, _)| f.as_str() != "free");
+    let (apart, mut v): (Vec<_>, Vec<_>) = all
         .map(|(f, t)| (f, t.total_ns))
-        .collect();
+        .partition(|(f, _)| start_or_end(f));
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     v.truncate(15);
     let max = v.first().map_or(1.0, |x| x.1).max(1.0);
-    let min = v
-        .iter()
-        .map(|x| x.1)
-        .filter(|&t| t > 0.0)
-        .fold(max, f64::min);
     let (div, unit) = time_unit(max);
     let n = v.len().max(1) as u32;
-    let lo = (min / div / 2.0).max(1e-9);
     let title = format!(
         "Time in MPI per function, all ranks ({}) — {}",
         if inp.times.exact {
@@ -128,11 +131,17 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
         },
         inp.name
     );
+    let left_out = if apart.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = apart
+            .iter()
+            .map(|(f, t)| format!("{f} {}", conifer_trace::decode::human_time(*t)))
+            .collect();
+        format!("; start-up and shutdown apart: {}", names.join(", "))
+    };
     let mut chart = titled(area, title, 18, (45, 190))
-        .build_cartesian_2d(
-            (lo..max / div * 2.0).log_scale(),
-            (0u32..n - 1).into_segmented(),
-        )
+        .build_cartesian_2d(0.0..max / div * 1.05, (0u32..n - 1).into_segmented())
         .map_err(err)?;
     let names: Vec<String> = v.iter().map(|x| x.0.clone()).collect();
     let label = |y: &SegmentValue<u32>| match y {
@@ -146,9 +155,7 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .x_desc(format!(
-                "total time in the function ({unit} axis, log scale)"
-            ))
+            .x_desc(format!("total time in the function ({unit}){left_out}"))
             .x_label_formatter(&|v: &f64| conifer_trace::decode::human_time(v * div))
             .y_desc("function")
             .y_labels(n as usize + 1)
@@ -161,8 +168,8 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
                 let y = n - 1 - i as u32;
                 Rectangle::new(
                     [
-                        (lo, SegmentValue::Exact(y)),
-                        ((t / div).max(lo), SegmentValue::Exact(y + 1)),
+                        (0.0, SegmentValue::Exact(y)),
+                        (t / div, SegmentValue::Exact(y + 1)),
                     ],
                     style,
                 )
@@ -172,12 +179,21 @@ pub fn functions<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs
     Ok(())
 }
 
-/// Time per rank: inside MPI, between calls and (where the trace keeps it) the recorder's
-/// own time, stacked in one bar per rank (load imbalance); exact sums.
+/// Time per rank: inside MPI, between calls, start-up and shutdown (`MPI_Init*`,
+/// `MPI_Finalize`) apart from the rest of MPI, and (where the trace keeps it) the recorder's
+/// own time, stacked in one bar per rank (load imbalance) on a linear axis; exact sums.
 pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     area.fill(&WHITE).map_err(err)?;
     let r = conifer_analyze::rank_figures::rank_figures(inp.trace);
     let recorder = |f: &conifer_analyze::rank_figures::RankFigures| f.recorder_ns.unwrap_or(0.0);
+    let ends = |f: &conifer_analyze::rank_figures::RankFigures| {
+        f.functions
+            .iter()
+            .filter(|(name, _)| start_or_end(name))
+            .map(|(_, ns)| *ns as f64)
+            .sum::<f64>()
+            .min(f.mpi_ns)
+    };
     let max = r
         .iter()
         .map(|f| f.busy_ns() + recorder(f))
@@ -187,6 +203,7 @@ pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
     let mut parts: Vec<(String, RGBColor)> = vec![
         ("in MPI".into(), palette(3)),
         ("between MPI calls".into(), palette(0)),
+        ("MPI_Init, MPI_Finalize".into(), OTHER),
     ];
     if r.iter().any(|f| f.recorder_ns.is_some()) {
         parts.push(("Conifer's own time".into(), palette(1)));
@@ -213,9 +230,11 @@ pub fn ranks<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) ->
     )?;
     for (k, (_, colour)) in parts.iter().enumerate() {
         let bars = r.iter().enumerate().map(|(i, f)| {
+            let steady = f.mpi_ns - ends(f);
             let (lo, hi) = match k {
-                0 => (0.0, f.mpi_ns),
-                1 => (f.mpi_ns, f.busy_ns()),
+                0 => (0.0, steady),
+                1 => (steady, steady + f.compute_ns),
+                2 => (steady + f.compute_ns, f.busy_ns()),
                 _ => (f.busy_ns(), f.busy_ns() + recorder(f)),
             };
             let x = i as u32;

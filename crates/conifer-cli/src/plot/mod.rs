@@ -6,6 +6,8 @@
 
 mod bars;
 mod chart;
+mod density;
+pub use density::DENSE_CALLS;
 mod inputs;
 mod matrix;
 mod style;
@@ -21,7 +23,7 @@ use plotters::prelude::*;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub use bars::{functions, ranks, sizes};
+pub use bars::{functions, ranks, sizes, start_or_end};
 use chart::{err, image_rgb, Res};
 pub use inputs::Inputs;
 pub use matrix::matrix;

@@ -3,6 +3,7 @@
 //! window and a range of ranks can be picked ([`Window`]).
 
 use super::chart::{axes, err, side_legend, titled, Res};
+use super::density::{Dense, DENSE_CALLS};
 use super::inputs::Inputs;
 use super::style::{named, time_unit, NAMED_COLOURS, OTHER};
 use super::window::Window;
@@ -99,7 +100,9 @@ fn series(spans: &[Span], names: &[String]) -> (Vec<usize>, Vec<(String, RGBColo
 }
 
 /// Per-rank timeline (lossless or lossy timing): each rank a row, each MPI call a box coloured
-/// by function; calls of one series closer than a pixel are merged.
+/// by function; calls of one series closer than a pixel are merged. A window of more than
+/// [`DENSE_CALLS`] calls is drawn aggregated ([`super::density`]): boxes that close would
+/// merge into a solid band.
 pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs) -> Res {
     let trace = inp.trace;
     if !conifer_analyze::times::per_call(trace) {
@@ -121,6 +124,32 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
         .to_ns
         .unwrap_or_else(|| spans.iter().map(|s| s.2).max().unwrap_or(1))
         .max(start + 1);
+    let unit = time_unit(end as f64);
+    let what = window.describe(unit);
+    let title = |how: &str| {
+        format!(
+            "Timeline of MPI calls per rank{how}, as run{} — {}",
+            if what.is_empty() {
+                String::new()
+            } else {
+                format!(" ({what})")
+            },
+            inp.name
+        )
+    };
+    if spans.len() > DENSE_CALLS {
+        let d = Dense {
+            title: title(&format!(" ({} calls, share of time per bin)", spans.len())),
+            calls: spans
+                .iter()
+                .map(|&(r, s, e, f)| (row(r), s, e, of[f]))
+                .collect(),
+            series: &drawn,
+            ranks: &ranks,
+            window: (start, end),
+        };
+        return super::density::draw(area, &d);
+    }
     let width = f64::from(area.dim_in_pixel().0.max(200));
     let pixel = (((end - start) as f64) / width).max(1.0) as u64;
     // Boxes per series, neighbours closer than a pixel merged.
@@ -141,19 +170,9 @@ pub fn timeline<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, inp: &Inputs)
     for (k, l) in last.into_iter().enumerate() {
         boxes[k].extend(l);
     }
-    let unit = time_unit(end as f64);
     let (div, unit_name) = unit;
     let n = ranks.len().max(1) as u32;
-    let what = window.describe(unit);
-    let title = format!(
-        "Timeline of MPI calls per rank, as run on rank 0's clock{} — {}",
-        if what.is_empty() {
-            String::new()
-        } else {
-            format!(" ({what})")
-        },
-        inp.name
-    );
+    let title = title("");
     let legend_width = 12 * drawn.iter().map(|d| d.0.len()).max().unwrap_or(8) as u32 * 3 / 5 + 40;
     let (plot_area, legend_area) =
         area.split_horizontally(area.dim_in_pixel().0.saturating_sub(legend_width));

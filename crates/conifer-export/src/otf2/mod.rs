@@ -12,9 +12,9 @@
 mod archive;
 mod ffi;
 
+use crate::causal;
 use crate::messages::{Comm, Op};
-use crate::timeline::timestamps;
-use crate::{rank_events, Left};
+use crate::Left;
 use archive::{checked, Archive, Strings};
 use conifer_analyze::context::{CommGroup, CommTable};
 use conifer_trace::caller::Caller;
@@ -32,6 +32,8 @@ pub struct Written {
     pub locations: u64,
     /// Events, all locations.
     pub events: u64,
+    /// How the timestamps were reconstructed, for a trace without per-call timing.
+    pub reconstructed: Option<String>,
 }
 
 /// The location of a rank's thread: the rank for thread 0 (as Score-P numbers master
@@ -145,11 +147,12 @@ pub fn export(
     let table = CommTable::new(trace);
     let reader = trace.reader();
     let mut comms = Comms::new(&table);
+    let causal = causal::when_reconstructed(trace, &table)?;
+    let described = causal::describe(trace, causal.as_ref());
     let description = format!(
-        "{} ranks of `{}`; timestamps {}",
+        "{} ranks of `{}`; timestamps {described}",
         trace.meta.ranks,
         trace.meta.command_line.join(" "),
-        timestamps(trace).describe()
     );
     let creator = format!("conifer {}", env!("CARGO_PKG_VERSION"));
     let mut archive = Archive::create(dir, &creator, &description)?;
@@ -157,7 +160,7 @@ pub fn export(
     let mut callers: HashMap<Caller, String> = HashMap::new();
     let mut end_ns = 0u64;
     for rank in 0..trace.meta.ranks {
-        for event in rank_events(&reader, &table, rank)? {
+        for event in causal::events(&reader, &table, rank, causal.as_ref())? {
             let event = event?;
             let w = archive.writer(location(rank, event.call.signature.thread))?;
             let next = regions.len() as u32;
@@ -193,6 +196,7 @@ pub fn export(
     let written = Written {
         locations: archive.events.len() as u64,
         events: archive.events.values().sum(),
+        reconstructed: causal.as_ref().map(|_| described.clone()),
     };
     definitions(trace, g, &archive.events, &regions, &comms, end_ns)?;
     archive.close()?;
