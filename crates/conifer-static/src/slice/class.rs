@@ -40,6 +40,9 @@ pub enum External {
     /// A Fortran intrinsic writing what its arguments reach and making no pointer
     /// (`GET_ENVIRONMENT_VARIABLE`, `DATE_AND_TIME`): removable unless what it writes is live.
     FortranWrites,
+    /// Reads and writes what its pointer arguments point to, making no pointer (OpenMP's
+    /// static loop bounds): removable unless what it writes is live.
+    Updates,
     /// Anything else (may exit, read input, keep pointers): always kept.
     Unknown,
 }

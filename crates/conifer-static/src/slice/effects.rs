@@ -117,6 +117,7 @@ impl<'a> Effects<'a> {
             | External::FortranDescriptor
             | External::FortranAssociate => first(),
             External::FortranWrites => self.reach_of(self.variable_args()),
+            External::Updates => self.variable_args().flat_map(|a| self.pt.of(a)).collect(),
             // Not a root once MPI is finalised, but kept when what it may write is read live.
             External::Unknown if after_finalize => self.reach_of(self.variable_args()),
             _ => return None,

@@ -47,6 +47,10 @@ pub struct Ir {
     pub place: HashMap<V, (usize, usize)>,
     /// Calls through a pointer.
     pub indirect_calls: Vec<V>,
+    /// Calls of library functions that call a function of the module back (OpenMP's
+    /// `__kmpc_fork_call` runs a parallel region's outlined function): call → that function.
+    /// Such a call is among the function's [`Func::callers`].
+    pub callbacks: HashMap<V, usize>,
     /// Global variables.
     pub globals: Vec<V>,
     /// The module's data layout (type sizes, field offsets).
@@ -190,6 +194,7 @@ impl Ir {
             .collect();
         let mut place = HashMap::new();
         let mut indirect_calls = Vec::new();
+        let mut callbacks = HashMap::new();
         let mut callers: Vec<Vec<V>> = vec![Vec::new(); funcs.len()];
         for (fi, f) in funcs.iter().enumerate() {
             for (bi, insts) in f.insts.iter().enumerate() {
@@ -202,6 +207,9 @@ impl Ir {
                         Some(g) => {
                             if let Some(&gi) = index.get(&g) {
                                 callers[gi].push(i);
+                            } else if let Some(gi) = called_back(&index, g, i) {
+                                callers[gi].push(i);
+                                callbacks.insert(i, gi);
                             }
                         }
                         None => indirect_calls.push(i),
@@ -210,7 +218,7 @@ impl Ir {
             }
         }
         for (f, c) in funcs.iter_mut().zip(callers) {
-            f.address_taken = address_taken(f.value, &c);
+            f.address_taken = address_taken(f.value, &c, &callbacks);
             f.callers = c;
         }
         Ir {
@@ -218,6 +226,7 @@ impl Ir {
             index,
             place,
             indirect_calls,
+            callbacks,
             globals,
             // SAFETY: the layout is owned by the module, which outlives the slicing.
             layout: unsafe { llvm_sys::target::LLVMGetModuleDataLayout(module) },
@@ -243,6 +252,19 @@ impl Ir {
         }
     }
 
+    /// The argument of `call` (a direct call of a function of the module, or a call in
+    /// [`Ir::callbacks`]) its callee receives as parameter `k`, if any.
+    pub fn actual(&self, call: V, k: usize) -> Option<V> {
+        let args = call_args(call);
+        match self.callbacks.contains_key(&call) {
+            true => {
+                let name = direct_callee(call).map(name_of).unwrap_or_default();
+                super::openmp::actual(&name, k).and_then(|a| args.get(a).copied())
+            }
+            false => args.get(k).copied(),
+        }
+    }
+
     /// Number of instructions in the module's defined functions.
     pub fn instruction_count(&self) -> usize {
         self.funcs
@@ -252,14 +274,22 @@ impl Ir {
     }
 }
 
-/// Whether `f` has a use other than as the callee of one of `direct` (its direct calls).
-fn address_taken(f: V, direct: &[V]) -> bool {
+/// The function of the module library call `call` of `library` calls back, if any.
+fn called_back(index: &HashMap<V, usize>, library: V, call: V) -> Option<usize> {
+    let k = super::openmp::callback(&name_of(library))?;
+    index.get(call_args(call).get(k)?).copied()
+}
+
+/// Whether `f` has a use other than as the callee of one of `direct` (its direct calls and
+/// the library calls calling it back, `callbacks`).
+fn address_taken(f: V, direct: &[V], callbacks: &HashMap<V, usize>) -> bool {
     // SAFETY: walking the use list of a live function.
     unsafe {
         let mut u = llc::LLVMGetFirstUse(f);
         while !u.is_null() {
             let user = llc::LLVMGetUser(u);
-            let as_callee = direct.contains(&user) && llc::LLVMGetCalledValue(user) == f;
+            let as_callee = direct.contains(&user)
+                && (llc::LLVMGetCalledValue(user) == f || callbacks.contains_key(&user));
             // `llvm.used` and similar metadata arrays keep a function alive without calling it.
             let used_list = !llc::LLVMIsAConstant(user).is_null()
                 && llc::LLVMIsAGlobalValue(user).is_null()

@@ -51,6 +51,11 @@ struct Solver<'a> {
     memory: LiveMemory,
     /// Memory some MPI call is given a pointer to.
     mpi_memory: Objs,
+    /// Memory MPI calls receive messages into.
+    received: Objs,
+    /// The send buffers of marked calls, needed once something live reads a received
+    /// message (`None` from then on): the trace records no message contents.
+    sent: Option<Objs>,
     /// For each live object, the instruction whose reading it made it live.
     readers: HashMap<Obj, V>,
     /// The instruction being processed (what [`Solver::mark`] records as the cause).
@@ -100,6 +105,8 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         formals: HashSet::new(),
         memory: LiveMemory::default(),
         mpi_memory: Objs::new(),
+        received: Objs::new(),
+        sent: Some(Objs::new()),
         readers: HashMap::new(),
         current: None,
         writers: Vec::new(),
@@ -114,6 +121,18 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
         .keys()
         .flat_map(|&c| ir::call_args(c))
         .flat_map(|a| pt.of(a))
+        .collect();
+    s.received = s
+        .out
+        .mpi
+        .iter()
+        .flat_map(|(&c, m)| {
+            let args = ir::call_args(c);
+            (0..args.len())
+                .filter(|&k| matches!(m.role(k), Some(Role::RecvBuffer | Role::InoutBuffer)))
+                .flat_map(|k| pt.of(args[k]))
+                .collect::<Vec<_>>()
+        })
         .collect();
     // The entry's result (the exit status) is not part of the criterion: a sliced `main`
     // returns 0.
@@ -260,6 +279,12 @@ impl Solver<'_> {
     /// Marks writers of live objects; whether any became live.
     fn rescan(&mut self) -> bool {
         let mut any = false;
+        if self.sent.is_some() && self.memory.is_read(self.pt, &self.received, None) {
+            let sent = self.sent.take().unwrap_or_default();
+            any |= !sent.is_empty();
+            self.current = None;
+            self.add_objs(sent);
+        }
         let writers = std::mem::take(&mut self.writers);
         for w in &writers {
             if !self.memory.is_read(self.pt, &w.objs, w.exact) {
@@ -332,6 +357,18 @@ impl Solver<'_> {
                 self.mark(c);
             }
         }
+        // Calls ordering OpenMP threads stay wherever code of their function does.
+        let orders: Vec<V> = func
+            .insts
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&i| {
+                ir::is_call(i)
+                    && ir::direct_callee(i).is_some_and(|c| super::openmp::orders(&ir::name_of(c)))
+            })
+            .collect();
+        orders.into_iter().for_each(|i| self.mark(i));
     }
 
     fn add_objs(&mut self, objs: Objs) {
@@ -403,7 +440,7 @@ impl Solver<'_> {
             sites.extend(self.ir.indirect_calls.iter().copied());
         }
         for c in sites {
-            if let Some(&a) = ir::call_args(c).get(k) {
+            if let Some(a) = self.ir.actual(c, k) {
                 self.need(a);
             }
         }
@@ -507,6 +544,16 @@ impl Solver<'_> {
             self.activate(g);
             return;
         }
+        if let Some(&g) = self.ir.callbacks.get(&i) {
+            // The library runs the function it calls back with what it is given; the rest
+            // of its arguments the library itself needs.
+            self.activate(g);
+            let passed: Vec<V> = (0..args.len()).filter_map(|k| self.ir.actual(i, k)).collect();
+            for a in args.into_iter().filter(|a| !passed.contains(a)) {
+                self.need(a);
+            }
+            return;
+        }
         // SAFETY: `i` is a call; its last operand is the callee.
         let callee = unsafe { llc::LLVMGetCalledValue(i) };
         self.need(callee);
@@ -538,14 +585,21 @@ impl Solver<'_> {
         let call = &self.out.mpi[&i];
         let args = ir::call_args(i);
         let mut objs = Objs::new();
+        let mut sent = Objs::new();
         for (k, &a) in args.iter().enumerate() {
             let reads = matches!(
                 call.role(k),
-                Some(Role::Criterion | Role::SendBuffer | Role::InoutBuffer) | None
+                Some(Role::Criterion | Role::InoutBuffer) | None
             );
             if reads && call.by_address(k) {
                 objs.extend(self.pt.of(a));
+            } else if call.role(k) == Some(Role::SendBuffer) {
+                sent.extend(self.pt.of(a));
             }
+        }
+        match &mut self.sent {
+            Some(pending) => pending.extend(sent),
+            None => objs.extend(sent),
         }
         let skip = call.skip();
         let p2p = skip.is_some_and(Skip::point_to_point) && skip != Some(Skip::Send)

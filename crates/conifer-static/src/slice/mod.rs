@@ -15,6 +15,7 @@ mod guard;
 mod ir;
 mod live;
 mod mpi;
+mod openmp;
 mod pointsto;
 pub mod report;
 mod transform;

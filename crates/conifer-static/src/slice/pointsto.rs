@@ -325,7 +325,7 @@ impl PointsTo {
                 let passed: Objs = f
                     .callers
                     .iter()
-                    .filter_map(|&c| ir::call_args(c).get(i).copied())
+                    .filter_map(|&c| ir.actual(c, i))
                     .flat_map(|a| self.of(a))
                     .collect();
                 self.expose(&passed);
@@ -334,7 +334,7 @@ impl PointsTo {
             } else {
                 f.callers
                     .iter()
-                    .filter_map(|&c| ir::call_args(c).get(i).copied())
+                    .filter_map(|&c| ir.actual(c, i))
                     .flat_map(|a| self.of(a))
                     .collect()
             };
@@ -503,7 +503,8 @@ impl PointsTo {
             | External::Prints
             | External::Reads
             | External::FortranDescriptor
-            | External::FortranWrites => Objs::new(),
+            | External::FortranWrites
+            | External::Updates => Objs::new(),
             External::Writes => {
                 if name.contains("memcpy") || name.contains("memmove") {
                     let (dst, src) = (first.clone(), self.of(args[1]));

@@ -59,8 +59,9 @@ pub fn collect(ir: &Ir, pt: &PointsTo, mpi: &HashMap<V, MpiCall>) -> Vec<Writer>
                 Op::LLVMCall | Op::LLVMInvoke => {
                     if let Some(call) = mpi.get(&i) {
                         (mpi_writes(pt, call, &ir::call_args(i)), Writes::Mpi)
-                    } else if let Some(g) =
-                        ir::direct_callee(i).and_then(|c| ir.index.get(&c).copied())
+                    } else if let Some(g) = ir::direct_callee(i)
+                        .and_then(|c| ir.index.get(&c).copied())
+                        .or_else(|| ir.callbacks.get(&i).copied())
                     {
                         user_calls.push((fi, i, g));
                         continue;
