@@ -74,6 +74,8 @@ pub fn classify(name: &str) -> External {
         class
     } else if let Some(class) = super::openmp::classify(name) {
         class
+    } else if let Some(class) = super::cxx::classify(name) {
+        class
     } else {
         External::Unknown
     }

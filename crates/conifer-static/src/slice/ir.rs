@@ -101,13 +101,47 @@ pub fn call_args(call: V) -> Vec<V> {
     }
 }
 
-/// The function a call calls directly, if any.
+/// The function a call calls directly, if any (through an alias too: clang calls a C++
+/// constructor's or destructor's complete-object variant, `C1`/`D1`, an alias of its base
+/// variant).
 pub fn direct_callee(call: V) -> Option<V> {
     // SAFETY: `call` is a call or invoke.
+    let target = unsafe { llc::LLVMGetCalledValue(call) };
+    function_of(target)
+}
+
+/// The function `v` is, or is an alias of.
+pub fn function_of(v: V) -> Option<V> {
+    // SAFETY: classifying live values.
     unsafe {
-        let target = llc::LLVMGetCalledValue(call);
-        (!llc::LLVMIsAFunction(target).is_null()).then_some(target)
+        if !llc::LLVMIsAGlobalAlias(v).is_null() {
+            let aliasee = llc::LLVMAliasGetAliasee(v);
+            return (!llc::LLVMIsAFunction(aliasee).is_null()).then_some(aliasee);
+        }
+        (!llc::LLVMIsAFunction(v).is_null()).then_some(v)
     }
+}
+
+/// Whether `user` is a call or invoke instruction.
+fn is_call_user(user: V) -> bool {
+    // SAFETY: classifying a live value.
+    unsafe { !llc::LLVMIsAInstruction(user).is_null() && is_call(user) }
+}
+
+/// Whether every use of alias `alias` calls it.
+fn only_called(alias: V) -> bool {
+    // SAFETY: walking the use list of a live alias.
+    unsafe {
+        let mut u = llc::LLVMGetFirstUse(alias);
+        while !u.is_null() {
+            let user = llc::LLVMGetUser(u);
+            if !is_call_user(user) || llc::LLVMGetCalledValue(user) != alias {
+                return false;
+            }
+            u = llc::LLVMGetNextUse(u);
+        }
+    }
+    true
 }
 
 /// Whether `v` is a constant global variable (read-only memory).
@@ -122,6 +156,21 @@ pub fn followed_by_unreachable(inst: V) -> bool {
     unsafe {
         let next = llc::LLVMGetNextInstruction(inst);
         !next.is_null() && opcode(next) == LLVMOpcode::LLVMUnreachable
+    }
+}
+
+/// The landing pad an invoke unwinds to (`None` for other instructions).
+pub fn landing_pad(inst: V) -> Option<V> {
+    if opcode(inst) != LLVMOpcode::LLVMInvoke {
+        return None;
+    }
+    // SAFETY: `inst` is an invoke; its unwind block is live and non-empty.
+    unsafe {
+        let mut i = llc::LLVMGetFirstInstruction(llc::LLVMGetUnwindDest(inst));
+        while !i.is_null() && opcode(i) == LLVMOpcode::LLVMPHI {
+            i = llc::LLVMGetNextInstruction(i);
+        }
+        (!i.is_null()).then_some(i)
     }
 }
 
@@ -265,6 +314,30 @@ impl Ir {
         }
     }
 
+    /// The functions run before or after `main` (`llvm.global_ctors`, `llvm.global_dtors`).
+    pub fn static_constructors(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &g in &self.globals {
+            let name = name_of(g);
+            if name != "llvm.global_ctors" && name != "llvm.global_dtors" {
+                continue;
+            }
+            // SAFETY: reading the initializer of a live global.
+            let init = unsafe { llc::LLVMGetInitializer(g) };
+            if init.is_null() {
+                continue;
+            }
+            for entry in operands(init) {
+                out.extend(
+                    operands(entry)
+                        .into_iter()
+                        .filter_map(|v| self.index.get(&v).copied()),
+                );
+            }
+        }
+        out
+    }
+
     /// Number of instructions in the module's defined functions.
     pub fn instruction_count(&self) -> usize {
         self.funcs
@@ -289,7 +362,8 @@ fn address_taken(f: V, direct: &[V], callbacks: &HashMap<V, usize>) -> bool {
         while !u.is_null() {
             let user = llc::LLVMGetUser(u);
             let as_callee = direct.contains(&user)
-                && (llc::LLVMGetCalledValue(user) == f || callbacks.contains_key(&user));
+                && (llc::LLVMGetCalledValue(user) == f || callbacks.contains_key(&user))
+                || !llc::LLVMIsAGlobalAlias(user).is_null() && only_called(user);
             // `llvm.used` and similar metadata arrays keep a function alive without calling it.
             let used_list = !llc::LLVMIsAConstant(user).is_null()
                 && llc::LLVMIsAGlobalValue(user).is_null()

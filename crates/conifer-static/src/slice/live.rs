@@ -142,9 +142,13 @@ pub fn solve(ir: &Ir, pt: &PointsTo, entry: Option<usize>) -> Liveness {
     // A function whose address is taken may be called back by library code (`qsort`'s
     // comparator): it is never emptied.
     for f in 0..ir.funcs.len() {
-        if ir.funcs[f].address_taken {
+        if pt.is_open(f) {
             s.activate(f);
         }
+    }
+    // Static constructors run whatever the slice keeps: never emptied.
+    for f in ir.static_constructors() {
+        s.activate(f);
     }
     // A function nothing calls (inlined everywhere) never runs, unless it is the entry or
     // called through a pointer: nothing in it is a root or a writer.
@@ -230,6 +234,8 @@ impl Solver<'_> {
             return true;
         }
         match ir::direct_callee(i) {
+            // A call through a pointer the points-to resolves calls functions of the module.
+            None if self.pt.targets(i).is_some() => false,
             None => {
                 caveats.push(
                     "calls through pointers kept, with every function whose address is taken"
@@ -352,10 +358,9 @@ impl Solver<'_> {
                 self.mark(c);
             }
         }
-        if func.address_taken {
-            for &c in &self.ir.indirect_calls {
-                self.mark(c);
-            }
+        let pt = self.pt;
+        for &c in pt.indirect_callers(f) {
+            self.mark(c);
         }
         // Calls ordering OpenMP threads stay wherever code of their function does.
         let orders: Vec<V> = func
@@ -398,10 +403,9 @@ impl Solver<'_> {
                     self.returns_needed(g);
                 }
                 if ir::is_call(v) && ir::direct_callee(v).is_none() {
-                    for f in 0..self.ir.funcs.len() {
-                        if self.ir.funcs[f].address_taken {
-                            self.returns_needed(f);
-                        }
+                    let pt = self.pt;
+                    for &f in pt.may_call(v) {
+                        self.returns_needed(f);
                     }
                 }
             } else if !llc::LLVMIsAArgument(v).is_null() {
@@ -436,9 +440,7 @@ impl Solver<'_> {
         }
         let func = &self.ir.funcs[f];
         let mut sites: Vec<V> = func.callers.clone();
-        if func.address_taken {
-            sites.extend(self.ir.indirect_calls.iter().copied());
-        }
+        sites.extend(self.pt.indirect_callers(f).iter().copied());
         for c in sites {
             if let Some(a) = self.ir.actual(c, k) {
                 self.need(a);
@@ -495,6 +497,10 @@ impl Solver<'_> {
                 if va_start {
                     self.variadic_needed(f);
                 }
+                if let Some(pad) = ir::landing_pad(i) {
+                    // Where a kept invoke unwinds to must still start with its landing pad.
+                    self.mark(pad);
+                }
                 self.call(i)
             }
             Op::LLVMVAArg => {
@@ -514,6 +520,7 @@ impl Solver<'_> {
         let passed: Vec<V> = func
             .callers
             .iter()
+            .chain(self.pt.indirect_callers(f))
             .flat_map(|&c| ir::call_args(c).into_iter().skip(fixed))
             .collect();
         passed.into_iter().for_each(|a| self.need(a));
@@ -548,7 +555,9 @@ impl Solver<'_> {
             // The library runs the function it calls back with what it is given; the rest
             // of its arguments the library itself needs.
             self.activate(g);
-            let passed: Vec<V> = (0..args.len()).filter_map(|k| self.ir.actual(i, k)).collect();
+            let passed: Vec<V> = (0..args.len())
+                .filter_map(|k| self.ir.actual(i, k))
+                .collect();
             for a in args.into_iter().filter(|a| !passed.contains(a)) {
                 self.need(a);
             }
@@ -557,6 +566,12 @@ impl Solver<'_> {
         // SAFETY: `i` is a call; its last operand is the callee.
         let callee = unsafe { llc::LLVMGetCalledValue(i) };
         self.need(callee);
+        let pt = self.pt;
+        if let Some(targets) = pt.targets(i) {
+            // Resolved: like a direct call of each function it may call.
+            targets.iter().for_each(|&g| self.activate(g));
+            return;
+        }
         let class = self.callee_class(i);
         for &a in &args {
             self.need(a);
@@ -568,11 +583,7 @@ impl Solver<'_> {
         };
         self.add_objs(read);
         if ir::direct_callee(i).is_none() {
-            for f in 0..self.ir.funcs.len() {
-                if self.ir.funcs[f].address_taken {
-                    self.activate(f);
-                }
-            }
+            pt.may_call(i).iter().for_each(|&g| self.activate(g));
         }
     }
 

@@ -7,6 +7,7 @@
 //! largest kept functions to stay.
 
 mod class;
+mod cxx;
 mod effects;
 mod externals;
 mod fields;
@@ -30,6 +31,7 @@ use std::collections::HashSet;
 pub fn run(module: &Module, entry: Option<&str>) -> Report {
     let start = std::time::Instant::now();
     let raw = module.as_mut_ptr();
+    cxx::declare_library_bodies(raw);
     let program = ir::Ir::new(raw);
     let instructions = program.instruction_count();
     let lines = lines_of(program.funcs.iter().flat_map(|f| f.insts.iter().flatten()));

@@ -112,7 +112,10 @@ mod tests {
         assert_eq!(actual("__kmpc_fork_call", 0), None);
         assert_eq!(actual("__kmpc_fork_call", 2), Some(3));
         assert_eq!(actual("__kmpc_reduce_nowait", 1), Some(4));
-        assert_eq!(classify("__kmpc_for_static_init_4"), Some(External::Updates));
+        assert_eq!(
+            classify("__kmpc_for_static_init_4"),
+            Some(External::Updates)
+        );
         assert!(orders("__kmpc_barrier") && !orders("__kmpc_for_static_fini"));
         assert_eq!(classify("__kmpc_push_num_threads"), None);
     }

@@ -65,6 +65,9 @@ pub fn collect(ir: &Ir, pt: &PointsTo, mpi: &HashMap<V, MpiCall>) -> Vec<Writer>
                     {
                         user_calls.push((fi, i, g));
                         continue;
+                    } else if let Some(targets) = pt.targets(i) {
+                        user_calls.extend(targets.iter().map(|&g| (fi, i, g)));
+                        continue;
                     } else {
                         let Some(class) = external_class(ir, mpi, i) else {
                             continue;
