@@ -16,6 +16,7 @@ mod guard;
 mod ir;
 mod live;
 mod mpi;
+mod objects;
 mod openmp;
 mod pointsto;
 pub mod report;

@@ -24,18 +24,11 @@ use super::ir::{self, Ir, V};
 use super::mpi;
 use llvm_sys::core as llc;
 use llvm_sys::LLVMOpcode as Op;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 mod indirect;
 
-/// An abstract memory object's number.
-pub type Obj = u32;
-
-/// Memory the analysis cannot name (some exposed object).
-pub const UNKNOWN: Obj = 0;
-
-/// A set of objects.
-pub type Objs = BTreeSet<Obj>;
+pub use super::objects::{Obj, Objs, UNKNOWN};
 
 /// The solved analysis.
 pub struct PointsTo {
@@ -104,14 +97,15 @@ impl PointsTo {
                 .flat_map(|f| f.insts.iter().flatten())
                 .any(|&i| ir::opcode(i) == Op::LLVMIntToPtr && !carried(ir::operands(i)[0])),
         };
-        pt.name_code(ir);
+        let used = pt.calls.name_code(ir, pt.next);
+        pt.next += used;
         for &g in &ir.globals {
             let o = pt.object(g);
             // A global defined elsewhere (`stdout`, `environ`) is library memory, pointing
             // to itself.
             // SAFETY: reading a live global.
             if unsafe { llc::LLVMGetInitializer(g) }.is_null() {
-                pt.foreign(g);
+                pt.calls.foreign(o);
                 pt.store(&Objs::from([o]), &Objs::from([o]));
                 pt.expose(&Objs::from([o]));
             }
@@ -129,7 +123,15 @@ impl PointsTo {
             let exposed = pt.closure(&pt.exposed);
             pt.expose(&exposed);
             if !changed && !pt.dirty {
-                pt.resolve_all(ir);
+                let exposed = pt.exposed.clone();
+                let mut calls = std::mem::take(&mut pt.calls);
+                // SAFETY: every indirect call is a live call; its last operand is the callee.
+                calls.resolve_all(
+                    ir,
+                    |c| pt.of(unsafe { llc::LLVMGetCalledValue(c) }),
+                    &exposed,
+                );
+                pt.calls = calls;
                 return pt;
             }
         }
@@ -191,7 +193,7 @@ impl PointsTo {
                         _ => self.union_of(&ir::operands(v)),
                     };
                 }
-                return self.code_of(v);
+                return Objs::from([self.calls.code_of(v)]);
             }
             if !llc::LLVMIsAConstantStruct(v).is_null() || !llc::LLVMIsAConstantArray(v).is_null() {
                 return self.union_of(&ir::operands(v));
@@ -361,8 +363,8 @@ impl PointsTo {
         // The entry's parameters (`argv`) point to memory the program's environment made,
         // pointing to itself, that nothing in the program writes but through unknown pointers.
         let environment = self.object(f.value);
-        let open = self.open(ir, fi);
-        let sites = self.sites(ir, fi);
+        let open = self.calls.open(ir, fi, &self.exposed);
+        let sites = self.calls.sites(ir, fi);
         for (i, &p) in params.iter().enumerate() {
             let add = if f.callers.is_empty() && !f.address_taken {
                 let own = Objs::from([environment]);
@@ -470,7 +472,10 @@ impl PointsTo {
         let args = ir::call_args(call);
         let callee = ir::direct_callee(call).filter(|_| !ir::is_inline_asm(call));
         let Some(callee) = callee else {
-            let (named, resolved) = self.bind(call);
+            // SAFETY: `call` is a call; its last operand is the callee.
+            let callee = self.of(unsafe { llc::LLVMGetCalledValue(call) });
+            let (named, resolved) = self.calls.targets_now(&callee);
+            self.dirty |= self.calls.bind(call, &named);
             let mut out: Objs = named.iter().flat_map(|&g| self.returned(ir, g)).collect();
             if !resolved {
                 let reached = self.closure(&self.union_of(&args));
@@ -537,7 +542,7 @@ impl PointsTo {
             | External::Updates => Objs::new(),
             External::StreamOutput => {
                 // A manipulator it is given (`std::endl`) is called back.
-                let code = self.code_objects(&self.union_of(&args));
+                let code = self.calls.code_objects(&self.union_of(&args));
                 self.expose(&code);
                 self.own(&first)
             }
@@ -562,7 +567,8 @@ impl PointsTo {
                 // its own included, and return such a pointer (`strchr`), but does not keep
                 // the pointers (a function it calls back through a pointer sees unknown
                 // parameters anyway).
-                let own = self.foreign(call);
+                let own = self.object(call);
+                self.calls.foreign(own);
                 let mut reached = self.closure(&self.union_of(&args));
                 self.expose(&reached);
                 reached.insert(own);
@@ -571,5 +577,67 @@ impl PointsTo {
                 reached
             }
         }
+    }
+}
+
+impl PointsTo {
+    /// Every defined global holds the pointers of its initializer (a vtable's without its
+    /// type information).
+    fn initializers(&mut self, ir: &Ir) {
+        for &g in &ir.globals {
+            // SAFETY: reading a live global.
+            let init = unsafe { llc::LLVMGetInitializer(g) };
+            if init.is_null() {
+                continue;
+            }
+            let o = self.object(g);
+            let mut pointers = self.of(init);
+            if ir::name_of(g).starts_with("_ZTV") {
+                // A vtable's type information is read only by the library (`dynamic_cast`,
+                // `typeid`), never called: its slot is left out so that what a virtual call
+                // loads from a vtable is only code.
+                let rtti: Objs = ir::operands(init)
+                    .into_iter()
+                    .flat_map(ir::operands)
+                    .filter(|&v| ir::name_of(v).starts_with("_ZTI"))
+                    .flat_map(|v| self.of(v))
+                    .collect();
+                pointers.retain(|o| !rtti.contains(o));
+            }
+            self.store(&Objs::from([o]), &pointers);
+        }
+    }
+
+    /// What function `g` may return.
+    fn returned(&self, ir: &Ir, g: usize) -> Objs {
+        let rets: Vec<V> = ir.funcs[g]
+            .insts
+            .iter()
+            .flatten()
+            .filter(|&&r| ir::opcode(r) == Op::LLVMRet)
+            .filter_map(|&r| ir::operands(r).first().copied())
+            .collect();
+        self.union_of(&rets)
+    }
+
+    /// The functions call through a pointer `call` calls, when it is resolved
+    /// ([`indirect`]).
+    pub fn targets(&self, call: V) -> Option<&[usize]> {
+        self.calls.targets(call)
+    }
+
+    /// The functions of the module call through a pointer `call` may call.
+    pub fn may_call(&self, call: V) -> &[usize] {
+        self.calls.may_call(call)
+    }
+
+    /// The calls through pointers that may call function `f`.
+    pub fn indirect_callers(&self, f: usize) -> &[V] {
+        self.calls.indirect_callers(f)
+    }
+
+    /// Whether function `f` may be called by code the analysis does not see.
+    pub fn is_open(&self, f: usize) -> bool {
+        self.calls.is_open(f)
     }
 }

@@ -15,10 +15,8 @@
 //! address is taken and reaches code the analysis does not see, whose parameters may be
 //! unknown pointers.
 
-use super::{Obj, Objs, PointsTo, UNKNOWN};
-use crate::slice::ir::{self, Ir, V};
-use llvm_sys::core as llc;
-use llvm_sys::LLVMOpcode as Op;
+use crate::slice::ir::{Ir, V};
+use crate::slice::objects::{Obj, Objs, UNKNOWN};
 use std::collections::{HashMap, HashSet};
 
 /// What the analysis knows about code and calls through pointers.
@@ -43,156 +41,114 @@ pub struct Calls {
     open: Vec<bool>,
 }
 
-impl PointsTo {
-    /// Gives every function of the module its object, and library code one.
-    pub(super) fn name_code(&mut self, ir: &Ir) {
+impl Calls {
+    /// Gives every function of the module its object, and library code one, numbered from
+    /// `first`; returns how many numbers it used.
+    pub fn name_code(&mut self, ir: &Ir, first: Obj) -> Obj {
+        let mut next = first;
         for (fi, f) in ir.funcs.iter().enumerate() {
-            let o = self.fresh();
-            self.calls.code.insert(f.value, o);
-            self.calls.function.insert(o, fi);
+            self.code.insert(f.value, next);
+            self.function.insert(next, fi);
+            next += 1;
         }
-        self.calls.library = self.fresh();
-        self.calls.foreign.insert(self.calls.library);
+        self.library = next;
+        self.foreign.insert(next);
+        next + 1 - first
     }
 
-    /// The objects function value `f` points to.
-    pub(super) fn code_of(&self, f: V) -> Objs {
-        Objs::from([self
-            .calls
-            .code
-            .get(&f)
-            .copied()
-            .unwrap_or(self.calls.library)])
+    /// The object function value `f` is (library code for a function without a body).
+    pub fn code_of(&self, f: V) -> Obj {
+        self.code.get(&f).copied().unwrap_or(self.library)
     }
 
-    /// The object of `v`, library memory a library's code pointer may be in.
-    pub(super) fn foreign(&mut self, v: V) -> Obj {
-        let o = self.object(v);
-        self.calls.foreign.insert(o);
-        o
+    /// Notes `o` as library memory a library's code pointer may be in.
+    pub fn foreign(&mut self, o: Obj) {
+        self.foreign.insert(o);
     }
 
-    /// Every defined global holds the pointers of its initializer (a vtable's without its
-    /// type information).
-    pub(super) fn initializers(&mut self, ir: &Ir) {
-        for &g in &ir.globals {
-            // SAFETY: reading a live global.
-            let init = unsafe { llc::LLVMGetInitializer(g) };
-            if init.is_null() {
-                continue;
-            }
-            let o = self.object(g);
-            let mut pointers = self.of(init);
-            if ir::name_of(g).starts_with("_ZTV") {
-                // A vtable's type information is read only by the library (`dynamic_cast`,
-                // `typeid`), never called: its slot is left out so that what a virtual call
-                // loads from a vtable is only code.
-                let rtti: Objs = ir::operands(init)
-                    .into_iter()
-                    .flat_map(ir::operands)
-                    .filter(|&v| ir::name_of(v).starts_with("_ZTI"))
-                    .flat_map(|v| self.of(v))
-                    .collect();
-                pointers.retain(|o| !rtti.contains(o));
-            }
-            self.store(&Objs::from([o]), &pointers);
-        }
-    }
-
-    /// The functions `call`'s callee may point to, and whether that is all it may call.
-    fn targets_now(&self, call: V) -> (Vec<usize>, bool) {
-        // SAFETY: `call` is a call; its last operand is the callee.
-        let callee = unsafe { llc::LLVMGetCalledValue(call) };
+    /// The functions a callee pointing to `callee` may be, and whether that is all it may
+    /// call.
+    pub fn targets_now(&self, callee: &Objs) -> (Vec<usize>, bool) {
         let mut named = Vec::new();
         let mut resolved = true;
-        for o in self.of(callee) {
-            match self.calls.function.get(&o) {
+        for &o in callee {
+            match self.function.get(&o) {
                 Some(&g) => named.push(g),
-                None => resolved &= o != UNKNOWN && !self.calls.foreign.contains(&o),
+                None => resolved &= o != UNKNOWN && !self.foreign.contains(&o),
             }
         }
         (named, resolved)
     }
 
-    /// [`PointsTo::targets_now`], remembering `call` among the callers of what it names.
-    pub(super) fn bind(&mut self, call: V) -> (Vec<usize>, bool) {
-        let (named, resolved) = self.targets_now(call);
-        for &g in &named {
-            if self.calls.seen.insert((call, g)) {
-                self.calls.callers.entry(g).or_default().push(call);
-                self.dirty = true;
+    /// Remembers `call` among the callers of `named`; whether that is new.
+    pub fn bind(&mut self, call: V, named: &[usize]) -> bool {
+        let mut new = false;
+        for &g in named {
+            if self.seen.insert((call, g)) {
+                self.callers.entry(g).or_default().push(call);
+                new = true;
             }
         }
-        (named, resolved)
+        new
     }
 
     /// The functions of the module among `objs`.
-    pub(super) fn code_objects(&self, objs: &Objs) -> Objs {
+    pub fn code_objects(&self, objs: &Objs) -> Objs {
         objs.iter()
             .copied()
-            .filter(|o| self.calls.function.contains_key(o))
+            .filter(|o| self.function.contains_key(o))
             .collect()
     }
 
-    /// What function `g` may return.
-    pub(super) fn returned(&self, ir: &Ir, g: usize) -> Objs {
-        let rets: Vec<V> = ir.funcs[g]
-            .insts
-            .iter()
-            .flatten()
-            .filter(|&&r| ir::opcode(r) == Op::LLVMRet)
-            .filter_map(|&r| ir::operands(r).first().copied())
-            .collect();
-        self.union_of(&rets)
-    }
-
-    /// Whether function `fi` may be called by code the analysis does not see.
-    pub(super) fn open(&self, ir: &Ir, fi: usize) -> bool {
+    /// Whether function `fi` may be called by code the analysis does not see, when `exposed`
+    /// is what that code may reach.
+    pub fn open(&self, ir: &Ir, fi: usize, exposed: &Objs) -> bool {
         ir.funcs[fi].address_taken
             && self
-                .calls
                 .code
                 .get(&ir.funcs[fi].value)
-                .is_some_and(|o| self.exposed.contains(o))
+                .is_some_and(|o| exposed.contains(o))
     }
 
     /// The calls of function `fi` the analysis sees: direct, called back, through pointers.
-    pub(super) fn sites(&self, ir: &Ir, fi: usize) -> Vec<V> {
+    pub fn sites(&self, ir: &Ir, fi: usize) -> Vec<V> {
         let mut out = ir.funcs[fi].callers.clone();
-        out.extend(self.calls.callers.get(&fi).into_iter().flatten().copied());
+        out.extend(self.callers.get(&fi).into_iter().flatten().copied());
         out
     }
 
-    /// Fixes what every call through a pointer may call, once solved.
-    pub(super) fn resolve_all(&mut self, ir: &Ir) {
-        self.calls.open = (0..ir.funcs.len()).map(|f| self.open(ir, f)).collect();
+    /// Fixes what every call through a pointer may call, once solved: `callee` gives the
+    /// objects a call's callee may point to.
+    pub fn resolve_all(&mut self, ir: &Ir, callee: impl Fn(V) -> Objs, exposed: &Objs) {
+        self.open = (0..ir.funcs.len())
+            .map(|f| self.open(ir, f, exposed))
+            .collect();
         let mut callers: HashMap<usize, Vec<V>> = HashMap::new();
         for &c in &ir.indirect_calls {
-            let (named, resolved) = self.targets_now(c);
+            let (named, resolved) = self.targets_now(&callee(c));
             let all: Vec<usize> = match resolved {
                 true => named.clone(),
                 false => (0..ir.funcs.len())
-                    .filter(|&f| self.calls.open[f] || named.contains(&f))
+                    .filter(|&f| self.open[f] || named.contains(&f))
                     .collect(),
             };
             for &f in &all {
                 callers.entry(f).or_default().push(c);
             }
-            self.calls.resolved.insert(c, (all, resolved));
+            self.resolved.insert(c, (all, resolved));
         }
-        self.calls.callers = callers;
+        self.callers = callers;
     }
 
     /// The functions call through a pointer `call` calls, when it is resolved.
     pub fn targets(&self, call: V) -> Option<&[usize]> {
-        let (all, resolved) = self.calls.resolved.get(&call)?;
+        let (all, resolved) = self.resolved.get(&call)?;
         resolved.then_some(all.as_slice())
     }
 
     /// The functions of the module call through a pointer `call` may call.
     pub fn may_call(&self, call: V) -> &[usize] {
-        self.calls
-            .resolved
+        self.resolved
             .get(&call)
             .map(|(all, _)| all.as_slice())
             .unwrap_or(&[])
@@ -200,12 +156,12 @@ impl PointsTo {
 
     /// The calls through pointers that may call function `f`.
     pub fn indirect_callers(&self, f: usize) -> &[V] {
-        self.calls.callers.get(&f).map(Vec::as_slice).unwrap_or(&[])
+        self.callers.get(&f).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Whether function `f` may be called by code the analysis does not see (a library it
     /// was given to), once solved.
     pub fn is_open(&self, f: usize) -> bool {
-        self.calls.open.get(f).copied().unwrap_or(false)
+        self.open.get(f).copied().unwrap_or(false)
     }
 }
