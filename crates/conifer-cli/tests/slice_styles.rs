@@ -39,7 +39,12 @@ fn an_mpi_openmp_app_builds_sliced_and_records_the_full_runs_calls() {
     }
     assert_same_calls("hybrid", &traces[0], &traces[1]);
     let sliced = dir.join("sliced");
-    let tree = run_ok(Command::new(conifer()).arg("tree").arg(&sliced).arg("--json"));
+    let tree = run_ok(
+        Command::new(conifer())
+            .arg("tree")
+            .arg(&sliced)
+            .arg("--json"),
+    );
     let report: serde_json::Value = serde_json::from_slice(&tree.stdout).expect("JSON");
     let emptied = report["slice"]["functions_emptied"].to_string();
     for region in [
@@ -186,7 +191,10 @@ fn a_cpp_hydro_proxy_builds_sliced_and_records_the_full_runs_calls() {
         let (trace, out) = run(&dir, name, ranks(), &program, &args);
         if !slice {
             let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(stdout.contains(&format!("slab 0: {cycles} cycles")), "{stdout}");
+            assert!(
+                stdout.contains(&format!("slab 0: {cycles} cycles")),
+                "{stdout}"
+            );
         }
         traces.push(trace);
     }
