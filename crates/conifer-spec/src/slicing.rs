@@ -121,13 +121,14 @@ pub fn role(p: &Param) -> Role {
     }
 }
 
-/// Whether the C binding passes `p` by address (so the call reads or writes memory).
+/// Whether the C binding passes `p` by address (so the call reads or writes memory): a
+/// status is read through a pointer too (`MPI_Get_count(const MPI_Status *, ...)`).
 pub fn c_by_address(p: &Param) -> bool {
     p.dir != "in"
         || p.length.is_some()
         || matches!(
             p.kind.as_str(),
-            "BUFFER" | "C_BUFFER" | "C_BUFFER2" | "STRING"
+            "BUFFER" | "C_BUFFER" | "C_BUFFER2" | "STRING" | "STATUS"
         )
 }
 

@@ -24,7 +24,8 @@ pub fn iterations() -> u32 {
     }
 }
 
-/// `conifer cc` or, for a `.f90` or `.f` source, `conifer fc` (with `--slice` when `slice`) of
+/// `conifer cc` or, for a `.f90` or `.f` source, `conifer fc`, for a `.cpp` one `conifer cxx`
+/// (with `--slice` when `slice`) of
 /// `source` into `dir/<name>`, at `-O2`.
 pub fn build(dir: &Path, source: &Path, name: &str, slice: bool) -> PathBuf {
     build_with(dir, source, name, slice, &[])
@@ -35,6 +36,7 @@ pub fn build_with(dir: &Path, source: &Path, name: &str, slice: bool, flags: &[&
     let out = dir.join(name);
     let driver = match source.extension().and_then(|e| e.to_str()) {
         Some("f90" | "f") => "fc",
+        Some("cpp") => "cxx",
         _ => "cc",
     };
     let mut cmd = Command::new(conifer());

@@ -40,6 +40,19 @@ pub enum External {
     /// A Fortran intrinsic writing what its arguments reach and making no pointer
     /// (`GET_ENVIRONMENT_VARIABLE`, `DATE_AND_TIME`): removable unless what it writes is live.
     FortranWrites,
+    /// Reads and writes what its pointer arguments point to, making no pointer (OpenMP's
+    /// static loop bounds): removable unless what it writes is live.
+    Updates,
+    /// C++ formatted output and the stream's bookkeeping (`std::ostream`'s members,
+    /// `std::endl`): reads what its arguments reach, writes the stream's own state (what its
+    /// first argument points to and, one level down, its buffers), never the program's
+    /// arrays: removable unless that state is read live.
+    StreamOutput,
+    /// A `std::string` member (or a free function returning a string through its first
+    /// parameter): reads what its arguments reach, writes its own string, which may get new
+    /// memory and the buffers of the strings it is given (a move): removable unless that
+    /// string is read live.
+    StringMember,
     /// Anything else (may exit, read input, keep pointers): always kept.
     Unknown,
 }

@@ -89,6 +89,7 @@ impl<'a> Effects<'a> {
                 objs
             }
             _ if fortran::is_runtime(&self.name) => self.reach_of(self.variable_args()),
+            External::StreamOutput | External::StringMember => self.reach_of(self.variable_args()),
             External::Unknown => self
                 .pt
                 .closure(&self.args.iter().flat_map(|&a| self.pt.of(a)).collect()),
@@ -117,6 +118,15 @@ impl<'a> Effects<'a> {
             | External::FortranDescriptor
             | External::FortranAssociate => first(),
             External::FortranWrites => self.reach_of(self.variable_args()),
+            External::Updates => self.variable_args().flat_map(|a| self.pt.of(a)).collect(),
+            External::StreamOutput | External::StringMember => {
+                let first = self
+                    .args
+                    .first()
+                    .map(|&a| self.pt.of(a))
+                    .unwrap_or_default();
+                self.pt.own(&first)
+            }
             // Not a root once MPI is finalised, but kept when what it may write is read live.
             External::Unknown if after_finalize => self.reach_of(self.variable_args()),
             _ => return None,

@@ -72,6 +72,10 @@ pub fn classify(name: &str) -> External {
         External::Writes
     } else if let Some(class) = super::fortran::classify(name) {
         class
+    } else if let Some(class) = super::openmp::classify(name) {
+        class
+    } else if let Some(class) = super::cxx::classify(name) {
+        class
     } else {
         External::Unknown
     }

@@ -49,6 +49,10 @@ pub struct Ir {
     pub only_after_finalize: Vec<bool>,
     /// Calls through a pointer.
     pub indirect_calls: Vec<V>,
+    /// Calls of library functions that call a function of the module back (OpenMP's
+    /// `__kmpc_fork_call` runs a parallel region's outlined function): call → that function.
+    /// Such a call is among the function's [`Func::callers`].
+    pub callbacks: HashMap<V, usize>,
     /// Global variables.
     pub globals: Vec<V>,
     /// The module's data layout (type sizes, field offsets).
@@ -99,13 +103,47 @@ pub fn call_args(call: V) -> Vec<V> {
     }
 }
 
-/// The function a call calls directly, if any.
+/// The function a call calls directly, if any (through an alias too: clang calls a C++
+/// constructor's or destructor's complete-object variant, `C1`/`D1`, an alias of its base
+/// variant).
 pub fn direct_callee(call: V) -> Option<V> {
     // SAFETY: `call` is a call or invoke.
+    let target = unsafe { llc::LLVMGetCalledValue(call) };
+    function_of(target)
+}
+
+/// The function `v` is, or is an alias of.
+pub fn function_of(v: V) -> Option<V> {
+    // SAFETY: classifying live values.
     unsafe {
-        let target = llc::LLVMGetCalledValue(call);
-        (!llc::LLVMIsAFunction(target).is_null()).then_some(target)
+        if !llc::LLVMIsAGlobalAlias(v).is_null() {
+            let aliasee = llc::LLVMAliasGetAliasee(v);
+            return (!llc::LLVMIsAFunction(aliasee).is_null()).then_some(aliasee);
+        }
+        (!llc::LLVMIsAFunction(v).is_null()).then_some(v)
     }
+}
+
+/// Whether `user` is a call or invoke instruction.
+fn is_call_user(user: V) -> bool {
+    // SAFETY: classifying a live value.
+    unsafe { !llc::LLVMIsAInstruction(user).is_null() && is_call(user) }
+}
+
+/// Whether every use of alias `alias` calls it.
+fn only_called(alias: V) -> bool {
+    // SAFETY: walking the use list of a live alias.
+    unsafe {
+        let mut u = llc::LLVMGetFirstUse(alias);
+        while !u.is_null() {
+            let user = llc::LLVMGetUser(u);
+            if !is_call_user(user) || llc::LLVMGetCalledValue(user) != alias {
+                return false;
+            }
+            u = llc::LLVMGetNextUse(u);
+        }
+    }
+    true
 }
 
 /// Whether `v` is a constant global variable (read-only memory).
@@ -120,6 +158,21 @@ pub fn followed_by_unreachable(inst: V) -> bool {
     unsafe {
         let next = llc::LLVMGetNextInstruction(inst);
         !next.is_null() && opcode(next) == LLVMOpcode::LLVMUnreachable
+    }
+}
+
+/// The landing pad an invoke unwinds to (`None` for other instructions).
+pub fn landing_pad(inst: V) -> Option<V> {
+    if opcode(inst) != LLVMOpcode::LLVMInvoke {
+        return None;
+    }
+    // SAFETY: `inst` is an invoke; its unwind block is live and non-empty.
+    unsafe {
+        let mut i = llc::LLVMGetFirstInstruction(llc::LLVMGetUnwindDest(inst));
+        while !i.is_null() && opcode(i) == LLVMOpcode::LLVMPHI {
+            i = llc::LLVMGetNextInstruction(i);
+        }
+        (!i.is_null()).then_some(i)
     }
 }
 
@@ -192,6 +245,7 @@ impl Ir {
             .collect();
         let mut place = HashMap::new();
         let mut indirect_calls = Vec::new();
+        let mut callbacks = HashMap::new();
         let mut callers: Vec<Vec<V>> = vec![Vec::new(); funcs.len()];
         for (fi, f) in funcs.iter().enumerate() {
             for (bi, insts) in f.insts.iter().enumerate() {
@@ -204,6 +258,9 @@ impl Ir {
                         Some(g) => {
                             if let Some(&gi) = index.get(&g) {
                                 callers[gi].push(i);
+                            } else if let Some(gi) = called_back(&index, g, i) {
+                                callers[gi].push(i);
+                                callbacks.insert(i, gi);
                             }
                         }
                         None => indirect_calls.push(i),
@@ -212,7 +269,7 @@ impl Ir {
             }
         }
         for (f, c) in funcs.iter_mut().zip(callers) {
-            f.address_taken = address_taken(f.value, &c);
+            f.address_taken = address_taken(f.value, &c, &callbacks);
             f.callers = c;
         }
         let only_after_finalize = only_after_finalize(&funcs, &place);
@@ -222,6 +279,7 @@ impl Ir {
             place,
             only_after_finalize,
             indirect_calls,
+            callbacks,
             globals,
             // SAFETY: the layout is owned by the module, which outlives the slicing.
             layout: unsafe { llvm_sys::target::LLVMGetModuleDataLayout(module) },
@@ -242,6 +300,43 @@ impl Ir {
             return false;
         };
         self.only_after_finalize[f] || finalized_in_block(&self.funcs[f], b, i)
+    }
+
+    /// The argument of `call` (a direct call of a function of the module, or a call in
+    /// [`Ir::callbacks`]) its callee receives as parameter `k`, if any.
+    pub fn actual(&self, call: V, k: usize) -> Option<V> {
+        let args = call_args(call);
+        match self.callbacks.contains_key(&call) {
+            true => {
+                let name = direct_callee(call).map(name_of).unwrap_or_default();
+                super::openmp::actual(&name, k).and_then(|a| args.get(a).copied())
+            }
+            false => args.get(k).copied(),
+        }
+    }
+
+    /// The functions run before or after `main` (`llvm.global_ctors`, `llvm.global_dtors`).
+    pub fn static_constructors(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &g in &self.globals {
+            let name = name_of(g);
+            if name != "llvm.global_ctors" && name != "llvm.global_dtors" {
+                continue;
+            }
+            // SAFETY: reading the initializer of a live global.
+            let init = unsafe { llc::LLVMGetInitializer(g) };
+            if init.is_null() {
+                continue;
+            }
+            for entry in operands(init) {
+                out.extend(
+                    operands(entry)
+                        .into_iter()
+                        .filter_map(|v| self.index.get(&v).copied()),
+                );
+            }
+        }
+        out
     }
 
     /// Number of instructions in the module's defined functions.
@@ -284,14 +379,23 @@ fn only_after_finalize(funcs: &[Func], place: &HashMap<V, (usize, usize)>) -> Ve
     }
 }
 
-/// Whether `f` has a use other than as the callee of one of `direct` (its direct calls).
-fn address_taken(f: V, direct: &[V]) -> bool {
+/// The function of the module library call `call` of `library` calls back, if any.
+fn called_back(index: &HashMap<V, usize>, library: V, call: V) -> Option<usize> {
+    let k = super::openmp::callback(&name_of(library))?;
+    index.get(call_args(call).get(k)?).copied()
+}
+
+/// Whether `f` has a use other than as the callee of one of `direct` (its direct calls and
+/// the library calls calling it back, `callbacks`).
+fn address_taken(f: V, direct: &[V], callbacks: &HashMap<V, usize>) -> bool {
     // SAFETY: walking the use list of a live function.
     unsafe {
         let mut u = llc::LLVMGetFirstUse(f);
         while !u.is_null() {
             let user = llc::LLVMGetUser(u);
-            let as_callee = direct.contains(&user) && llc::LLVMGetCalledValue(user) == f;
+            let as_callee = direct.contains(&user)
+                && (llc::LLVMGetCalledValue(user) == f || callbacks.contains_key(&user))
+                || !llc::LLVMIsAGlobalAlias(user).is_null() && only_called(user);
             // `llvm.used` and similar metadata arrays keep a function alive without calling it.
             let used_list = !llc::LLVMIsAConstant(user).is_null()
                 && llc::LLVMIsAGlobalValue(user).is_null()

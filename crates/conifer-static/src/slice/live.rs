@@ -61,6 +61,11 @@ struct Solver<'a> {
     memory: [LiveMemory; 2],
     /// Memory some MPI call is given a pointer to.
     mpi_memory: Objs,
+    /// Memory MPI calls receive messages into.
+    received: Objs,
+    /// The send buffers of marked calls, needed once something live reads a received
+    /// message (`None` from then on): the trace records no message contents.
+    sent: Option<Objs>,
     /// For each live object, the instruction whose reading it made it live.
     readers: HashMap<Obj, V>,
     /// The instruction being processed (what [`Solver::mark`] records as the cause).
@@ -121,6 +126,8 @@ pub fn solve(
         formals: HashSet::new(),
         memory: Default::default(),
         mpi_memory: Objs::new(),
+        received: Objs::new(),
+        sent: Some(Objs::new()),
         readers: HashMap::new(),
         current: None,
         writers: Vec::new(),
@@ -136,6 +143,18 @@ pub fn solve(
         .flat_map(|&c| ir::call_args(c))
         .flat_map(|a| pt.of(a))
         .collect();
+    s.received = s
+        .out
+        .mpi
+        .iter()
+        .flat_map(|(&c, m)| {
+            let args = ir::call_args(c);
+            (0..args.len())
+                .filter(|&k| matches!(m.role(k), Some(Role::RecvBuffer | Role::InoutBuffer)))
+                .flat_map(|k| pt.of(args[k]))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     // The entry's result (the exit status) is not part of the criterion: a sliced `main`
     // returns 0.
     if let Some(e) = entry {
@@ -144,9 +163,13 @@ pub fn solve(
     // A function whose address is taken may be called back by library code (`qsort`'s
     // comparator): it is never emptied.
     for f in 0..ir.funcs.len() {
-        if ir.funcs[f].address_taken {
+        if pt.is_open(f) {
             s.activate(f);
         }
+    }
+    // Static constructors run whatever the slice keeps: never emptied.
+    for f in ir.static_constructors() {
+        s.activate(f);
     }
     // A function nothing calls (inlined everywhere) never runs, unless it is the entry or
     // called through a pointer: nothing in it is a root or a writer.
@@ -232,6 +255,8 @@ impl Solver<'_> {
             return true;
         }
         match ir::direct_callee(i) {
+            // A call through a pointer the points-to resolves calls functions of the module.
+            None if self.pt.targets(i).is_some() => false,
             None => {
                 caveats.push(
                     "calls through pointers kept, with every function whose address is taken"
@@ -281,6 +306,16 @@ impl Solver<'_> {
     /// Marks writers of live objects; whether any became live.
     fn rescan(&mut self) -> bool {
         let mut any = false;
+        let received_read = self
+            .memory
+            .iter()
+            .any(|m| m.is_read(self.pt, &self.received, None));
+        if self.sent.is_some() && received_read {
+            let sent = self.sent.take().unwrap_or_default();
+            any |= !sent.is_empty();
+            self.current = None;
+            self.add_objs(sent, super::worlds::BOTH);
+        }
         let writers = std::mem::take(&mut self.writers);
         for w in &writers {
             let runs = self.runs(w.inst);
@@ -352,11 +387,22 @@ impl Solver<'_> {
                 self.mark(c);
             }
         }
-        if func.address_taken {
-            for &c in &self.ir.indirect_calls {
-                self.mark(c);
-            }
+        let pt = self.pt;
+        for &c in pt.indirect_callers(f) {
+            self.mark(c);
         }
+        // Calls ordering OpenMP threads stay wherever code of their function does.
+        let orders: Vec<V> = func
+            .insts
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&i| {
+                ir::is_call(i)
+                    && ir::direct_callee(i).is_some_and(|c| super::openmp::orders(&ir::name_of(c)))
+            })
+            .collect();
+        orders.into_iter().for_each(|i| self.mark(i));
     }
 
     /// The runs instruction `i` executes in.
@@ -397,10 +443,9 @@ impl Solver<'_> {
                     self.returns_needed(g);
                 }
                 if ir::is_call(v) && ir::direct_callee(v).is_none() {
-                    for f in 0..self.ir.funcs.len() {
-                        if self.ir.funcs[f].address_taken {
-                            self.returns_needed(f);
-                        }
+                    let pt = self.pt;
+                    for &f in pt.may_call(v) {
+                        self.returns_needed(f);
                     }
                 }
             } else if !llc::LLVMIsAArgument(v).is_null() {
@@ -435,11 +480,9 @@ impl Solver<'_> {
         }
         let func = &self.ir.funcs[f];
         let mut sites: Vec<V> = func.callers.clone();
-        if func.address_taken {
-            sites.extend(self.ir.indirect_calls.iter().copied());
-        }
+        sites.extend(self.pt.indirect_callers(f).iter().copied());
         for c in sites {
-            if let Some(&a) = ir::call_args(c).get(k) {
+            if let Some(a) = self.ir.actual(c, k) {
                 self.need(a);
             }
         }
@@ -500,6 +543,10 @@ impl Solver<'_> {
                 if va_start {
                     self.variadic_needed(f);
                 }
+                if let Some(pad) = ir::landing_pad(i) {
+                    // Where a kept invoke unwinds to must still start with its landing pad.
+                    self.mark(pad);
+                }
                 self.call(i)
             }
             Op::LLVMVAArg => {
@@ -522,6 +569,7 @@ impl Solver<'_> {
         let passed: Vec<V> = func
             .callers
             .iter()
+            .chain(self.pt.indirect_callers(f))
             .flat_map(|&c| ir::call_args(c).into_iter().skip(fixed))
             .collect();
         passed.into_iter().for_each(|a| self.need(a));
@@ -552,9 +600,27 @@ impl Solver<'_> {
             self.activate(g);
             return;
         }
+        if let Some(&g) = self.ir.callbacks.get(&i) {
+            // The library runs the function it calls back with what it is given; the rest
+            // of its arguments the library itself needs.
+            self.activate(g);
+            let passed: Vec<V> = (0..args.len())
+                .filter_map(|k| self.ir.actual(i, k))
+                .collect();
+            for a in args.into_iter().filter(|a| !passed.contains(a)) {
+                self.need(a);
+            }
+            return;
+        }
         // SAFETY: `i` is a call; its last operand is the callee.
         let callee = unsafe { llc::LLVMGetCalledValue(i) };
         self.need(callee);
+        let pt = self.pt;
+        if let Some(targets) = pt.targets(i) {
+            // Resolved: like a direct call of each function it may call.
+            targets.iter().for_each(|&g| self.activate(g));
+            return;
+        }
         let class = self.callee_class(i);
         for &a in &args {
             self.need(a);
@@ -566,11 +632,7 @@ impl Solver<'_> {
         };
         self.add_objs(read, self.runs(i));
         if ir::direct_callee(i).is_none() {
-            for f in 0..self.ir.funcs.len() {
-                if self.ir.funcs[f].address_taken {
-                    self.activate(f);
-                }
-            }
+            pt.may_call(i).iter().for_each(|&g| self.activate(g));
         }
     }
 
@@ -583,14 +645,21 @@ impl Solver<'_> {
         let call = &self.out.mpi[&i];
         let args = ir::call_args(i);
         let mut objs = Objs::new();
+        let mut sent = Objs::new();
         for (k, &a) in args.iter().enumerate() {
             let reads = matches!(
                 call.role(k),
-                Some(Role::Criterion | Role::SendBuffer | Role::InoutBuffer) | None
+                Some(Role::Criterion | Role::InoutBuffer) | None
             );
             if reads && call.by_address(k) {
                 objs.extend(self.pt.of(a));
+            } else if call.role(k) == Some(Role::SendBuffer) {
+                sent.extend(self.pt.of(a));
             }
+        }
+        match &mut self.sent {
+            Some(pending) => pending.extend(sent),
+            None => objs.extend(sent),
         }
         let skip = call.skip();
         let p2p = skip.is_some_and(Skip::point_to_point) && skip != Some(Skip::Send)

@@ -9,6 +9,7 @@
 //! guarded version of the code after that value is known, sliced apart ([`worlds`]).
 
 mod class;
+mod cxx;
 mod effects;
 mod externals;
 mod fields;
@@ -17,6 +18,8 @@ mod guard;
 mod ir;
 mod live;
 mod mpi;
+mod objects;
+mod openmp;
 mod pointsto;
 mod render;
 pub mod report;
@@ -34,6 +37,7 @@ use std::collections::HashSet;
 pub fn run(module: &Module, entry: Option<&str>) -> Report {
     let start = std::time::Instant::now();
     let raw = module.as_mut_ptr();
+    cxx::declare_library_bodies(raw);
     let program = ir::Ir::new(raw);
     let instructions = program.instruction_count();
     let lines = lines_of(program.funcs.iter().flat_map(|f| f.insts.iter().flatten()));

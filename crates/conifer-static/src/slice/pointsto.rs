@@ -24,16 +24,11 @@ use super::ir::{self, Ir, V};
 use super::mpi;
 use llvm_sys::core as llc;
 use llvm_sys::LLVMOpcode as Op;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
-/// An abstract memory object's number.
-pub type Obj = u32;
+mod indirect;
 
-/// Memory the analysis cannot name (some exposed object).
-pub const UNKNOWN: Obj = 0;
-
-/// A set of objects.
-pub type Objs = BTreeSet<Obj>;
+pub use super::objects::{Obj, Objs, UNKNOWN};
 
 /// The solved analysis.
 pub struct PointsTo {
@@ -57,6 +52,28 @@ pub struct PointsTo {
     contents_unknown_from: HashMap<Obj, V>,
     /// Set when an object's contents, the escaped or the exposed set grew.
     dirty: bool,
+    /// Calls through pointers and the functions they may call ([`indirect`]).
+    calls: indirect::Calls,
+    /// Whether the module makes a pointer from an integer not carrying one (otherwise a
+    /// pointer turned into an integer, a C++ vector's size computation, is exposed to
+    /// nothing).
+    makes_pointers: bool,
+}
+
+/// Whether an `inttoptr` of `op` gets back the pointers `op` carries.
+fn carried(op: V) -> bool {
+    // SAFETY: classifying a live operand.
+    !unsafe { llc::LLVMIsAInstruction(op) }.is_null()
+        && matches!(
+            ir::opcode(op),
+            Op::LLVMPtrToInt
+                | Op::LLVMLoad
+                | Op::LLVMPHI
+                | Op::LLVMSelect
+                | Op::LLVMExtractValue
+                | Op::LLVMAtomicRMW
+                | Op::LLVMAtomicCmpXchg
+        )
 }
 
 impl PointsTo {
@@ -73,18 +90,28 @@ impl PointsTo {
             unknown_from: HashMap::new(),
             contents_unknown_from: HashMap::new(),
             dirty: false,
+            calls: indirect::Calls::default(),
+            makes_pointers: ir
+                .funcs
+                .iter()
+                .flat_map(|f| f.insts.iter().flatten())
+                .any(|&i| ir::opcode(i) == Op::LLVMIntToPtr && !carried(ir::operands(i)[0])),
         };
+        let used = pt.calls.name_code(ir, pt.next);
+        pt.next += used;
         for &g in &ir.globals {
             let o = pt.object(g);
             // A global defined elsewhere (`stdout`, `environ`) is library memory, pointing
             // to itself.
             // SAFETY: reading a live global.
             if unsafe { llc::LLVMGetInitializer(g) }.is_null() {
+                pt.calls.foreign(o);
                 pt.store(&Objs::from([o]), &Objs::from([o]));
                 pt.expose(&Objs::from([o]));
             }
         }
         pt.find_units(ir);
+        pt.initializers(ir);
         loop {
             let mut changed = std::mem::take(&mut pt.dirty);
             for (fi, f) in ir.funcs.iter().enumerate() {
@@ -96,6 +123,15 @@ impl PointsTo {
             let exposed = pt.closure(&pt.exposed);
             pt.expose(&exposed);
             if !changed && !pt.dirty {
+                let exposed = pt.exposed.clone();
+                let mut calls = std::mem::take(&mut pt.calls);
+                // SAFETY: every indirect call is a live call; its last operand is the callee.
+                calls.resolve_all(
+                    ir,
+                    |c| pt.of(unsafe { llc::LLVMGetCalledValue(c) }),
+                    &exposed,
+                );
+                pt.calls = calls;
                 return pt;
             }
         }
@@ -141,6 +177,9 @@ impl PointsTo {
                     .map(|&o| Objs::from([o]))
                     .unwrap_or_default();
             }
+            if !llc::LLVMIsAGlobalAlias(v).is_null() {
+                return self.of(llc::LLVMAliasGetAliasee(v));
+            }
             if !llc::LLVMIsAFunction(v).is_null() || !llc::LLVMIsAConstantExpr(v).is_null() {
                 if llc::LLVMIsAFunction(v).is_null() {
                     return match llc::LLVMGetConstOpcode(v) {
@@ -154,7 +193,7 @@ impl PointsTo {
                         _ => self.union_of(&ir::operands(v)),
                     };
                 }
-                return Objs::new();
+                return Objs::from([self.calls.code_of(v)]);
             }
             if !llc::LLVMIsAConstantStruct(v).is_null() || !llc::LLVMIsAConstantArray(v).is_null() {
                 return self.union_of(&ir::operands(v));
@@ -171,6 +210,16 @@ impl PointsTo {
     pub fn reach(&self, objs: &Objs) -> Objs {
         let mut out = self.loaded(objs);
         out.extend(objs.iter().copied());
+        out
+    }
+
+    /// `objs` and what they point to, as the program stored it (a pointer stored through an
+    /// unknown one not counted: a stream's or a string's own memory).
+    pub fn own(&self, objs: &Objs) -> Objs {
+        let mut out = objs.clone();
+        for o in objs {
+            out.extend(self.contents.get(o).into_iter().flatten());
+        }
         out
     }
 
@@ -314,36 +363,33 @@ impl PointsTo {
         // The entry's parameters (`argv`) point to memory the program's environment made,
         // pointing to itself, that nothing in the program writes but through unknown pointers.
         let environment = self.object(f.value);
+        let open = self.calls.open(ir, fi, &self.exposed);
+        let sites = self.calls.sites(ir, fi);
         for (i, &p) in params.iter().enumerate() {
             let add = if f.callers.is_empty() && !f.address_taken {
                 let own = Objs::from([environment]);
                 self.store(&own.clone(), &own);
                 own
-            } else if f.address_taken {
-                // Called from code the analysis does not see: what its direct callers pass
-                // is exposed to it.
-                let passed: Objs = f
-                    .callers
+            } else {
+                let mut passed: Objs = sites
                     .iter()
-                    .filter_map(|&c| ir::call_args(c).get(i).copied())
+                    .filter_map(|&c| ir.actual(c, i))
                     .flat_map(|a| self.of(a))
                     .collect();
-                self.expose(&passed);
-                self.unknown_from.entry(p).or_insert(p);
-                Objs::from([UNKNOWN])
-            } else {
-                f.callers
-                    .iter()
-                    .filter_map(|&c| ir::call_args(c).get(i).copied())
-                    .flat_map(|a| self.of(a))
-                    .collect()
+                if open {
+                    // Called from code the analysis does not see: what its callers pass is
+                    // exposed to it.
+                    self.expose(&passed);
+                    self.unknown_from.entry(p).or_insert(p);
+                    passed.insert(UNKNOWN);
+                }
+                passed
             };
             changed |= Self::grow(&mut self.values, p, add);
         }
         if f.variadic {
             // `va_arg` reads what the callers pass beyond the fixed parameters.
-            let extra: Objs = f
-                .callers
+            let extra: Objs = sites
                 .iter()
                 .flat_map(|&c| ir::call_args(c).into_iter().skip(params.len()))
                 .flat_map(|a| self.of(a))
@@ -370,27 +416,15 @@ impl PointsTo {
             // which may be any pointer ever turned into an integer.
             Op::LLVMPtrToInt => {
                 let objs = self.of(ops[0]);
-                self.expose(&objs);
+                if self.makes_pointers {
+                    self.expose(&objs);
+                }
                 objs
             }
-            Op::LLVMIntToPtr => {
-                // SAFETY: classifying a live operand.
-                let carried = !unsafe { llc::LLVMIsAInstruction(ops[0]) }.is_null()
-                    && matches!(
-                        ir::opcode(ops[0]),
-                        Op::LLVMPtrToInt
-                            | Op::LLVMLoad
-                            | Op::LLVMPHI
-                            | Op::LLVMSelect
-                            | Op::LLVMExtractValue
-                            | Op::LLVMAtomicRMW
-                            | Op::LLVMAtomicCmpXchg
-                    );
-                match carried {
-                    true => self.of(ops[0]),
-                    false => Objs::from([UNKNOWN]),
-                }
-            }
+            Op::LLVMIntToPtr => match carried(ops[0]) {
+                true => self.of(ops[0]),
+                false => Objs::from([UNKNOWN]),
+            },
             Op::LLVMVAArg => Objs::from([UNKNOWN]),
             // Both store their new value (last operand) and return the old one.
             Op::LLVMAtomicRMW | Op::LLVMAtomicCmpXchg => {
@@ -438,20 +472,21 @@ impl PointsTo {
         let args = ir::call_args(call);
         let callee = ir::direct_callee(call).filter(|_| !ir::is_inline_asm(call));
         let Some(callee) = callee else {
-            let reached = self.closure(&self.union_of(&args));
-            self.expose(&reached);
-            self.store_from(&reached, &Objs::from([UNKNOWN]), Some(call));
-            return Objs::from([UNKNOWN]);
+            // SAFETY: `call` is a call; its last operand is the callee.
+            let callee = self.of(unsafe { llc::LLVMGetCalledValue(call) });
+            let (named, resolved) = self.calls.targets_now(&callee);
+            self.dirty |= self.calls.bind(call, &named);
+            let mut out: Objs = named.iter().flat_map(|&g| self.returned(ir, g)).collect();
+            if !resolved {
+                let reached = self.closure(&self.union_of(&args));
+                self.expose(&reached);
+                self.store_from(&reached, &Objs::from([UNKNOWN]), Some(call));
+                out.insert(UNKNOWN);
+            }
+            return out;
         };
         if let Some(&g) = ir.index.get(&callee) {
-            let rets: Vec<V> = ir.funcs[g]
-                .insts
-                .iter()
-                .flatten()
-                .filter(|&&r| ir::opcode(r) == Op::LLVMRet)
-                .filter_map(|&r| ir::operands(r).first().copied())
-                .collect();
-            return self.union_of(&rets);
+            return self.returned(ir, g);
         }
         let name = ir::name_of(callee);
         if let Some(mpi) = mpi::MpiCall::new(&name) {
@@ -503,7 +538,22 @@ impl PointsTo {
             | External::Prints
             | External::Reads
             | External::FortranDescriptor
-            | External::FortranWrites => Objs::new(),
+            | External::FortranWrites
+            | External::Updates => Objs::new(),
+            External::StreamOutput => {
+                // A manipulator it is given (`std::endl`) is called back.
+                let code = self.calls.code_objects(&self.union_of(&args));
+                self.expose(&code);
+                self.own(&first)
+            }
+            External::StringMember => {
+                let mut new = Objs::from([self.object(call)]);
+                new.extend(self.own(&self.union_of(&args[1..])));
+                self.store(&first, &new);
+                let mut out = self.own(&first);
+                out.extend(new);
+                out
+            }
             External::Writes => {
                 if name.contains("memcpy") || name.contains("memmove") {
                     let (dst, src) = (first.clone(), self.of(args[1]));
@@ -518,6 +568,7 @@ impl PointsTo {
                 // the pointers (a function it calls back through a pointer sees unknown
                 // parameters anyway).
                 let own = self.object(call);
+                self.calls.foreign(own);
                 let mut reached = self.closure(&self.union_of(&args));
                 self.expose(&reached);
                 reached.insert(own);
@@ -526,5 +577,67 @@ impl PointsTo {
                 reached
             }
         }
+    }
+}
+
+impl PointsTo {
+    /// Every defined global holds the pointers of its initializer (a vtable's without its
+    /// type information).
+    fn initializers(&mut self, ir: &Ir) {
+        for &g in &ir.globals {
+            // SAFETY: reading a live global.
+            let init = unsafe { llc::LLVMGetInitializer(g) };
+            if init.is_null() {
+                continue;
+            }
+            let o = self.object(g);
+            let mut pointers = self.of(init);
+            if ir::name_of(g).starts_with("_ZTV") {
+                // A vtable's type information is read only by the library (`dynamic_cast`,
+                // `typeid`), never called: its slot is left out so that what a virtual call
+                // loads from a vtable is only code.
+                let rtti: Objs = ir::operands(init)
+                    .into_iter()
+                    .flat_map(ir::operands)
+                    .filter(|&v| ir::name_of(v).starts_with("_ZTI"))
+                    .flat_map(|v| self.of(v))
+                    .collect();
+                pointers.retain(|o| !rtti.contains(o));
+            }
+            self.store(&Objs::from([o]), &pointers);
+        }
+    }
+
+    /// What function `g` may return.
+    fn returned(&self, ir: &Ir, g: usize) -> Objs {
+        let rets: Vec<V> = ir.funcs[g]
+            .insts
+            .iter()
+            .flatten()
+            .filter(|&&r| ir::opcode(r) == Op::LLVMRet)
+            .filter_map(|&r| ir::operands(r).first().copied())
+            .collect();
+        self.union_of(&rets)
+    }
+
+    /// The functions call through a pointer `call` calls, when it is resolved
+    /// ([`indirect`]).
+    pub fn targets(&self, call: V) -> Option<&[usize]> {
+        self.calls.targets(call)
+    }
+
+    /// The functions of the module call through a pointer `call` may call.
+    pub fn may_call(&self, call: V) -> &[usize] {
+        self.calls.may_call(call)
+    }
+
+    /// The calls through pointers that may call function `f`.
+    pub fn indirect_callers(&self, f: usize) -> &[V] {
+        self.calls.indirect_callers(f)
+    }
+
+    /// Whether function `f` may be called by code the analysis does not see.
+    pub fn is_open(&self, f: usize) -> bool {
+        self.calls.is_open(f)
     }
 }

@@ -59,10 +59,14 @@ pub fn collect(ir: &Ir, pt: &PointsTo, mpi: &HashMap<V, MpiCall>) -> Vec<Writer>
                 Op::LLVMCall | Op::LLVMInvoke => {
                     if let Some(call) = mpi.get(&i) {
                         (mpi_writes(pt, call, &ir::call_args(i)), Writes::Mpi)
-                    } else if let Some(g) =
-                        ir::direct_callee(i).and_then(|c| ir.index.get(&c).copied())
+                    } else if let Some(g) = ir::direct_callee(i)
+                        .and_then(|c| ir.index.get(&c).copied())
+                        .or_else(|| ir.callbacks.get(&i).copied())
                     {
                         user_calls.push((fi, i, g));
+                        continue;
+                    } else if let Some(targets) = pt.targets(i) {
+                        user_calls.extend(targets.iter().map(|&g| (fi, i, g)));
                         continue;
                     } else {
                         let Some(class) = external_class(ir, mpi, i) else {
