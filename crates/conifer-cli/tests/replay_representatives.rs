@@ -12,7 +12,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-/// The MPI calls rank `r` made, as `conifer decode` lists them (function names in order).
+/// The MPI calls rank `r` made, as `conifer decode` lists them: in order, each function's name
+/// and which of its peers (`source`, `dest`) exist — a corner rank's sweep receives from and
+/// sends to `MPI_PROC_NULL` where an interior rank has neighbours.
 fn calls_of(trace: &Path, r: u32) -> Vec<String> {
     let out = run_ok(
         Command::new(conifer())
@@ -21,9 +23,17 @@ fn calls_of(trace: &Path, r: u32) -> Vec<String> {
     );
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| l.split_whitespace().nth(2))
-        .filter(|f| f.starts_with("MPI_"))
-        .map(|f| f.split('(').next().unwrap().to_string())
+        .filter_map(|l| {
+            let call = l.split(" = ").next()?;
+            let call = &call[call.find("MPI_")?..];
+            let name = call.split('(').next()?;
+            let peers: Vec<bool> = ["source=", "dest="]
+                .iter()
+                .filter_map(|k| call.split(k).nth(1))
+                .map(|v| v.starts_with("MPI_PROC_NULL"))
+                .collect();
+            Some(format!("{name}{peers:?}"))
+        })
         .collect()
 }
 
