@@ -76,24 +76,6 @@ fn line_of(lines: &[String], r: u32) -> &str {
         .unwrap_or_else(|| panic!("no line of rank {r} in {lines:?}"))
 }
 
-/// The MPI calls of rank `r` in the trace, as `conifer decode` numbers them.
-fn decoded_mpi_calls(trace: &Path, r: u32) -> Vec<String> {
-    let out = run_ok(
-        Command::new(conifer())
-            .args(["decode", "--rank", &r.to_string()])
-            .arg(trace),
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| {
-            l.split_whitespace()
-                .nth(2)
-                .is_some_and(|f| f.starts_with("MPI_"))
-        })
-        .map(str::to_string)
-        .collect()
-}
-
 fn times_of(trace: &Path, r: u32) -> Vec<u64> {
     let path = PathBuf::from(format!("{}.msglog/replay-{r}.times", trace.display()));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

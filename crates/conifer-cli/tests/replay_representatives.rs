@@ -16,13 +16,8 @@ use std::process::Command;
 /// and which of its peers (`source`, `dest`) exist — a corner rank's sweep receives from and
 /// sends to `MPI_PROC_NULL` where an interior rank has neighbours.
 fn calls_of(trace: &Path, r: u32) -> Vec<String> {
-    let out = run_ok(
-        Command::new(conifer())
-            .args(["decode", "--rank", &r.to_string()])
-            .arg(trace),
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    decoded_mpi_calls(trace, r)
+        .iter()
         .filter_map(|l| {
             let call = l.split(" = ").next()?;
             let call = &call[call.find("MPI_")?..];

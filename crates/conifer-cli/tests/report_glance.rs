@@ -11,23 +11,6 @@ use std::process::Command;
 /// computing, and prints how long it was inside MPI_Recv by its own clock.
 const PERCENT: &str = "20";
 
-/// "1.5ms", "812.0us", "2.01s" (as the report prints times) in ns.
-fn parse_time(text: &str) -> f64 {
-    let text = text.trim();
-    let at = text
-        .find(|c: char| c.is_ascii_alphabetic())
-        .expect("a unit");
-    let (number, unit) = text.split_at(at);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        u => panic!("unit {u:?} in {text:?}"),
-    };
-    number.parse::<f64>().unwrap() * scale
-}
-
 /// The value cell of the row whose first cell is `key`, in the page's "At a glance" table.
 fn glance_row(dom: &str, key: &str) -> String {
     let table = &dom[dom.find("At a glance").expect("no At a glance section")..];

@@ -13,23 +13,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-/// "1.5ms", "812.0us", "2.01s", "40ns" in ns.
-fn parse_time(text: &str) -> f64 {
-    let text = text.trim();
-    let at = text
-        .find(|c: char| c.is_ascii_alphabetic())
-        .unwrap_or_else(|| panic!("a unit in {text:?}"));
-    let (number, unit) = text.split_at(at);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        u => panic!("unit {u:?} in {text:?}"),
-    };
-    number.parse::<f64>().unwrap() * scale
-}
-
 /// Half the last digit of a time as the page prints it ("1.2ms": 0.05 ms), ns.
 fn half_digit(text: &str) -> f64 {
     let text = text.trim();

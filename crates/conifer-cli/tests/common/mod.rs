@@ -441,3 +441,38 @@ pub fn dump_dom(html: &Path, profile: &Path) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A time as the CLI prints it ("1.5ms", "812.0us", "2.01s", "40ns") in ns.
+pub fn parse_time(text: &str) -> f64 {
+    let text = text.trim();
+    let at = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or_else(|| panic!("a unit in {text:?}"));
+    let (number, unit) = text.split_at(at);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => panic!("unit {u:?} in {text:?}"),
+    };
+    number.parse::<f64>().unwrap() * scale
+}
+
+/// The MPI calls of rank `r` in the trace, as `conifer decode` prints them, one line each.
+pub fn decoded_mpi_calls(trace: &Path, r: u32) -> Vec<String> {
+    let out = run_ok(
+        Command::new(conifer())
+            .args(["decode", "--rank", &r.to_string()])
+            .arg(trace),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(2)
+                .is_some_and(|f| f.starts_with("MPI_"))
+        })
+        .map(str::to_string)
+        .collect()
+}

@@ -38,84 +38,89 @@ pub fn run(module: &Module, entry: Option<&str>) -> Report {
     let start = std::time::Instant::now();
     let raw = module.as_mut_ptr();
     cxx::declare_library_bodies(raw);
-    let program = ir::Ir::new(raw);
-    let instructions = program.instruction_count();
-    let lines = lines_of(program.funcs.iter().flat_map(|f| f.insts.iter().flatten()));
-    let pt = pointsto::PointsTo::solve(&program);
-    let entry_of = |p: &ir::Ir| entry.and_then(|e| p.funcs.iter().position(|f| f.name == e));
-    let single = worlds::Worlds::single(&program);
-    let live = live::solve(
-        &program,
-        &pt,
-        entry_of(&program),
-        &single,
-        &Default::default(),
-    );
-    let Some(plan) = versions::plan(module, &program, &pt, &live, entry) else {
-        return finish(
-            raw,
-            &program,
-            &live,
-            &single,
-            entry_of(&program),
-            Vec::new(),
-            start,
-            instructions,
-            &lines,
-        );
+    let unsliced = Unsliced::of(&ir::Ir::new(raw), start);
+    let (s, pt) = Sliced::as_one_run(raw, entry);
+    let Some(plan) = versions::plan(module, &s.program, &pt, &s.live, entry) else {
+        return finish(raw, s, Vec::new(), &unsliced);
     };
-    drop(program);
+    drop((s, pt));
     match versions::slice(module, entry, &plan) {
-        Some(s) => finish(
-            raw,
-            &s.program,
-            &s.live,
-            &s.worlds,
-            s.entry,
-            vec![s.guard],
+        Some(v) => {
+            let s = Sliced {
+                program: v.program,
+                live: v.live,
+                worlds: v.worlds,
+                entry: v.entry,
+            };
+            finish(raw, s, vec![v.guard], &unsliced)
+        }
+        // The optimiser failed on the versioned module: it is sliced as one run.
+        None => finish(raw, Sliced::as_one_run(raw, entry).0, Vec::new(), &unsliced),
+    }
+}
+
+/// What the report says of the program before slicing.
+struct Unsliced {
+    start: std::time::Instant,
+    instructions: usize,
+    lines: HashSet<(String, u32)>,
+}
+
+impl Unsliced {
+    fn of(program: &ir::Ir, start: std::time::Instant) -> Unsliced {
+        Unsliced {
             start,
-            instructions,
-            &lines,
-        ),
-        None => {
-            let program = ir::Ir::new(raw);
-            let pt = pointsto::PointsTo::solve(&program);
-            let single = worlds::Worlds::single(&program);
-            let live = live::solve(
-                &program,
-                &pt,
-                entry_of(&program),
-                &single,
-                &Default::default(),
-            );
-            finish(
-                raw,
-                &program,
-                &live,
-                &single,
-                entry_of(&program),
-                Vec::new(),
-                start,
-                instructions,
-                &lines,
-            )
+            instructions: program.instruction_count(),
+            lines: lines_of(program.funcs.iter().flat_map(|f| f.insts.iter().flatten())),
         }
     }
 }
 
-/// Applies `live` and writes the report; `guards` get the guarded run's kept count.
-#[allow(clippy::too_many_arguments)]
+/// A module indexed and its liveness solved.
+struct Sliced {
+    program: ir::Ir,
+    live: live::Liveness,
+    worlds: worlds::Worlds,
+    entry: Option<usize>,
+}
+
+impl Sliced {
+    /// The module `raw` sliced as one run (no guard), with its points-to.
+    fn as_one_run(
+        raw: llvm_sys::prelude::LLVMModuleRef,
+        entry: Option<&str>,
+    ) -> (Sliced, pointsto::PointsTo) {
+        let program = ir::Ir::new(raw);
+        let pt = pointsto::PointsTo::solve(&program);
+        let entry = entry.and_then(|e| program.funcs.iter().position(|f| f.name == e));
+        let worlds = worlds::Worlds::single(&program);
+        let live = live::solve(&program, &pt, entry, &worlds, &Default::default());
+        let s = Sliced {
+            program,
+            live,
+            worlds,
+            entry,
+        };
+        (s, pt)
+    }
+}
+
+/// Applies the liveness of `s` and writes the report; `guards` get the guarded run's kept
+/// count.
 fn finish(
     raw: llvm_sys::prelude::LLVMModuleRef,
-    program: &ir::Ir,
-    live: &live::Liveness,
-    worlds: &worlds::Worlds,
-    entry: Option<usize>,
+    s: Sliced,
     mut guards: Vec<report::Guard>,
-    start: std::time::Instant,
-    instructions: usize,
-    lines: &HashSet<(String, u32)>,
+    unsliced: &Unsliced,
 ) -> Report {
+    let Sliced {
+        program,
+        live,
+        worlds,
+        entry,
+        ..
+    } = s;
+    let (program, live, worlds) = (&program, &live, &worlds);
     let kept_lines = lines_of(live.live.iter());
     let mut sites: Vec<Site> = live
         .mpi
@@ -136,15 +141,15 @@ fn finish(
         g.kept = done.kept[1];
     }
     Report {
-        instructions,
+        instructions: unsliced.instructions,
         kept: done.kept[0],
-        lines: lines.len(),
-        lines_removed: lines.difference(&kept_lines).count(),
+        lines: unsliced.lines.len(),
+        lines_removed: unsliced.lines.difference(&kept_lines).count(),
         functions_emptied: done.emptied,
         sites,
         caveats: live.caveats.clone(),
         kept_because,
-        seconds: start.elapsed().as_secs_f64(),
+        seconds: unsliced.start.elapsed().as_secs_f64(),
         guards,
     }
 }
