@@ -107,13 +107,25 @@ fn ring_from_4_9_16_ranks_equals_the_run_at_128() {
 }
 
 #[test]
-fn periodic_stencil3d_from_27_to_64_ranks_equals_the_run_at_100() {
+fn periodic_stencil3d_from_its_smallest_grids_equals_the_run_at_100() {
     if is_mpich() {
         return;
     }
-    // Extents of 2 are left out: on a periodic extent of 2 the neighbour behind is the one
-    // ahead, so those runs record other offsets than larger grids.
-    extrapolated_equals_recorded("stencil3d", &[27, 36, 48, 64], &[100], &["2"]);
+    // 2×2×2, 3×2×2, 3×3×2 and 3×3×3: on a periodic extent of 2 the neighbour behind is the
+    // one ahead (recorded +1 both ways), so the steps are fitted modulo each extent; every
+    // extent is seen to vary, so 5×5×4 is named rightly.
+    extrapolated_equals_recorded("stencil3d", &[8, 12, 18, 27], &[100], &["2"]);
+}
+
+#[test]
+fn periodic_torus_with_cart_shift_from_4_9_16_ranks_equals_the_runs_at_36_and_64() {
+    if is_mpich() {
+        return;
+    }
+    // reduce0: a periodic 2-D Cartesian stencil (MPI_Cart_shift halos) ending in a Reduce
+    // and a Gather to rank 0. At 4 ranks (2×2) MPI_Cart_shift's source one step back is the
+    // rank one step ahead: +1, where 3×3 and 4×4 record −1.
+    extrapolated_equals_recorded("reduce0", &[4, 9, 16], &[36, 64], &["3"]);
 }
 
 #[test]

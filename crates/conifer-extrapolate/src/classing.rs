@@ -112,14 +112,21 @@ impl Classing {
     }
 
     /// The features in groups, tried group by group (see [`crate::fit::fit`]): the rank and
-    /// P; then the grid of the classing's own dimension, then the other; then log2 P.
-    pub fn feature_groups(self) -> Vec<Vec<usize>> {
+    /// P; then the grid of the classing's own dimension, then the other; then log2 P. A
+    /// classing of no grid of its own (all alike, a line) tries the 3-D grid's features
+    /// before the 2-D one's when the program's own Cartesian grids have three dimensions
+    /// (`grid_dims`, 0 without one): small runs cannot tell a 3-D grid's largest extent from
+    /// the 2-D grid's columns (2, 3, 3, 3 at 8, 12, 18 and 27 ranks).
+    pub fn feature_groups(self, grid_dims: usize) -> Vec<Vec<usize>> {
         let plain = vec![0, 1];
         let two = vec![2, 3, 8, 9];
         let three = vec![4, 5, 6, 7, 10, 11, 12, 13];
         let log = vec![14];
         match self {
             Classing::Grid(3) => vec![plain, three, two, log],
+            Classing::Uniform | Classing::Line if grid_dims == 3 => {
+                vec![plain, three, two, log]
+            }
             _ => vec![plain, two, three, log],
         }
     }

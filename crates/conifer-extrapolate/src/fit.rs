@@ -27,7 +27,51 @@ pub enum Form {
 }
 
 /// One observation of a leaf: the sample's features and the value recorded.
-pub type Sample<'a> = (&'a [Option<i64>], i64);
+#[derive(Debug, Clone, Copy)]
+pub struct Sample<'a> {
+    /// The run's and rank's features (see [`FEATURES`]).
+    pub features: &'a [Option<i64>],
+    /// The value recorded.
+    pub value: i64,
+    /// The extent the value is known modulo (an offset along a periodic grid dimension), or 0
+    /// when it is known exactly.
+    pub modulus: i64,
+}
+
+impl Sample<'_> {
+    /// Whether `form` gives this sample's value (modulo its modulus).
+    pub fn obeys(&self, form: Form) -> bool {
+        form.eval(self.features).is_some_and(|x| self.matches(x))
+    }
+
+    fn matches(&self, x: i64) -> bool {
+        match self.modulus {
+            0 => x == self.value,
+            m => x.wrapping_sub(self.value).rem_euclid(m) == 0,
+        }
+    }
+
+    /// The values this sample may stand for, nearest 0 first: the value, and for an offset
+    /// known modulo *m* also the value ∓ *m* (on an extent of 4, two steps back is recorded
+    /// as two ahead).
+    fn representatives(&self) -> impl Iterator<Item = i64> {
+        let m = self.modulus;
+        let mut all = vec![self.value];
+        if m != 0 {
+            all.extend([self.value - m, self.value + m]);
+        }
+        all.sort_by_key(|v| (v.abs(), *v));
+        all.into_iter()
+    }
+
+    /// How sure the value is: exact values first, then larger moduli (fewer wraps).
+    fn certainty(&self) -> i64 {
+        match self.modulus {
+            0 => i64::MAX,
+            m => m,
+        }
+    }
+}
 
 /// Fewest distinct feature values a form other than a constant must be seen at; a field
 /// that *is* a feature or its negation (a line of slope ±1 through 0: the field is P, a grid
@@ -39,12 +83,19 @@ const MIN_POINTS: usize = 3;
 /// line in one of its features, or failing that every quotient. Several forms are
 /// alternatives the inputs cannot tell apart (`cols` and `rows` on square grids); empty when
 /// none fits.
+///
+/// A value known modulo an extent fits a form giving any value congruent to it; the form is
+/// drawn through the surest samples (exact, else of the largest extent).
 pub fn fit(samples: &[Sample], groups: &[Vec<usize>]) -> Vec<Form> {
-    let Some(first) = samples.first().map(|s| s.1) else {
+    let Some(surest) = samples.iter().max_by_key(|s| s.certainty()) else {
         return Vec::new();
     };
-    if samples.iter().all(|s| s.1 == first) {
-        return vec![Form::Constant(first)];
+    let constant = surest
+        .representatives()
+        .map(Form::Constant)
+        .find(|&c| samples.iter().all(|s| s.obeys(c)));
+    if let Some(constant) = constant {
+        return vec![constant];
     }
     for group in groups {
         let lines: Vec<Form> = group.iter().filter_map(|&f| linear(samples, f)).collect();
@@ -59,13 +110,18 @@ pub fn fit(samples: &[Sample], groups: &[Vec<usize>]) -> Vec<Form> {
     Vec::new()
 }
 
-/// The (feature, value) points, when the feature is known at every sample and takes at least
-/// [`MIN_POINTS`] values.
-fn points(samples: &[Sample], feature: usize, least: usize) -> Option<Vec<(i64, i64)>> {
-    let pts: Vec<(i64, i64)> = samples
+/// The (feature, sample) points, surest first, when the feature is known at every sample and
+/// takes at least `least` values.
+fn points<'s, 'a>(
+    samples: &'s [Sample<'a>],
+    feature: usize,
+    least: usize,
+) -> Option<Vec<(i64, &'s Sample<'a>)>> {
+    let mut pts: Vec<(i64, &Sample)> = samples
         .iter()
-        .map(|(f, v)| Some((f.get(feature).copied().flatten()?, *v)))
+        .map(|s| Some((s.features.get(feature).copied().flatten()?, s)))
         .collect::<Option<_>>()?;
+    pts.sort_by_key(|p| std::cmp::Reverse(p.1.certainty()));
     let mut xs: Vec<i64> = pts.iter().map(|p| p.0).collect();
     xs.sort_unstable();
     xs.dedup();
@@ -74,8 +130,8 @@ fn points(samples: &[Sample], feature: usize, least: usize) -> Option<Vec<(i64, 
 
 fn linear(samples: &[Sample], feature: usize) -> Option<Form> {
     let pts = points(samples, feature, 2)?;
-    let (x0, v0) = pts[0];
-    let &(x1, v1) = pts.iter().find(|p| p.0 != x0)?;
+    let (x0, v0) = (pts[0].0, pts[0].1.value);
+    let (x1, v1) = pts.iter().find(|p| p.0 != x0).map(|p| (p.0, p.1.value))?;
     let (dv, dx) = (v1.checked_sub(v0)?, x1 - x0);
     if dv % dx != 0 {
         return None;
@@ -86,15 +142,17 @@ fn linear(samples: &[Sample], feature: usize) -> Option<Form> {
         points(samples, feature, MIN_POINTS)?;
     }
     let form = Form::Linear { feature, a, b };
-    pts.iter()
-        .all(|&(x, v)| a.checked_mul(x).and_then(|ax| ax.checked_add(b)) == Some(v))
-        .then_some(form)
+    pts.iter().all(|p| p.1.obeys(form)).then_some(form)
 }
 
+/// A quotient through exact samples only (a wrapped offset is no share of a total).
 fn inverse(samples: &[Sample], feature: usize) -> Option<Form> {
+    if samples.iter().any(|s| s.modulus != 0) {
+        return None;
+    }
     let pts = points(samples, feature, MIN_POINTS)?;
     let (mut lo, mut hi) = (i64::MIN, i64::MAX);
-    for &(x, v) in &pts {
+    for (x, v) in pts.iter().map(|p| (p.0, p.1.value)) {
         if x <= 0 || v < 0 {
             return None;
         }
@@ -162,8 +220,16 @@ mod tests {
         crate::classing::Classing::Uniform.classify(p, 0).1
     }
 
+    fn exact(features: &[Option<i64>], value: i64) -> Sample<'_> {
+        Sample {
+            features,
+            value,
+            modulus: 0,
+        }
+    }
+
     fn fit(samples: &[Sample]) -> Option<Form> {
-        let groups = crate::classing::Classing::Grid(2).feature_groups();
+        let groups = crate::classing::Classing::Grid(2).feature_groups(0);
         super::fit(samples, &groups).first().copied()
     }
 
@@ -171,24 +237,53 @@ mod tests {
     fn forms_found_from_three_runs() {
         let (f4, f9, f16) = (at(4), at(9), at(16));
         // A neighbour one grid row up: −cols.
-        let up = [(&f4[..], -2), (&f9[..], -3), (&f16[..], -4)];
+        let up = [exact(&f4, -2), exact(&f9, -3), exact(&f16, -4)];
         let form = fit(&up).unwrap();
         assert_eq!(form.to_string(), "-cols");
         assert_eq!(form.eval(&at(36)), Some(-6));
         // 720 elements shared among the ranks.
-        let share = [(&f4[..], 180), (&f9[..], 80), (&f16[..], 45)];
+        let share = [exact(&f4, 180), exact(&f9, 80), exact(&f16, 45)];
         assert_eq!(fit(&share).unwrap().eval(&at(36)), Some(20));
         // Square grids cannot tell rows from columns: both are offered.
-        let groups = crate::classing::Classing::Grid(2).feature_groups();
+        let groups = crate::classing::Classing::Grid(2).feature_groups(0);
         let both: Vec<String> = super::fit(&up, &groups)
             .iter()
             .map(Form::to_string)
             .collect();
         assert_eq!(both, vec!["-cols", "-rows"]);
         // Two runs are not enough to call anything a function of P but P itself.
-        assert_eq!(fit(&[(&f4[..], 1), (&f9[..], 2)]), None);
-        assert_eq!(fit(&[(&f4[..], 4), (&f9[..], 9)]).unwrap().to_string(), "P");
+        assert_eq!(fit(&[exact(&f4, 1), exact(&f9, 2)]), None);
+        assert_eq!(
+            fit(&[exact(&f4, 4), exact(&f9, 9)]).unwrap().to_string(),
+            "P"
+        );
         // Nothing fits a value that jumps about.
-        assert_eq!(fit(&[(&f4[..], 1), (&f9[..], 7), (&f16[..], 2)]), None);
+        assert_eq!(fit(&[exact(&f4, 1), exact(&f9, 7), exact(&f16, 2)]), None);
+    }
+
+    #[test]
+    fn offsets_along_periodic_extents_fit_modulo_the_extent() {
+        let (f4, f9, f16) = (at(4), at(9), at(16));
+        let wrapped = |features, value, modulus| Sample {
+            features,
+            value,
+            modulus,
+        };
+        // One step back on extents 2, 3, 4: shortest way round, +1 on the extent of 2.
+        let back = [
+            wrapped(&f4, 1, 2),
+            wrapped(&f9, -1, 3),
+            wrapped(&f16, -1, 4),
+        ];
+        assert_eq!(fit(&back), Some(Form::Constant(-1)));
+        // Known exactly, the same numbers fit nothing.
+        let exactly: Vec<Sample> = back.iter().map(|s| exact(s.features, s.value)).collect();
+        assert_eq!(fit(&exactly), None);
+        // Two steps back: 0 on extent 2, 1 on extent 3, 2 (ties forward) on extent 4.
+        let two_back = [wrapped(&f4, 0, 2), wrapped(&f9, 1, 3), wrapped(&f16, 2, 4)];
+        assert_eq!(fit(&two_back), Some(Form::Constant(-2)));
+        // Still refused: 0 mod 2, 1 mod 3 and 1 mod 4 (b ≡ 1 mod 12 makes 2a + b odd).
+        let jumpy = [wrapped(&f4, 0, 2), wrapped(&f9, 1, 3), wrapped(&f16, 1, 4)];
+        assert_eq!(fit(&jumpy), None);
     }
 }

@@ -69,22 +69,43 @@ fn value_grids<'g>(signature: &Signature, grids: &'g Grids) -> Vec<Option<&'g Gr
         .collect()
 }
 
+/// The leaves of a call or of a rank's communicator list: their values and, per value, the
+/// extent it is known modulo — an offset along a periodic grid dimension, where +1 and −1 are
+/// one neighbour on an extent of 2 — or 0 for a value known exactly.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Leaves {
+    /// The values, in [`visit`]'s order.
+    pub values: Vec<i64>,
+    /// Per value, its modulus (0: exact).
+    pub moduli: Vec<i64>,
+}
+
+impl Leaves {
+    fn push(&mut self, value: i64, modulus: i64) {
+        self.values.push(value);
+        self.moduli.push(modulus);
+    }
+}
+
 /// `signature` with its leaves set to 0, and the leaves. A grid displacement becomes its
 /// per-dimension offsets (the shape keeps their count in its place), so that a neighbour
-/// "one up" is the same leaves on every grid.
-pub fn split_call(signature: &Signature, grids: &Grids) -> (Signature, Vec<i64>) {
+/// "one up" is the same leaves on every grid; an offset along a periodic dimension is known
+/// modulo that dimension's extent.
+pub fn split_call(signature: &Signature, grids: &Grids) -> (Signature, Leaves) {
     let mut shape = signature.clone();
     let contexts = value_grids(signature, grids);
-    let mut leaves = Vec::new();
+    let mut leaves = Leaves::default();
     for (v, grid) in shape.values.iter_mut().zip(contexts) {
         visit(v, &mut |leaf| match leaf {
-            Leaf::Num(x) => leaves.push(std::mem::take(x)),
-            Leaf::Grid(x) => match grid.and_then(|g| g.unpack(*x)) {
-                Some(offsets) => {
+            Leaf::Num(x) => leaves.push(std::mem::take(x), 0),
+            Leaf::Grid(x) => match grid.and_then(|g| Some((g, g.unpack(*x)?))) {
+                Some((g, offsets)) => {
                     *x = offsets.len() as i64;
-                    leaves.extend(offsets);
+                    for (o, (&d, &periodic)) in offsets.iter().zip(g.dims.iter().zip(&g.periods)) {
+                        leaves.push(*o, if periodic { d } else { 0 });
+                    }
                 }
-                None => leaves.push(std::mem::take(x)),
+                None => leaves.push(std::mem::take(x), 0),
             },
         });
     }
@@ -104,7 +125,7 @@ pub fn fill_call(shape: &Signature, leaves: &[i64], grids: &Grids) -> Option<Sig
             Leaf::Grid(x) if *x == 0 => *x = next.next().unwrap_or(0),
             Leaf::Grid(x) => {
                 let offsets: Vec<i64> = next.by_ref().take(*x as usize).collect();
-                match grid.and_then(|g| g.pack(&offsets)) {
+                match grid.and_then(|g| g.pack(&g.shortest(&offsets))) {
                     Some(packed) => *x = packed,
                     None => ok = false,
                 }
@@ -127,20 +148,20 @@ pub fn leaf_values(shape: &Signature) -> Vec<usize> {
 }
 
 /// The leaves of a list of memberships: each one's rank, then its grid's extents.
-pub fn split_comms(comms: &[Membership]) -> (Vec<u8>, Vec<i64>) {
+pub fn split_comms(comms: &[Membership]) -> (Vec<u8>, Leaves) {
     let mut key = Vec::new();
-    let mut leaves = Vec::new();
+    let mut leaves = Leaves::default();
     for m in comms {
         key.extend((m.comm.len() as u32).to_le_bytes());
         key.extend(&m.comm);
-        leaves.push(m.my_rank);
+        leaves.push(m.my_rank, 0);
         match &m.grid {
             None => key.push(0),
             Some(g) => {
                 key.push(1);
                 key.extend(g.periods.iter().map(|&p| u8::from(p)));
                 key.push(2);
-                leaves.extend(&g.dims);
+                g.dims.iter().for_each(|&d| leaves.push(d, 0));
             }
         }
     }
@@ -203,8 +224,9 @@ mod tests {
         };
         let none = Grids::default();
         let (shape, leaves) = split_call(&sig, &none);
-        assert_eq!(leaves, vec![64, 8, -3, 3, 4, 1, 7, 0, 64]);
+        assert_eq!(leaves.values, vec![64, 8, -3, 3, 4, 1, 7, 0, 64]);
+        assert_eq!(leaves.moduli, vec![0; 9]);
         assert_eq!(shape.values[3], Value::Rank(Rank::ProcNull));
-        assert_eq!(fill_call(&shape, &leaves, &none), Some(sig));
+        assert_eq!(fill_call(&shape, &leaves.values, &none), Some(sig));
     }
 }

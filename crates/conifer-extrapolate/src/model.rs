@@ -113,7 +113,7 @@ pub fn fit_model(
         problems: Default::default(),
         hints,
         found: Hints::default(),
-        groups: classing.feature_groups(),
+        groups: classing.feature_groups(grid_dims(items)),
     };
     let mut keys: Vec<&ClassKey> = members.keys().collect();
     keys.sort();
@@ -149,6 +149,23 @@ pub fn fit_model(
         varying: f.varying,
     };
     (Ok(model), f.found)
+}
+
+/// The most dimensions of any Cartesian communicator of the inputs (0 without one).
+fn grid_dims(items: &Items) -> usize {
+    items
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Comms(comms) => comms
+                .iter()
+                .filter_map(|m| m.grid.as_ref())
+                .map(|g| g.dims.len())
+                .max(),
+            Shape::Call(_) => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 impl Fitter<'_> {
@@ -291,14 +308,21 @@ impl Fitter<'_> {
             self.problem(format!("{} ({what})", self.function(shape)), class, why);
             return None;
         }
-        let leaves = self.items.items[column[0] as usize].1.len();
+        let leaves = self.items.items[column[0] as usize].1.values.len();
         let mut forms = Vec::with_capacity(leaves);
         let mut labels = Vec::with_capacity(leaves);
         for leaf in 0..leaves {
             let samples: Vec<Sample> = members
                 .iter()
                 .zip(column)
-                .map(|(m, &c)| (&m.2[..], self.items.items[c as usize].1[leaf]))
+                .map(|(m, &c)| {
+                    let item = &self.items.items[c as usize].1;
+                    Sample {
+                        features: &m.2,
+                        value: item.values[leaf],
+                        modulus: item.moduli[leaf],
+                    }
+                })
                 .collect();
             let field = self.field(shape, leaf);
             // A form another class established for this call site is preferred to what this
@@ -309,7 +333,7 @@ impl Fitter<'_> {
                 .into_iter()
                 .flatten()
                 .copied()
-                .filter(|form| samples.iter().all(|(x, v)| form.eval(x) == Some(*v)))
+                .filter(|form| samples.iter().all(|s| s.obeys(*form)))
                 .collect();
             let own = fit(&samples, &self.groups);
             for form in own.iter().filter(|f| f.varies()) {
@@ -332,7 +356,7 @@ impl Fitter<'_> {
                     let seen: BTreeSet<String> = members
                         .iter()
                         .zip(&samples)
-                        .map(|(m, s)| format!("{} at P={}", s.1, self.runs[m.0].p))
+                        .map(|(m, s)| format!("{} at P={}", s.value, self.runs[m.0].p))
                         .collect();
                     let seen: Vec<String> = seen.into_iter().take(6).collect();
                     let why = format!(

@@ -3,7 +3,7 @@
 //! caller), each interned as a shape and its leaves (see [`crate::leaves`]); and, for the
 //! largest input, each call's timing.
 
-use crate::leaves::{split_call, split_comms};
+use crate::leaves::{split_call, split_comms, Leaves};
 use conifer_compress::fast_hash::FastMap;
 use conifer_format::membership::Membership;
 use conifer_trace::decode::Signature;
@@ -24,12 +24,12 @@ pub struct Items {
     pub shapes: Vec<Shape>,
     shape_ids: FastMap<Vec<u8>, u32>,
     /// Interned items: (shape, leaves).
-    pub items: Vec<(u32, Vec<i64>)>,
-    item_ids: FastMap<(u32, Vec<i64>), u32>,
+    pub items: Vec<(u32, Leaves)>,
+    item_ids: FastMap<(u32, Leaves), u32>,
 }
 
 impl Items {
-    fn intern(&mut self, key: Vec<u8>, shape: impl FnOnce() -> Shape, leaves: Vec<i64>) -> u32 {
+    fn intern(&mut self, key: Vec<u8>, shape: impl FnOnce() -> Shape, leaves: Leaves) -> u32 {
         let next = self.shapes.len() as u32;
         let s = *self.shape_ids.entry(key).or_insert(next);
         if s == next {

@@ -59,11 +59,17 @@ impl Grid {
     /// Per-dimension displacement from `from` to `to` coordinates, the shortest way round in
     /// periodic dimensions (ties go forward).
     pub fn offsets(&self, from: &[i64], to: &[i64]) -> Vec<i64> {
-        from.iter()
-            .zip(to)
+        let deltas: Vec<i64> = from.iter().zip(to).map(|(&a, &b)| b - a).collect();
+        self.shortest(&deltas)
+    }
+
+    /// `offsets` with each periodic dimension's offset taken the shortest way round (ties go
+    /// forward): the form [`Grid::offsets`] gives, whatever multiple of the extent was added.
+    pub fn shortest(&self, offsets: &[i64]) -> Vec<i64> {
+        offsets
+            .iter()
             .zip(self.dims.iter().zip(&self.periods))
-            .map(|((&a, &b), (&d, &periodic))| {
-                let delta = b - a;
+            .map(|(&delta, (&d, &periodic))| {
                 if periodic {
                     let wrapped = delta.rem_euclid(d);
                     if wrapped > d / 2 {
