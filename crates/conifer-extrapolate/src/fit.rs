@@ -84,9 +84,22 @@ const MIN_POINTS: usize = 3;
 /// alternatives the inputs cannot tell apart (`cols` and `rows` on square grids); empty when
 /// none fits.
 ///
-/// A value known modulo an extent fits a form giving any value congruent to it; the form is
-/// drawn through the surest samples (exact, else of the largest extent).
+/// Values known modulo an extent are first fitted as if known exactly; when nothing fits so,
+/// a form fits that gives each a value congruent to it, drawn through the surest samples
+/// (exact, else of the largest extent).
 pub fn fit(samples: &[Sample], groups: &[Vec<usize>]) -> Vec<Form> {
+    let exactly: Vec<Sample> = samples
+        .iter()
+        .map(|s| Sample { modulus: 0, ..*s })
+        .collect();
+    let forms = fit_samples(&exactly, groups);
+    if forms.is_empty() && samples.iter().any(|s| s.modulus != 0) {
+        return fit_samples(samples, groups);
+    }
+    forms
+}
+
+fn fit_samples(samples: &[Sample], groups: &[Vec<usize>]) -> Vec<Form> {
     let Some(surest) = samples.iter().max_by_key(|s| s.certainty()) else {
         return Vec::new();
     };
@@ -128,21 +141,39 @@ fn points<'s, 'a>(
     (xs.len() >= least).then_some(pts)
 }
 
+/// The first line in `feature` through the two surest points (each taken at any value it may
+/// stand for) that every sample obeys.
 fn linear(samples: &[Sample], feature: usize) -> Option<Form> {
     let pts = points(samples, feature, 2)?;
-    let (x0, v0) = (pts[0].0, pts[0].1.value);
-    let (x1, v1) = pts.iter().find(|p| p.0 != x0).map(|p| (p.0, p.1.value))?;
+    let (x0, s0) = pts[0];
+    let &(x1, s1) = pts.iter().find(|p| p.0 != x0)?;
+    let enough = points(samples, feature, MIN_POINTS).is_some();
+    s0.representatives()
+        .flat_map(|v0| s1.representatives().map(move |v1| (v0, v1)))
+        .filter_map(|(v0, v1)| line_through((x0, v0), (x1, v1), feature))
+        .filter(|form| {
+            enough
+                || matches!(
+                    form,
+                    Form::Linear {
+                        a: -1 | 1,
+                        b: 0,
+                        ..
+                    }
+                )
+        })
+        .find(|&form| pts.iter().all(|p| p.1.obeys(form)))
+}
+
+/// The line in `feature` through two points, when its slope is whole.
+fn line_through((x0, v0): (i64, i64), (x1, v1): (i64, i64), feature: usize) -> Option<Form> {
     let (dv, dx) = (v1.checked_sub(v0)?, x1 - x0);
     if dv % dx != 0 {
         return None;
     }
     let a = dv / dx;
     let b = v0.checked_sub(a.checked_mul(x0)?)?;
-    if b != 0 || a.abs() != 1 {
-        points(samples, feature, MIN_POINTS)?;
-    }
-    let form = Form::Linear { feature, a, b };
-    pts.iter().all(|p| p.1.obeys(form)).then_some(form)
+    Some(Form::Linear { feature, a, b })
 }
 
 /// A quotient through exact samples only (a wrapped offset is no share of a total).
@@ -279,9 +310,21 @@ mod tests {
         // Known exactly, the same numbers fit nothing.
         let exactly: Vec<Sample> = back.iter().map(|s| exact(s.features, s.value)).collect();
         assert_eq!(fit(&exactly), None);
-        // Two steps back: 0 on extent 2, 1 on extent 3, 2 (ties forward) on extent 4.
+        // Two steps back: 0 on extent 2, 1 on extent 3, 2 (ties forward) on extent 4. Taken
+        // exactly these are a line, cols − 2, which is −2 modulo every extent.
         let two_back = [wrapped(&f4, 0, 2), wrapped(&f9, 1, 3), wrapped(&f16, 2, 4)];
-        assert_eq!(fit(&two_back), Some(Form::Constant(-2)));
+        let form = fit(&two_back).unwrap();
+        assert_eq!(form.to_string(), "cols - 2");
+        assert_eq!(form.eval(&at(36)).map(|v| (v + 2) % 6), Some(0));
+        // Three back on extents 4, 6, 8 recorded the short way round (1, −3 ties forward to
+        // 3, −3): the anchors are taken at what they may stand for, giving −3.
+        let (f36, f64) = (at(36), at(64));
+        let three_back = [
+            wrapped(&f16, 1, 4),
+            wrapped(&f36, 3, 6),
+            wrapped(&f64, -3, 8),
+        ];
+        assert_eq!(fit(&three_back), Some(Form::Constant(-3)));
         // Still refused: 0 mod 2, 1 mod 3 and 1 mod 4 (b ≡ 1 mod 12 makes 2a + b odd).
         let jumpy = [wrapped(&f4, 0, 2), wrapped(&f9, 1, 3), wrapped(&f16, 1, 4)];
         assert_eq!(fit(&jumpy), None);
