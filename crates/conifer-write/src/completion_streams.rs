@@ -139,9 +139,9 @@ impl Site {
                 .iter()
                 .filter(|&&s| s < len)
                 .for_each(|&s| completed[s] = true);
-            for i in 0..len {
+            for (i, &done) in completed.iter().enumerate() {
                 match &arrays.null {
-                    Some(null) if completed[i] => expected.push(null),
+                    Some(null) if done => expected.push(null),
                     _ => expected.push(arrays.previous.get(i)),
                 }
                 if now(i) != expected.get(i) {
