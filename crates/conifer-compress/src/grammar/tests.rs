@@ -290,7 +290,11 @@ fn runs_of_kept_terminals_from_remembered_and_walked_rules() {
     }
     let frozen = grammar.freeze();
     assert!(frozen.expand().eq(sequence.iter().copied()));
-    for keep in [|t: u32| t % 2 == 0, |t: u32| t == 5, |t: u32| t != 3] {
+    for keep in [
+        |t: u32| t.is_multiple_of(2),
+        |t: u32| t == 5,
+        |t: u32| t != 3,
+    ] {
         let want: Vec<u32> = sequence.iter().copied().filter(|&t| keep(t)).collect();
         let mut got = Vec::new();
         frozen.for_each_run(keep, |t, n| (0..n).for_each(|_| got.push(t)));
