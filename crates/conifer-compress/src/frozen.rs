@@ -143,14 +143,50 @@ impl FrozenGrammar {
         if self.rules.is_empty() {
             return;
         }
-        let mut relevant = vec![false; self.rules.len()];
+        // Per rule, its accepted runs in order when there are few ([`SHORT_RUNS`]; none: the
+        // rule is passed over), so a rule referenced many times is walked once; `None` for a
+        // rule with more, walked where referenced.
+        let mut runs: Vec<(u32, u64)> = Vec::new();
+        let mut spans: Vec<Option<(usize, usize)>> = vec![Some((0, 0)); self.rules.len()];
         for r in parents_first(&self.rules).into_iter().rev() {
-            relevant[r] = self.rules[r].iter().any(|item| match item.symbol {
-                Symbol::Terminal(t) => keep(t),
-                Symbol::Rule(q) => relevant[q as usize],
-            });
+            let start = runs.len();
+            let mut short = true;
+            for item in &self.rules[r] {
+                match item.symbol {
+                    Symbol::Terminal(t) if keep(t) => runs.push((t, item.exponent)),
+                    Symbol::Terminal(_) => {}
+                    Symbol::Rule(q) => match spans[q as usize] {
+                        None => short = false,
+                        Some((a, b)) if a < b => {
+                            for _ in 0..item.exponent {
+                                if runs.len() - start + (b - a) > SHORT_RUNS {
+                                    short = false;
+                                    break;
+                                }
+                                runs.extend_from_within(a..b);
+                            }
+                        }
+                        Some(_) => {}
+                    },
+                }
+                if !short {
+                    break;
+                }
+            }
+            if short {
+                spans[r] = Some((start, runs.len()));
+            } else {
+                runs.truncate(start);
+                spans[r] = None;
+            }
         }
-        if !relevant[0] {
+        let emit = |(a, b): (usize, usize), times: u64, f: &mut dyn FnMut(u32, u64)| {
+            for _ in 0..times {
+                runs[a..b].iter().for_each(|&(t, n)| f(t, n));
+            }
+        };
+        if let Some(span) = spans[0] {
+            emit(span, 1, &mut f);
             return;
         }
         let mut frames = vec![Frame {
@@ -172,16 +208,21 @@ impl FrozenGrammar {
             match item.symbol {
                 Symbol::Terminal(t) if keep(t) => f(t, item.exponent),
                 Symbol::Terminal(_) => {}
-                Symbol::Rule(q) if relevant[q as usize] => frames.push(Frame {
-                    rule: q,
-                    pos: 0,
-                    reps: item.exponent,
-                }),
-                Symbol::Rule(_) => {}
+                Symbol::Rule(q) => match spans[q as usize] {
+                    Some(span) => emit(span, item.exponent, &mut f),
+                    None => frames.push(Frame {
+                        rule: q,
+                        pos: 0,
+                        reps: item.exponent,
+                    }),
+                },
             }
         }
     }
 }
+
+/// Most runs [`FrozenGrammar::for_each_run`] keeps per rule: rules with more are walked.
+const SHORT_RUNS: usize = 32;
 
 /// The rules reachable from rule 0, every rule before the rules it refers to (reverse
 /// post-order of a depth-first walk; the grammar is acyclic).

@@ -170,12 +170,12 @@ pub fn split(sig: &[u8], layout: Layout, skeleton: &mut Vec<u8>, out: &mut Split
             let len = r.count()?;
             for _ in 0..len {
                 let from = at(&r);
-                Value::decode(&mut r)?;
+                Value::skip(&mut r)?;
                 out.requests.push((from, at(&r)));
             }
             out.has_requests = true;
         } else {
-            Value::decode(&mut r)?;
+            Value::skip(&mut r)?;
         }
         out.values.push((start, at(&r)));
     }
@@ -249,53 +249,86 @@ fn req_end(out: &Split, layout: Layout) -> usize {
 /// A value's bytes, from and to.
 type Range = (usize, usize);
 
-/// Outputs `outputs` as stored (see the module's description): their head into `head`, and
-/// when they hold arrays of one length, each item's bytes into `items` (cleared otherwise).
-pub fn outputs_parts(outputs: &[u8], head: &mut Vec<u8>, items: &mut Vec<Vec<u8>>) -> Option<()> {
+/// A call's outputs as stored (see the module's description), made by [`outputs_parts`]: its
+/// head, and its items (empty unless the outputs hold arrays all of one length). The buffers
+/// are kept between calls, so taking outputs apart allocates nothing once they are grown.
+#[derive(Clone, Debug, Default)]
+pub struct OutputParts {
+    /// The head's bytes.
+    pub head: Vec<u8>,
+    /// The items' bytes, one after another.
+    items: Vec<u8>,
+    /// Where each item ends in `items`.
+    item_ends: Vec<usize>,
+    /// Per value: its bytes, and the range of its elements in `elements` when an array.
+    values: Vec<(Range, Option<Range>)>,
+    /// The arrays' elements' bytes.
+    elements: Vec<Range>,
+}
+
+impl OutputParts {
+    /// The items, in order.
+    pub fn items(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.item_ends.len()).map(|i| {
+            let from = if i == 0 { 0 } else { self.item_ends[i - 1] };
+            &self.items[from..self.item_ends[i]]
+        })
+    }
+}
+
+/// Takes outputs `outputs` apart as stored (see the module's description) into `parts`: its
+/// head, and when they hold arrays of one length, each item.
+pub fn outputs_parts(outputs: &[u8], parts: &mut OutputParts) -> Option<()> {
     let mut r = Reader::new(outputs);
     let at = |r: &Reader| outputs.len() - r.remaining();
-    // Per value: its bytes, and its elements' bytes when it is an array.
-    let mut values: Vec<(Range, Option<Vec<Range>>)> = Vec::new();
+    parts.values.clear();
+    parts.elements.clear();
+    parts.head.clear();
+    parts.items.clear();
+    parts.item_ends.clear();
     while r.remaining() > 0 {
         let start = at(&r);
         if outputs[start] == ARRAY_TAG {
             r.byte()?;
             let len = r.count()?;
-            let mut elements = Vec::with_capacity(len);
+            let first = parts.elements.len();
             for _ in 0..len {
                 let from = at(&r);
-                Value::decode(&mut r)?;
-                elements.push((from, at(&r)));
+                Value::skip(&mut r)?;
+                parts.elements.push((from, at(&r)));
             }
-            values.push(((start, at(&r)), Some(elements)));
+            let elements = (first, parts.elements.len());
+            parts.values.push(((start, at(&r)), Some(elements)));
         } else {
-            Value::decode(&mut r)?;
-            values.push(((start, at(&r)), None));
+            Value::skip(&mut r)?;
+            parts.values.push(((start, at(&r)), None));
         }
     }
-    let mut lengths = values.iter().filter_map(|(_, e)| e.as_ref().map(Vec::len));
+    let mut lengths = parts
+        .values
+        .iter()
+        .filter_map(|(_, e)| e.map(|(a, b)| b - a));
     let length = lengths.next();
-    head.clear();
-    items.clear();
     let Some(length) = length.filter(|&l| lengths.all(|m| m == l)) else {
-        head.push(0);
-        head.extend_from_slice(outputs);
+        parts.head.push(0);
+        parts.head.extend_from_slice(outputs);
         return Some(());
     };
-    head.push(1);
-    for ((a, b), elements) in &values {
+    parts.head.push(1);
+    for &((a, b), elements) in &parts.values {
         match elements {
-            Some(_) => encode_array_header(head, 0),
-            None => head.extend_from_slice(&outputs[*a..*b]),
+            Some(_) => encode_array_header(&mut parts.head, 0),
+            None => parts.head.extend_from_slice(&outputs[a..b]),
         }
     }
     for i in 0..length {
-        let mut item = Vec::new();
-        for elements in values.iter().filter_map(|(_, e)| e.as_ref()) {
-            let (a, b) = elements[i];
-            item.extend_from_slice(&outputs[a..b]);
+        for &(_, elements) in &parts.values {
+            if let Some((first, _)) = elements {
+                let (a, b) = parts.elements[first + i];
+                parts.items.extend_from_slice(&outputs[a..b]);
+            }
         }
-        items.push(item);
+        parts.item_ends.push(parts.items.len());
     }
     Some(())
 }

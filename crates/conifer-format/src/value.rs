@@ -258,6 +258,34 @@ impl Value {
         })
     }
 
+    /// Steps over one value without building it (no allocation, arrays included); `None`
+    /// on malformed input, exactly where [`Value::decode`] would fail.
+    pub fn skip(r: &mut Reader) -> Option<()> {
+        match r.peek()? {
+            tag::ARRAY => {
+                r.byte()?;
+                for _ in 0..r.count()? {
+                    Value::skip(r)?;
+                }
+            }
+            tag::STR => {
+                r.byte()?;
+                let n = r.count()?;
+                r.take(n)?;
+            }
+            tag::COORDS => {
+                r.byte()?;
+                for _ in 0..r.count()? {
+                    r.i64()?;
+                }
+            }
+            _ => {
+                Value::decode(r)?;
+            }
+        }
+        Some(())
+    }
+
     /// The text form, with relative ranks and coordinates turned back into absolute ones given
     /// the caller's position in the call's communicator (`None` keeps them relative: `+d`/`-d`
     /// for ranks, `@d` for grid displacements, `~[..]` for coordinate offsets).
@@ -450,6 +478,46 @@ impl fmt::Display for DisplayValue<'_> {
 mod tests {
     use super::*;
     use crate::grid::Grid;
+
+    /// `skip` steps over exactly the bytes `decode` reads, and fails where it fails.
+    #[test]
+    fn skip_steps_over_what_decode_reads() {
+        let values = [
+            Value::Int(-300),
+            Value::Str("héllo".into()),
+            Value::Array(vec![
+                Value::Handle(HandleKind::Request, HandleRef::Id(5000)),
+                Value::Array(vec![Value::Int(1), Value::Opaque]),
+                Value::Coords(vec![-1, 2]),
+            ]),
+            Value::Coords(vec![3, -4, 5]),
+            Value::Status(Status {
+                source: Rank::Relative(-2),
+                tag: 7,
+                error: 0,
+                bytes: 64,
+            }),
+            Value::StreamedRequests(1, 2),
+        ];
+        let mut bytes = Vec::new();
+        values.iter().for_each(|v| v.encode(&mut bytes));
+        let (mut a, mut b) = (Reader::new(&bytes), Reader::new(&bytes));
+        for v in &values {
+            assert_eq!(Value::decode(&mut a).as_ref(), Some(v));
+            assert_eq!(Value::skip(&mut b), Some(()));
+            assert_eq!(a.remaining(), b.remaining(), "after {v:?}");
+        }
+        for cut in 0..bytes.len() {
+            let (mut a, mut b) = (Reader::new(&bytes[..cut]), Reader::new(&bytes[..cut]));
+            while a.remaining() > 0 {
+                let decoded = Value::decode(&mut a).is_some();
+                assert_eq!(Value::skip(&mut b).is_some(), decoded, "cut at {cut}");
+                if !decoded {
+                    break;
+                }
+            }
+        }
+    }
 
     #[test]
     fn short_forms_write_the_bytes_of_the_general_form() {

@@ -5,7 +5,8 @@
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::{Series, SeriesBuilder};
 use conifer_format::completion::{
-    outputs_parts, Completed, Split, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES, SLOTS, VALUES,
+    outputs_parts, Completed, OutputParts, Split, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES,
+    SLOTS, VALUES,
 };
 use conifer_format::streams::ThreadStreams;
 use conifer_format::value::encode_array_header;
@@ -29,16 +30,59 @@ struct Site {
     last_outputs: Vec<(usize, u64)>,
 }
 
+/// A request array, value by value: the values' bytes one after another, and where each ends.
+#[derive(Default)]
+struct Flat {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Flat {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        let from = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[from..self.ends[i]]
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    fn push(&mut self, value: &[u8]) {
+        self.bytes.extend_from_slice(value);
+        self.ends.push(self.bytes.len());
+    }
+}
+
 /// What a call site (the calls that found nothing and the others) remembers of its previous
 /// request array.
 #[derive(Default)]
 struct Arrays {
-    /// The previous array, value by value (empty: none).
-    previous: Vec<Vec<u8>>,
+    /// The previous array (empty: none).
+    previous: Flat,
     /// The slots the previous call completed.
     completed: Vec<usize>,
     /// The value completed slots take, once an explicit change showed it.
     null: Option<Vec<u8>>,
+}
+
+/// Buffers a call is taken apart in, kept between calls so that steady state allocates
+/// nothing.
+#[derive(Default)]
+struct Scratch {
+    /// The array the call was expected to pass, then the one it passed.
+    expected: Flat,
+    /// Per slot of the array: completed by the previous call.
+    completed: Vec<bool>,
+    /// The slots that differ from the expected array.
+    changed: Vec<usize>,
+    /// A whole array, encoded.
+    array: Vec<u8>,
+    outputs: OutputParts,
 }
 
 impl Site {
@@ -66,69 +110,99 @@ impl Site {
         k.into()
     }
 
-    /// Appends a call's request array, value by value, given its call site's `arrays`.
-    fn push_requests<'s>(
+    /// Appends a call's request array, whose values are `sig`'s bytes at `elements`, given its
+    /// call site's `arrays`.
+    fn push_requests(
         &mut self,
         arrays: &mut Arrays,
-        elements: impl ExactSizeIterator<Item = &'s [u8]> + Clone,
+        sig: &[u8],
+        elements: &[(usize, usize)],
+        scratch: &mut Scratch,
     ) {
         self.requests = true;
         let len = elements.len();
-        let mut expected = std::mem::take(&mut arrays.previous);
-        if let Some(null) = &arrays.null {
-            for &s in &arrays.completed {
-                if let Some(e) = expected.get_mut(s) {
-                    e.clone_from(null);
+        let now = |i: usize| &sig[elements[i].0..elements[i].1];
+        // The array expected: the previous one with its completed slots null (once known).
+        let Scratch {
+            expected,
+            completed,
+            changed,
+            ..
+        } = scratch;
+        expected.clear();
+        changed.clear();
+        if arrays.previous.len() == len {
+            completed.clear();
+            completed.resize(len, false);
+            arrays
+                .completed
+                .iter()
+                .filter(|&&s| s < len)
+                .for_each(|&s| completed[s] = true);
+            for (i, &done) in completed.iter().enumerate() {
+                match &arrays.null {
+                    Some(null) if done => expected.push(null),
+                    _ => expected.push(arrays.previous.get(i)),
+                }
+                if now(i) != expected.get(i) {
+                    changed.push(i);
                 }
             }
         }
-        let changed: Vec<usize> = if expected.len() == len {
-            elements
-                .clone()
-                .zip(&expected)
-                .enumerate()
-                .filter(|(_, (now, before))| *now != before.as_slice())
-                .map(|(i, _)| i)
-                .collect()
-        } else {
-            (0..len).collect()
-        };
-        if expected.len() != len || changed.len() * 2 > len {
-            let mut array = Vec::new();
-            encode_array_header(&mut array, len);
-            elements.clone().for_each(|e| array.extend_from_slice(e));
-            let k = self.index_of(&array);
+        if arrays.previous.len() != len || changed.len() * 2 > len {
+            let array = &mut scratch.array;
+            array.clear();
+            encode_array_header(array, len);
+            arrays.previous.clear();
+            for i in 0..len {
+                array.extend_from_slice(now(i));
+                arrays.previous.push(now(i));
+            }
+            let k = self.index_of(&scratch.array);
             self.series[CHANGES].push(0);
             self.series[VALUES].push(k);
-            arrays.previous = elements.map(<[u8]>::to_vec).collect();
             return;
         }
-        self.series[CHANGES].push(1 + changed.len() as u64);
-        let now: Vec<&[u8]> = elements.collect();
-        for slot in changed {
-            let k = self.index_of(now[slot]);
+        self.series[CHANGES].push(1 + scratch.changed.len() as u64);
+        let mut null = None;
+        for &slot in &scratch.changed {
+            let k = self.index_of(now(slot));
             self.series[SLOTS].push(slot as u64);
             self.series[VALUES].push(k);
-            if arrays.completed.contains(&slot) {
-                arrays.null = Some(now[slot].to_vec());
+            if scratch.completed[slot] {
+                null = Some(slot);
             }
-            expected[slot] = now[slot].to_vec();
         }
-        arrays.previous = expected;
+        // The array now: the expected one with the changed slots as passed.
+        arrays.previous.clear();
+        let mut changed = scratch.changed.iter().peekable();
+        for i in 0..len {
+            if changed.next_if_eq(&&i).is_some() {
+                arrays.previous.push(now(i));
+            } else {
+                arrays.previous.push(scratch.expected.get(i));
+            }
+        }
+        if let Some(slot) = null {
+            let value = arrays.null.get_or_insert_with(Vec::new);
+            value.clear();
+            value.extend_from_slice(now(slot));
+        }
     }
 
     /// Appends a call's outputs.
-    fn push_outputs(&mut self, outputs: &[u8]) {
-        let (mut head, mut items) = (Vec::new(), Vec::new());
-        let mut pushed = Vec::new();
-        if outputs_parts(outputs, &mut head, &mut items).is_none() {
-            head = [&[0u8][..], outputs].concat();
-            items.clear();
+    fn push_outputs(&mut self, outputs: &[u8], parts: &mut OutputParts) {
+        if outputs_parts(outputs, parts).is_none() {
+            parts.head.clear();
+            parts.head.push(0);
+            parts.head.extend_from_slice(outputs);
         }
-        pushed.push((OUTPUTS, self.index_of(&head)));
-        if head.first() == Some(&1) {
-            pushed.push((ITEM_COUNTS, items.len() as u64));
-            for item in &items {
+        let mut pushed = std::mem::take(&mut self.last_outputs);
+        pushed.clear();
+        pushed.push((OUTPUTS, self.index_of(&parts.head)));
+        if parts.head.first() == Some(&1) {
+            pushed.push((ITEM_COUNTS, parts.items().len() as u64));
+            for item in parts.items() {
                 pushed.push((ITEMS, self.index_of(item)));
             }
         }
@@ -147,6 +221,7 @@ pub struct CompletionSites {
     arrays: Vec<Arrays>,
     /// Call-site key (see [`Split::site_end`]) → index into `arrays`.
     site_arrays: FastMap<Box<[u8]>, usize>,
+    scratch: Scratch,
 }
 
 impl CompletionSites {
@@ -177,13 +252,13 @@ impl CompletionSites {
         };
         if split.has_requests {
             let arrays = &mut self.arrays[site.arrays];
-            site.push_requests(arrays, split.requests.iter().map(|&(a, b)| &sig[a..b]));
+            site.push_requests(arrays, sig, &split.requests, &mut self.scratch);
             let read = completed.at().and_then(|at| split.value(sig, at));
             completed.slots(read.as_ref(), split.requests.len(), &mut arrays.completed);
         }
         if !split.quiet {
             let (a, b) = split.outputs;
-            site.push_outputs(&sig[a..b]);
+            site.push_outputs(&sig[a..b], &mut self.scratch.outputs);
         }
     }
 

@@ -12,6 +12,7 @@
 mod code_choice_tests;
 pub mod codes;
 pub mod completion_streams;
+mod family_key;
 pub mod forest_build;
 pub mod int_codes;
 mod intern;

@@ -2,6 +2,7 @@
 //! differ only in integers or buffer offsets become one skeleton signature each, their varying
 //! values series in the thread's [`ThreadStreams`] (see [`conifer_format::streams`]).
 
+use crate::family_key::{family_key, Key};
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::{Expand, Series, SeriesBuilder, VertexRecord};
 use conifer_format::rank_record::{CallTiming, RankRecord};
@@ -53,32 +54,20 @@ fn placeholder(v: &Value) -> Value {
 /// renaming the family members to their skeleton in the threads' grammars and trace trees;
 /// leaves the record unchanged when no family is large enough.
 pub fn extract(record: &mut RankRecord) {
-    // Families: signatures equal once every leaf is a placeholder. Each signature is parsed
-    // here and dropped (a rank with tens of thousands of signatures holding large arrays would
-    // need far more memory parsed than encoded); members of large families are parsed again.
+    // Families: signatures equal once every leaf is a placeholder, keyed straight from their
+    // bytes (a rank with tens of thousands of signatures holding large arrays would need far
+    // more memory parsed than encoded); members of large families are parsed.
     let mut families: FastMap<Vec<u8>, Vec<u32>> = FastMap::default();
+    let mut key = Vec::new();
     for (t, bytes) in record.signatures.iter().enumerate() {
-        let Some(mut blank) = Signature::parse(bytes) else {
-            continue;
-        };
         // Completion skeletons have their streams already (the recorder's).
-        if blank
-            .values
-            .iter()
-            .any(|v| matches!(v, Value::StreamedRequests(..) | Value::StreamedOutputs))
-        {
-            continue;
-        }
-        let mut leaves = 0;
-        for_each_leaf(&mut blank.values, &mut |v| {
-            *v = placeholder(v);
-            leaves += 1;
-        });
-        if leaves > 0 {
-            families
-                .entry(encode_signature(&blank))
-                .or_default()
-                .push(t as u32);
+        if let Some(Key::Leaves(1..)) = family_key(bytes, &mut key) {
+            match families.get_mut(&key) {
+                Some(members) => members.push(t as u32),
+                None => {
+                    families.insert(key.clone(), vec![t as u32]);
+                }
+            }
         }
     }
     let mut families: Vec<Vec<u32>> = families

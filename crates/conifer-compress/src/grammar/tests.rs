@@ -266,6 +266,42 @@ fn runs_of_kept_terminals_spell_the_filtered_expansion() {
     }
 }
 
+/// Rules whose kept runs are remembered (few) and rules walked (many, past `SHORT_RUNS`), in
+/// one grammar: pseudo-random calls with loops of many kept calls.
+#[test]
+fn runs_of_kept_terminals_from_remembered_and_walked_rules() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % m) as u32
+    };
+    let mut grammar = Grammar::new();
+    let mut sequence = Vec::new();
+    for _ in 0..200 {
+        let body: Vec<u32> = (0..1 + next(60)).map(|_| next(6)).collect();
+        for _ in 0..1 + next(4) {
+            body.iter().for_each(|&t| {
+                grammar.push(t);
+                sequence.push(t);
+            });
+        }
+    }
+    let frozen = grammar.freeze();
+    assert!(frozen.expand().eq(sequence.iter().copied()));
+    for keep in [
+        |t: u32| t.is_multiple_of(2),
+        |t: u32| t == 5,
+        |t: u32| t != 3,
+    ] {
+        let want: Vec<u32> = sequence.iter().copied().filter(|&t| keep(t)).collect();
+        let mut got = Vec::new();
+        frozen.for_each_run(keep, |t, n| (0..n).for_each(|_| got.push(t)));
+        assert_eq!(got, want);
+    }
+}
+
 #[test]
 fn into_frozen_equals_freeze_with_terminals_held_back() {
     // Ends inside a loop body's copy and with a run of one terminal: both held back.
