@@ -261,7 +261,11 @@ impl<P> Rank<P> {
 }
 
 /// Profiles a rank keeps for reuse.
-const SPARE_PROFILES: usize = 8;
+const SPARE_PROFILES: usize = 2;
+
+/// Receivers whose last arrival a rank keeps before dropping the ones that no longer
+/// order anything.
+const PAIRS_KEPT: usize = 8;
 
 enum Event {
     Run(u32),
@@ -529,6 +533,15 @@ impl<P: Program> Engine<P> {
                 Some(rank.clock),
             )
         };
+        if rank.last_arrival.len() >= PAIRS_KEPT && !rank.last_arrival.contains_key(&to) {
+            // A later message departs at the rank's clock or after, and arrives later
+            // still: an arrival time not past the clock no longer orders anything.
+            let clock = rank.clock;
+            rank.last_arrival.retain(|_, &mut t| t > clock);
+            if rank.last_arrival.is_empty() {
+                rank.last_arrival = IntMap::default();
+            }
+        }
         let last = rank.last_arrival.entry(to).or_insert(0.0);
         let arrival = arrival.max(*last);
         *last = arrival;
