@@ -49,15 +49,19 @@ pub struct Shared {
     /// The message plans of every rank, in rank-relative form: one copy of each distinct
     /// one.
     pub plans: Rc<PlanCache>,
+    /// The current call's ops (one allocation for all ranks: one rank runs at a time).
+    ops: RefCell<Vec<Op>>,
     rule: Rule,
 }
 
 impl Shared {
     /// From the trace's communicator table and the collective rule.
     pub fn new(table: &CommTable, rule: Rule) -> Shared {
+        // Groups of one member (every rank's MPI_COMM_SELF) run no collective messages.
         let members: HashMap<CommGroup, Vec<u32>> = table
             .groups()
             .into_iter()
+            .filter(|(_, m)| m.len() > 1)
             .filter_map(|(g, m)| Some((g, m.iter().copied().collect::<Option<Vec<u32>>>()?)))
             .collect();
         let positions = members
@@ -75,6 +79,7 @@ impl Shared {
             keys: RefCell::new(KeyTable::default()),
             terminals: RefCell::new(Vec::new()),
             plans: Rc::default(),
+            ops: RefCell::default(),
             rule,
         }
     }
@@ -115,8 +120,6 @@ pub struct TraceProgram<'t, I> {
     rank: u32,
     next_req: u64,
     collectives: HashMap<u32, i64>,
-    /// The current call's ops (kept to reuse the allocation).
-    ops: Vec<Op>,
     /// The collective the rank is in, whose later rounds are handed out one per
     /// [`Program::next_call`] (a rank holds one round's actions at a time, not the whole
     /// algorithm's).
@@ -152,7 +155,6 @@ pub fn program<'t>(
         rank,
         next_req: INTERNAL_REQUESTS,
         collectives: HashMap::new(),
-        ops: Vec::new(),
         running: None,
         interval_scale: interval_scale(reader, rank),
     })
@@ -242,7 +244,7 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             Some(k) => k,
             None => self.shared.keys.borrow_mut().key(&call),
         };
-        let mut ops = std::mem::take(&mut self.ops);
+        let mut ops = self.shared.ops.take();
         self.messages.ops_into(&call, &mut ops);
         let failed_poll = terminal.poll && !ops.iter().any(completes);
         if failed_poll {
@@ -253,7 +255,7 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             out.push_back(Action::Call { key, compute });
             self.translate(&mut ops, terminal.sync, out);
         }
-        self.ops = ops;
+        *self.shared.ops.borrow_mut() = ops;
         Ok(true)
     }
 }

@@ -21,6 +21,7 @@ pub mod collectives;
 pub mod engine;
 pub mod keys;
 pub mod params;
+mod pending;
 pub mod replayed;
 pub mod representatives;
 pub mod terminals;
