@@ -36,7 +36,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use crate::params::Params;
-use crate::pending::Pending;
+use conifer_trace::small_map::SmallMap;
 use conifer_trace::fast_hash::FastMap;
 
 /// Maps of the engine's integer keys (request numbers, ranks): SipHash would dominate a
@@ -204,7 +204,7 @@ struct Rank<P> {
     profile: Profile,
     /// Unshared profiles no longer used, to copy into instead of allocating.
     spare: Vec<Profile>,
-    requests: Pending<Req>,
+    requests: SmallMap<u64, Req>,
     posted: VecDeque<Posted>,
     unexpected: VecDeque<Msg>,
     last_arrival: IntMap<u32, f64>,
@@ -330,7 +330,7 @@ impl<P: Program> Engine<P> {
                 nic_free: 0.0,
                 profile: Rc::from([]),
                 spare: Vec::new(),
-                requests: Pending::default(),
+                requests: SmallMap::default(),
                 posted: VecDeque::new(),
                 unexpected: VecDeque::new(),
                 last_arrival: IntMap::default(),

@@ -17,6 +17,7 @@ pub use ops::{Comm, Op, COLLECTIVES};
 pub use relative::PlanCache;
 
 use crate::context::CommTable;
+use conifer_trace::small_map::SmallMap;
 use crate::types::TypeSizes;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::fast_hash::FastMap;
@@ -31,7 +32,7 @@ pub struct Messages<'t> {
     planner: Planner<'t>,
     next_request: u64,
     /// Pending requests: symbolic handle → (request number, what was posted).
-    pending: FastMap<HandleRef, (u64, Rc<Posted>)>,
+    pending: SmallMap<HandleRef, (u64, Rc<Posted>)>,
     /// Persistent requests: symbolic handle → what each start posts.
     persistent: FastMap<HandleRef, Rc<Posted>>,
     /// Per terminal met (calls filled from value streams are planned anew), its plan's
@@ -62,7 +63,7 @@ impl<'t> Messages<'t> {
         Ok(Messages {
             planner: Planner::new(reader, table, rank)?,
             next_request: 0,
-            pending: FastMap::default(),
+            pending: SmallMap::default(),
             persistent: FastMap::default(),
             plans: Vec::new(),
             own_plans: FastMap::default(),
