@@ -36,8 +36,8 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use crate::params::Params;
-use conifer_trace::small_map::SmallMap;
 use conifer_trace::fast_hash::FastMap;
+use conifer_trace::small_map::SmallMap;
 
 /// Maps of the engine's integer keys (request numbers, ranks): SipHash would dominate a
 /// wait.
@@ -539,9 +539,6 @@ impl<P: Program> Engine<P> {
             // still: an arrival time not past the clock no longer orders anything.
             let clock = rank.clock;
             rank.last_arrival.retain(|_, &mut t| t > clock);
-            if rank.last_arrival.is_empty() {
-                rank.last_arrival = IntMap::default();
-            }
         }
         let last = rank.last_arrival.entry(to).or_insert(0.0);
         let arrival = arrival.max(*last);

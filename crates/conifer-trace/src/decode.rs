@@ -405,8 +405,12 @@ impl<'t> CallReader<'t> {
                             let bytes = filler
                                 .fill(terminal, &trace.record.signatures[terminal as usize])
                                 .unwrap_or(Cow::Borrowed(&[]));
-                            match shared.parsed(trace, terminal, streamed, (rank, call_index, &bytes))
-                            {
+                            match shared.parsed(
+                                trace,
+                                terminal,
+                                streamed,
+                                (rank, call_index, &bytes),
+                            ) {
                                 Ok((p, true)) if !streamed => {
                                     own.insert(terminal, Rc::clone(&p));
                                     p
@@ -535,7 +539,10 @@ impl<'t> Template<'t> {
         let several = signature.values.iter().filter(|v| is_context(v)).nth(1);
         let value_at = if several.is_some() {
             let contexts = signature.contexts();
-            contexts.into_iter().map(|c| c.and_then(&mut lookup)).collect()
+            contexts
+                .into_iter()
+                .map(|c| c.and_then(&mut lookup))
+                .collect()
         } else {
             Vec::new()
         };

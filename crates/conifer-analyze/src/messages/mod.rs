@@ -17,10 +17,10 @@ pub use ops::{Comm, Op, COLLECTIVES};
 pub use relative::PlanCache;
 
 use crate::context::CommTable;
-use conifer_trace::small_map::SmallMap;
 use crate::types::TypeSizes;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::fast_hash::FastMap;
+use conifer_trace::small_map::SmallMap;
 use conifer_trace::value::{HandleRef, Value};
 use plan::{Planner, Posted, Step};
 use relative::{absolute_op, absolute_posted, relative};
