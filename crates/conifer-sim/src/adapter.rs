@@ -27,6 +27,7 @@ use conifer_analyze::messages::{Comm, Messages, Op, PlanCache};
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use conifer_trace::fast_hash::FastMap;
 use conifer_trace::forest::NO_TREE;
+use conifer_trace::small_map::SmallMap;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -119,7 +120,7 @@ pub struct TraceProgram<'t, I> {
     shared: &'t Shared,
     rank: u32,
     next_req: u64,
-    collectives: HashMap<u32, i64>,
+    collectives: SmallMap<u32, i64>,
     /// The collective the rank is in, whose later rounds are handed out one per
     /// [`Program::next_call`] (a rank holds one round's actions at a time, not the whole
     /// algorithm's).
@@ -154,7 +155,7 @@ pub fn program<'t>(
         shared,
         rank,
         next_req: INTERNAL_REQUESTS,
-        collectives: HashMap::new(),
+        collectives: SmallMap::default(),
         running: None,
         interval_scale: interval_scale(reader, rank),
     })
@@ -412,9 +413,8 @@ impl<I> TraceProgram<'_, I> {
         let algorithm = shared.rule.choose(c, n, m);
         let rounds = collectives::schedule(c, algorithm, n, me, root.unwrap_or(0), m);
         let ctx = shared.context(comm, true);
-        let seq = self.collectives.entry(ctx).or_insert(0);
-        let tag = *seq;
-        *seq += 1;
+        let tag = self.collectives.get(&ctx).copied().unwrap_or(0);
+        self.collectives.insert(ctx, tag + 1);
         if !lazily || rounds.len() < 2 {
             collectives::expand(&rounds, members, ctx, tag, &mut self.next_req, out);
             return;

@@ -36,12 +36,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use crate::params::Params;
-use conifer_trace::fast_hash::FastMap;
 use conifer_trace::small_map::SmallMap;
-
-/// Maps of the engine's integer keys (request numbers, ranks): SipHash would dominate a
-/// wait.
-type IntMap<K, V> = FastMap<K, V>;
 
 /// A critical-path profile: time (ns) per call key.
 type Profile = Rc<[f64]>;
@@ -207,7 +202,7 @@ struct Rank<P> {
     requests: SmallMap<u64, Req>,
     posted: VecDeque<Posted>,
     unexpected: VecDeque<Msg>,
-    last_arrival: IntMap<u32, f64>,
+    last_arrival: SmallMap<u32, f64>,
     /// Requests of the current wait not yet determined.
     blocked: usize,
     finished: bool,
@@ -262,7 +257,7 @@ impl<P> Rank<P> {
 }
 
 /// Profiles a rank keeps for reuse.
-const SPARE_PROFILES: usize = 2;
+const SPARE_PROFILES: usize = 1;
 
 /// Receivers whose last arrival a rank keeps before dropping the ones that no longer
 /// order anything.
@@ -333,7 +328,7 @@ impl<P: Program> Engine<P> {
                 requests: SmallMap::default(),
                 posted: VecDeque::new(),
                 unexpected: VecDeque::new(),
-                last_arrival: IntMap::default(),
+                last_arrival: SmallMap::default(),
                 blocked: 0,
                 finished: false,
                 times: RankTimes::default(),
@@ -534,15 +529,15 @@ impl<P: Program> Engine<P> {
                 Some(rank.clock),
             )
         };
-        if rank.last_arrival.len() >= PAIRS_KEPT && !rank.last_arrival.contains_key(&to) {
+        let last = rank.last_arrival.get(&to).copied();
+        if rank.last_arrival.len() >= PAIRS_KEPT && last.is_none() {
             // A later message departs at the rank's clock or after, and arrives later
             // still: an arrival time not past the clock no longer orders anything.
             let clock = rank.clock;
-            rank.last_arrival.retain(|_, &mut t| t > clock);
+            rank.last_arrival.retain(|_, t| *t > clock);
         }
-        let last = rank.last_arrival.entry(to).or_insert(0.0);
-        let arrival = arrival.max(*last);
-        *last = arrival;
+        let arrival = arrival.max(last.unwrap_or(0.0));
+        rank.last_arrival.insert(to, arrival);
         rank.requests.insert(
             req,
             Req {

@@ -58,6 +58,32 @@ impl<K: Copy + Eq + Hash, V> SmallMap<K, V> {
         }
     }
 
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        match self {
+            SmallMap::Few(list) => list.len(),
+            SmallMap::Many(map) => map.len(),
+        }
+    }
+
+    /// True when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keeps the entries `keep` says yes to; back to an empty list when none is left.
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        match self {
+            SmallMap::Few(list) => list.retain_mut(|(k, v)| keep(k, v)),
+            SmallMap::Many(map) => {
+                map.retain(|k, v| keep(k, v));
+                if map.is_empty() {
+                    *self = SmallMap::default();
+                }
+            }
+        }
+    }
+
     /// Takes `k` out; back to an empty list once the last one went.
     pub fn remove(&mut self, k: &K) -> Option<V> {
         match self {
@@ -94,6 +120,13 @@ mod tests {
         for k in (0..100u64).filter(|&k| k != 42) {
             assert_eq!(p.remove(&k), Some(k * 10));
         }
+        assert!(matches!(&p, SmallMap::Few(l) if l.is_empty()));
+        for k in 0..100u64 {
+            p.insert(k, k);
+        }
+        p.retain(|_, v| *v >= 90);
+        assert_eq!(p.len(), 10);
+        p.retain(|_, _| false);
         assert!(matches!(&p, SmallMap::Few(l) if l.is_empty()));
         p.insert(7, 1);
         p.insert(7, 2);
