@@ -3,7 +3,7 @@
 //! to every member). The list costs its entries and nothing more; a hash map keeps about
 //! twice its entries' room, which a simulator holding 10⁶ ranks' requests feels.
 
-use crate::fast_hash::FastMap;
+use conifer_compress::fast_hash::FastMap;
 use std::hash::Hash;
 
 /// Entries kept in the list before moving to a hash map.
