@@ -1,5 +1,5 @@
 //! A map that is a short list while it has few entries (a rank's pending requests: a
-//! stencil's eight, a collective round's two) and a hash map past [`SPILL`] (a root posting
+//! stencil's eight, a collective round's two) and a hash map past 32 entries (a root posting
 //! to every member). The list costs its entries and nothing more; a hash map keeps about
 //! twice its entries' room, which a simulator holding 10⁶ ranks' requests feels.
 
