@@ -3,6 +3,10 @@
 //! Usage: `conifer-bench [--quick] [--only WORDS] --mpi openmpi [--mpi mpich] --out bench/`
 //! (`--only`: the suites whose title contains WORDS, any case). Needs the builds of
 //! `make build MPI=<mpi>` (`target/<mpi>/release`).
+//!
+//! `conifer-bench --scale-trace PATTERN RANKS FILE` writes one trace of the scale suite
+//! (`stencil2d`, `stencil2d-periodic`, …, `master-worker`) and nothing else: to profile
+//! `conifer sim` on it.
 
 mod alloc_count;
 mod build_suite;
@@ -208,8 +212,31 @@ fn run(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// `--scale-trace PATTERN RANKS FILE`: writes that generated trace.
+fn scale_trace(args: &[String]) -> Result<(), String> {
+    let [name, p, file] = args else {
+        return Err("usage: conifer-bench --scale-trace PATTERN RANKS FILE".into());
+    };
+    let pattern = scale_patterns::ALL
+        .into_iter()
+        .find(|pat| pat.name().replace(' ', "-") == *name)
+        .ok_or_else(|| format!("unknown pattern {name}"))?;
+    let p: u32 = p
+        .parse()
+        .map_err(|_| format!("ranks must be a number, not {p}"))?;
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let merged = scale_suite::merge_pattern(pattern, p, threads);
+    let bytes = scale_suite::finish_trace(merged.record, p).to_bytes();
+    std::fs::write(file, bytes).map_err(|e| format!("cannot write {file}: {e}"))
+}
+
 fn main() -> ExitCode {
-    match parse_args().and_then(|o| run(&o)) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("--scale-trace") => scale_trace(&args[1..]),
+        _ => parse_args().and_then(|o| run(&o)),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("conifer-bench: {message}");

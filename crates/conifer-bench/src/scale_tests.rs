@@ -73,3 +73,26 @@ fn regular_patterns_give_one_trace_size_at_two_rank_counts() {
         );
     }
 }
+
+/// The distinct message plans `conifer sim` holds for `pattern` on `p` ranks.
+fn simulated_plans(pattern: Pattern, p: u32) -> usize {
+    let trace = conifer_trace::Trace::from_bytes(
+        &finish_trace(merge_pattern(pattern, p, 2).record, p).to_bytes(),
+    )
+    .expect("the written trace reads back");
+    conifer_sim::simulate(&trace, &conifer_sim::Options::default())
+        .expect("simulates")
+        .plans
+}
+
+#[test]
+fn simulated_ranks_share_their_message_plans() {
+    // A periodic 2D stencil's ranks differ only in where they are on the torus. Rank-relative
+    // plans tell apart at most the ranks on a first or last row or column (a wrap makes the
+    // relative step there another number): per terminal at most 3 × 3 plans, however many
+    // ranks. 20 × 20 and 40 × 40 tori.
+    let small = simulated_plans(Pattern::Stencil2dPeriodic, 400);
+    let large = simulated_plans(Pattern::Stencil2dPeriodic, 1600);
+    assert_eq!(small, large, "plans at 400 and 1600 ranks");
+    assert!(small < 400 / 4, "{small} plans for 400 ranks");
+}

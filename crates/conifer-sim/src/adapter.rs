@@ -23,10 +23,11 @@ use crate::collectives::{self, Collective, Rule};
 use crate::engine::{Action, Program};
 use crate::keys::KeyTable;
 use conifer_analyze::context::{CommGroup, CommTable};
-use conifer_analyze::messages::{Comm, Messages, Op};
+use conifer_analyze::messages::{Comm, Messages, Op, PlanCache};
 use conifer_trace::decode::{Call, CallReader, DecodeError};
 use conifer_trace::fast_hash::FastMap;
 use conifer_trace::forest::NO_TREE;
+use conifer_trace::small_map::SmallMap;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -46,15 +47,22 @@ pub struct Shared {
     /// Per terminal met (not filled from streams), indexed by terminal: what its calls share
     /// on every rank.
     terminals: RefCell<Vec<Option<Terminal>>>,
+    /// The message plans of every rank, in rank-relative form: one copy of each distinct
+    /// one.
+    pub plans: Rc<PlanCache>,
+    /// The current call's ops (one allocation for all ranks: one rank runs at a time).
+    ops: RefCell<Vec<Op>>,
     rule: Rule,
 }
 
 impl Shared {
     /// From the trace's communicator table and the collective rule.
     pub fn new(table: &CommTable, rule: Rule) -> Shared {
+        // Groups of one member (every rank's MPI_COMM_SELF) run no collective messages.
         let members: HashMap<CommGroup, Vec<u32>> = table
             .groups()
             .into_iter()
+            .filter(|(_, m)| m.len() > 1)
             .filter_map(|(g, m)| Some((g, m.iter().copied().collect::<Option<Vec<u32>>>()?)))
             .collect();
         let positions = members
@@ -71,6 +79,8 @@ impl Shared {
             last_context: RefCell::new(None),
             keys: RefCell::new(KeyTable::default()),
             terminals: RefCell::new(Vec::new()),
+            plans: Rc::default(),
+            ops: RefCell::default(),
             rule,
         }
     }
@@ -110,22 +120,23 @@ pub struct TraceProgram<'t, I> {
     shared: &'t Shared,
     rank: u32,
     next_req: u64,
-    collectives: HashMap<u32, i64>,
-    /// The current call's ops (kept to reuse the allocation).
-    ops: Vec<Op>,
-    /// The rounds of each collective shape met (collective, algorithm, size, caller, root,
-    /// bytes), up to [`MAX_SCHEDULES`].
-    schedules: FastMap<Shape, Rc<Vec<Vec<collectives::Step>>>>,
+    collectives: SmallMap<u32, i64>,
+    /// The collective the rank is in, whose later rounds are handed out one per
+    /// [`Program::next_call`] (a rank holds one round's actions at a time, not the whole
+    /// algorithm's).
+    running: Option<Running<'t>>,
     /// Factor on family mean intervals ([`interval_scale`]).
     interval_scale: f64,
 }
 
-/// A collective's shape: what its rounds depend on.
-type Shape = (Collective, collectives::Algorithm, u32, u32, u32, u64);
-
-/// Collective shapes a program remembers (bytes vary per call when they come from value
-/// streams; the cache stays bounded).
-const MAX_SCHEDULES: usize = 1024;
+/// A collective under way: its rounds, the next one to run, and where its messages go.
+struct Running<'t> {
+    rounds: Vec<Vec<collectives::Step>>,
+    next: usize,
+    members: &'t [u32],
+    ctx: u32,
+    tag: i64,
+}
 
 /// Request numbers of blocking operations and collective steps (the trace's own requests
 /// are numbered from 0).
@@ -140,13 +151,12 @@ pub fn program<'t>(
 ) -> Result<TraceProgram<'t, impl Iterator<Item = Result<Call<'t>, DecodeError>> + 't>, String> {
     Ok(TraceProgram {
         calls: reader.calls(rank),
-        messages: Messages::new(reader, table, rank)?,
+        messages: Messages::sharing(reader, table, rank, Rc::clone(&shared.plans))?,
         shared,
         rank,
         next_req: INTERNAL_REQUESTS,
-        collectives: HashMap::new(),
-        ops: Vec::new(),
-        schedules: FastMap::default(),
+        collectives: SmallMap::default(),
+        running: None,
         interval_scale: interval_scale(reader, rank),
     })
 }
@@ -187,6 +197,22 @@ pub fn interval_scale(reader: &CallReader, rank: u32) -> f64 {
 
 impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TraceProgram<'t, I> {
     fn next_call(&mut self, out: &mut VecDeque<Action>) -> Result<bool, String> {
+        if let Some(mut running) = self.running.take() {
+            let round = &running.rounds[running.next..=running.next];
+            collectives::expand(
+                round,
+                running.members,
+                running.ctx,
+                running.tag,
+                &mut self.next_req,
+                out,
+            );
+            running.next += 1;
+            if running.next < running.rounds.len() {
+                self.running = Some(running);
+            }
+            return Ok(true);
+        }
         let Some(call) = self.calls.next() else {
             return Ok(false);
         };
@@ -219,7 +245,7 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             Some(k) => k,
             None => self.shared.keys.borrow_mut().key(&call),
         };
-        let mut ops = std::mem::take(&mut self.ops);
+        let mut ops = self.shared.ops.take();
         self.messages.ops_into(&call, &mut ops);
         let failed_poll = terminal.poll && !ops.iter().any(completes);
         if failed_poll {
@@ -230,7 +256,7 @@ impl<'t, I: Iterator<Item = Result<Call<'t>, DecodeError>>> Program for TracePro
             out.push_back(Action::Call { key, compute });
             self.translate(&mut ops, terminal.sync, out);
         }
-        self.ops = ops;
+        *self.shared.ops.borrow_mut() = ops;
         Ok(true)
     }
 }
@@ -267,6 +293,8 @@ impl<I> TraceProgram<'_, I> {
     /// `sync`.
     fn translate(&mut self, ops: &mut Vec<Op>, sync: bool, out: &mut VecDeque<Action>) {
         let mut waits = Vec::new();
+        // A call that is one collective runs its rounds one at a time.
+        let alone = ops.len() == 1;
         for op in ops.drain(..) {
             match op {
                 Op::Send {
@@ -340,7 +368,7 @@ impl<I> TraceProgram<'_, I> {
                     root,
                     sent,
                     received,
-                } => self.collective(&operation, &comm, root, sent, received, out),
+                } => self.collective(&operation, &comm, (root, sent, received), alone, out),
             }
         }
         if !waits.is_empty() {
@@ -349,14 +377,15 @@ impl<I> TraceProgram<'_, I> {
     }
 
     /// Appends the rounds of a collective (nothing on `MPI_COMM_SELF`, on
-    /// inter-communicators, or on communicators whose members the trace does not name).
+    /// inter-communicators, or on communicators whose members the trace does not name):
+    /// with `lazily`, the first round only, the others kept for the following
+    /// [`Program::next_call`]s.
     fn collective(
         &mut self,
         operation: &str,
         comm: &Comm,
-        root: Option<u32>,
-        sent: u64,
-        received: u64,
+        (root, sent, received): (Option<u32>, u64, u64),
+        lazily: bool,
         out: &mut VecDeque<Action>,
     ) {
         let shared = self.shared;
@@ -382,21 +411,21 @@ impl<I> TraceProgram<'_, I> {
             sent.max(received) / others
         };
         let algorithm = shared.rule.choose(c, n, m);
-        let shape = (c, algorithm, n, me, root.unwrap_or(0), m);
-        let rounds = match self.schedules.get(&shape) {
-            Some(rounds) => Rc::clone(rounds),
-            None => {
-                let rounds = Rc::new(collectives::schedule(c, algorithm, n, me, shape.4, m));
-                if self.schedules.len() < MAX_SCHEDULES {
-                    self.schedules.insert(shape, Rc::clone(&rounds));
-                }
-                rounds
-            }
-        };
+        let rounds = collectives::schedule(c, algorithm, n, me, root.unwrap_or(0), m);
         let ctx = shared.context(comm, true);
-        let seq = self.collectives.entry(ctx).or_insert(0);
-        let tag = *seq;
-        *seq += 1;
-        collectives::expand(&rounds, members, ctx, tag, &mut self.next_req, out);
+        let tag = self.collectives.get(&ctx).copied().unwrap_or(0);
+        self.collectives.insert(ctx, tag + 1);
+        if !lazily || rounds.len() < 2 {
+            collectives::expand(&rounds, members, ctx, tag, &mut self.next_req, out);
+            return;
+        }
+        collectives::expand(&rounds[..1], members, ctx, tag, &mut self.next_req, out);
+        self.running = Some(Running {
+            rounds,
+            next: 1,
+            members,
+            ctx,
+            tag,
+        });
     }
 }

@@ -36,11 +36,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use crate::params::Params;
-use conifer_trace::fast_hash::FastMap;
-
-/// Maps of the engine's integer keys (request numbers, ranks): SipHash would dominate a
-/// wait.
-type IntMap<K, V> = FastMap<K, V>;
+use conifer_trace::small_map::SmallMap;
 
 /// A critical-path profile: time (ns) per call key.
 type Profile = Rc<[f64]>;
@@ -203,10 +199,10 @@ struct Rank<P> {
     profile: Profile,
     /// Unshared profiles no longer used, to copy into instead of allocating.
     spare: Vec<Profile>,
-    requests: IntMap<u64, Req>,
+    requests: SmallMap<u64, Req>,
     posted: VecDeque<Posted>,
     unexpected: VecDeque<Msg>,
-    last_arrival: IntMap<u32, f64>,
+    last_arrival: SmallMap<u32, f64>,
     /// Requests of the current wait not yet determined.
     blocked: usize,
     finished: bool,
@@ -261,7 +257,11 @@ impl<P> Rank<P> {
 }
 
 /// Profiles a rank keeps for reuse.
-const SPARE_PROFILES: usize = 8;
+const SPARE_PROFILES: usize = 1;
+
+/// Receivers whose last arrival a rank keeps before dropping the ones that no longer
+/// order anything.
+const PAIRS_KEPT: usize = 8;
 
 enum Event {
     Run(u32),
@@ -325,10 +325,10 @@ impl<P: Program> Engine<P> {
                 nic_free: 0.0,
                 profile: Rc::from([]),
                 spare: Vec::new(),
-                requests: IntMap::default(),
+                requests: SmallMap::default(),
                 posted: VecDeque::new(),
                 unexpected: VecDeque::new(),
-                last_arrival: IntMap::default(),
+                last_arrival: SmallMap::default(),
                 blocked: 0,
                 finished: false,
                 times: RankTimes::default(),
@@ -529,9 +529,15 @@ impl<P: Program> Engine<P> {
                 Some(rank.clock),
             )
         };
-        let last = rank.last_arrival.entry(to).or_insert(0.0);
-        let arrival = arrival.max(*last);
-        *last = arrival;
+        let last = rank.last_arrival.get(&to).copied();
+        if rank.last_arrival.len() >= PAIRS_KEPT && last.is_none() {
+            // A later message departs at the rank's clock or after, and arrives later
+            // still: an arrival time not past the clock no longer orders anything.
+            let clock = rank.clock;
+            rank.last_arrival.retain(|_, t| *t > clock);
+        }
+        let arrival = arrival.max(last.unwrap_or(0.0));
+        rank.last_arrival.insert(to, arrival);
         rank.requests.insert(
             req,
             Req {

@@ -11,9 +11,10 @@
 //! - [`keys`]: call keys the critical path is aggregated by.
 //!
 //! Memory: the compressed trace, one decoding iterator and the pending requests and
-//! in-flight messages of each rank, and per rank what its distinct terminals share (parsed
-//! signature, message plan, call key, collective schedule; bounded by the terminals, not the
-//! calls); time: linear in the simulated events (a heap of events over ranks).
+//! in-flight messages of each rank, the round of the collective it is in, and per rank a
+//! position per distinct terminal; what terminals' calls share is held once for all ranks
+//! (parsed signature, call key, and message plans in rank-relative form, one copy per
+//! distinct plan); time: linear in the simulated events (a heap of events over ranks).
 
 pub mod adapter;
 pub mod calibrate;
@@ -91,6 +92,9 @@ pub struct Report {
     pub events: u64,
     /// Simulated messages (collectives' included).
     pub messages: u64,
+    /// Distinct message plans the ranks held, in rank-relative form: ranks whose calls
+    /// differ only in where they are (a stencil's interior) share one.
+    pub plans: usize,
     /// The parameters used.
     pub params: Params,
 }
@@ -156,6 +160,7 @@ pub fn simulate(trace: &Trace, options: &Options) -> Result<Report, String> {
         critical_path,
         events: outcome.events,
         messages: outcome.messages,
+        plans: shared.plans.len(),
         params: options.params,
     })
 }

@@ -2,7 +2,7 @@
 //! signature parsed into its function and argument values, relative ranks restored.
 
 use crate::as_run::{AsRunClock, RecorderTime, RunSpan};
-use conifer_compress::fast_hash::FastMap;
+use crate::small_map::SmallMap;
 use conifer_format::signature::is_context;
 pub use conifer_format::signature::Signature;
 use conifer_format::stored::RankEntry;
@@ -261,18 +261,18 @@ struct Shared<'t> {
 impl<'t> Shared<'t> {
     /// Terminal `terminal`'s parsed signature, parsed from `bytes` (call `index` of `rank`)
     /// unless a rank met it before; kept for the other ranks when it does not depend on the
-    /// rank.
+    /// rank. True with it when it is the rank's own (depends on the rank).
     fn parsed(
         &self,
         trace: &'t Trace,
         terminal: u32,
         streamed: bool,
         (rank, index, bytes): (u32, u64, &[u8]),
-    ) -> Result<Rc<Parsed<'t>>, DecodeError> {
+    ) -> Result<(Rc<Parsed<'t>>, bool), DecodeError> {
         let slot = terminal as usize;
         if !streamed {
             if let Some(p) = self.parsed.borrow().get(slot).and_then(Option::as_ref) {
-                return Ok(Rc::clone(p));
+                return Ok((Rc::clone(p), false));
             }
         }
         let (parsed, per_rank) = Parsed::new(trace, rank, index, bytes)?;
@@ -284,7 +284,7 @@ impl<'t> Shared<'t> {
             }
             cache[slot] = Some(Rc::clone(&parsed));
         }
-        Ok(parsed)
+        Ok((parsed, per_rank))
     }
 }
 
@@ -374,9 +374,11 @@ impl<'t> CallReader<'t> {
             let mut recorder = recorder.into_iter();
             let mut times = all_times.into_iter();
             let mut clock = 0u64;
-            let mut request_positions: FastMap<HandleRef, Position> = FastMap::default();
-            // Indexed by terminal.
-            let mut templates: Vec<Option<Rc<Template>>> = Vec::new();
+            let mut request_positions: SmallMap<HandleRef, Position> = SmallMap::default();
+            // The parsed signatures of this rank's own (rank-affine integers resolved for
+            // it); the others are shared by all ranks.
+            let mut own: SmallMap<u32, Rc<Parsed>> = SmallMap::default();
+            let mut scratch = Vec::new();
             let mut index = 0u64;
             // Boxed: `flat_map` keeps room for two inner iterators inline, and a reader of 10⁵
             // ranks keeps every rank's iterator alive at once.
@@ -396,31 +398,31 @@ impl<'t> CallReader<'t> {
                     let recorder_time = recorder.next();
                     let run = time.map(|t| as_run.next(t, recorder_time.unwrap_or_default()));
                     let streamed = filler.streams(terminal);
-                    let template = match templates.get(terminal as usize).and_then(Option::as_ref) {
-                        Some(t) => Rc::clone(t),
+                    let known = own.get(&terminal).filter(|_| !streamed).map(Rc::clone);
+                    let parsed = match known {
+                        Some(p) => p,
                         None => {
                             let bytes = filler
                                 .fill(terminal, &trace.record.signatures[terminal as usize])
                                 .unwrap_or(Cow::Borrowed(&[]));
-                            let parsed = match shared.parsed(
+                            match shared.parsed(
                                 trace,
                                 terminal,
                                 streamed,
                                 (rank, call_index, &bytes),
                             ) {
-                                Ok(p) => p,
-                                Err(e) => return Some(Err(e)),
-                            };
-                            let t = Rc::new(Template::new(parsed, &memberships));
-                            if !streamed {
-                                if templates.len() <= terminal as usize {
-                                    templates.resize(terminal as usize + 1, None);
+                                Ok((p, true)) if !streamed => {
+                                    own.insert(terminal, Rc::clone(&p));
+                                    p
                                 }
-                                templates[terminal as usize] = Some(Rc::clone(&t));
+                                Ok((p, _)) => p,
+                                Err(e) => return Some(Err(e)),
                             }
-                            t
                         }
                     };
+                    // Positions are worked out per call: kept per terminal, they made most of
+                    // what a reader of 10⁶ ranks holds per rank.
+                    let template = Template::new(parsed, &memberships, &mut scratch);
                     let at = match template.comm_position {
                         Some(p) => {
                             for req in &template.parsed.requests {
@@ -445,7 +447,7 @@ impl<'t> CallReader<'t> {
                         name: &template.parsed.info.name,
                         slots: &template.parsed.info.slots,
                         at,
-                        value_at: template.value_at.clone(),
+                        value_at: template.value_at,
                         timing: shared.timing[terminal as usize],
                         time,
                         start_ns,
@@ -521,19 +523,26 @@ impl<'t> Parsed<'t> {
 
 impl<'t> Template<'t> {
     /// `parsed` as the caller whose positions in its communicators are `memberships` sees it.
-    fn new(parsed: Rc<Parsed<'t>>, memberships: &HashMap<&[u8], Position<'t>>) -> Template<'t> {
+    fn new(
+        parsed: Rc<Parsed<'t>>,
+        memberships: &HashMap<&[u8], Position<'t>>,
+        scratch: &mut Vec<u8>,
+    ) -> Template<'t> {
         let signature = &parsed.signature;
-        let lookup = |c: &Value| {
-            let mut key = Vec::new();
-            c.encode(&mut key);
-            memberships.get(key.as_slice()).copied()
+        let mut lookup = |c: &Value| {
+            scratch.clear();
+            c.encode(scratch);
+            memberships.get(scratch.as_slice()).copied()
         };
-        let comm_position = signature.comm().and_then(lookup);
+        let comm_position = signature.comm().and_then(&mut lookup);
         // With one communicator or group (or none), every value's is `at`'s.
         let several = signature.values.iter().filter(|v| is_context(v)).nth(1);
         let value_at = if several.is_some() {
             let contexts = signature.contexts();
-            contexts.into_iter().map(|c| c.and_then(lookup)).collect()
+            contexts
+                .into_iter()
+                .map(|c| c.and_then(&mut lookup))
+                .collect()
         } else {
             Vec::new()
         };

@@ -8,6 +8,7 @@
 //!   [`CallReader`] for many ranks), each a [`Call`] with its function, decoded arguments,
 //!   timing and call site.
 //! - [`as_run`]: a thread's calls on the synchronised clock, as run or without the recorder.
+//! - [`small_map`]: a map that stays a short list while it has few entries.
 //!
 //! The stored data model ([`Trace`], [`stored::TraceRecord`], grammars and trace trees) is the
 //! format's; readers that compute on the compressed form use it directly.
@@ -28,6 +29,7 @@
 pub mod as_run;
 pub mod decode;
 mod open;
+pub mod small_map;
 
 pub use conifer_compress::fast_hash;
 pub use conifer_format::{

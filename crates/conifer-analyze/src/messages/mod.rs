@@ -6,19 +6,24 @@
 //!
 //! What a call does apart from that state (its peers, bytes, communicator, which handles it
 //! posts or completes: its plan, `plan.rs`) depends on its signature alone, so it is worked out
-//! once per terminal and reused by the terminal's repeated calls.
+//! once per terminal and reused by the terminal's repeated calls; in rank-relative form
+//! (`relative.rs`), so ranks given one [`PlanCache`] share the plans they agree on.
 
 mod ops;
 mod plan;
+mod relative;
 
 pub use ops::{Comm, Op, COLLECTIVES};
+pub use relative::PlanCache;
 
 use crate::context::CommTable;
 use crate::types::TypeSizes;
 use conifer_trace::decode::{Call, CallReader};
 use conifer_trace::fast_hash::FastMap;
+use conifer_trace::small_map::SmallMap;
 use conifer_trace::value::{HandleRef, Value};
 use plan::{Planner, Posted, Step};
+use relative::{absolute_op, absolute_posted, relative};
 use std::rc::Rc;
 
 /// One rank's calls turned into [`Op`]s.
@@ -27,24 +32,43 @@ pub struct Messages<'t> {
     planner: Planner<'t>,
     next_request: u64,
     /// Pending requests: symbolic handle → (request number, what was posted).
-    pending: FastMap<HandleRef, (u64, Rc<Posted>)>,
+    pending: SmallMap<HandleRef, (u64, Rc<Posted>)>,
     /// Persistent requests: symbolic handle → what each start posts.
     persistent: FastMap<HandleRef, Rc<Posted>>,
-    /// The plan of each terminal met, indexed by terminal (calls filled from value streams
-    /// are planned anew).
-    plans: Vec<Option<Rc<[Step]>>>,
+    /// Per terminal met (calls filled from value streams are planned anew), its plan's
+    /// number in `cache` (0: not met yet).
+    plans: Vec<u8>,
+    /// The plans of terminals with too many variants to share.
+    own_plans: FastMap<u32, Rc<[Step]>>,
+    /// The relative plans, shared with other ranks' followers.
+    cache: Rc<PlanCache>,
+    rank: u32,
 }
 
 impl<'t> Messages<'t> {
     /// A follower for world rank `rank` (runs a first pass over its calls for datatypes and
     /// other state later calls refer to).
     pub fn new(reader: &CallReader<'t>, table: &'t CommTable, rank: u32) -> Result<Self, String> {
+        Self::sharing(reader, table, rank, Rc::default())
+    }
+
+    /// A follower for world rank `rank` that keeps its plans in `cache` (shared with other
+    /// ranks' followers of the same trace).
+    pub fn sharing(
+        reader: &CallReader<'t>,
+        table: &'t CommTable,
+        rank: u32,
+        cache: Rc<PlanCache>,
+    ) -> Result<Self, String> {
         Ok(Messages {
             planner: Planner::new(reader, table, rank)?,
             next_request: 0,
-            pending: FastMap::default(),
+            pending: SmallMap::default(),
             persistent: FastMap::default(),
             plans: Vec::new(),
+            own_plans: FastMap::default(),
+            cache,
+            rank,
         })
     }
 
@@ -63,25 +87,32 @@ impl<'t> Messages<'t> {
     /// Appends the ops of the rank's next call to `ops`.
     pub fn ops_into(&mut self, call: &Call, ops: &mut Vec<Op>) {
         let slot = call.terminal as usize;
-        let plan = match self.plans.get(slot).and_then(Option::as_ref) {
-            Some(plan) if !call.streamed => Rc::clone(plan),
-            _ => {
-                let plan: Rc<[Step]> = self.planner.plan(call).into();
-                if !call.streamed {
-                    if self.plans.len() <= slot {
-                        self.plans.resize(slot + 1, None);
+        let known = self.plans.get(slot).copied().unwrap_or(0);
+        let plan = match known {
+            _ if call.streamed => relative(self.rank, self.planner.plan(call)).into(),
+            0 => {
+                let plan = relative(self.rank, self.planner.plan(call));
+                let n = match self.cache.intern(call.terminal, plan) {
+                    Ok(n) => n,
+                    Err(own) => {
+                        self.own_plans.insert(call.terminal, own);
+                        u8::MAX
                     }
-                    self.plans[slot] = Some(Rc::clone(&plan));
+                };
+                if self.plans.len() <= slot {
+                    self.plans.resize(slot + 1, 0);
                 }
-                plan
+                self.plans[slot] = n;
+                self.plan_of(call.terminal, n)
             }
+            n => self.plan_of(call.terminal, n),
         };
         for step in plan.iter() {
             match step {
-                Step::Op(op) => ops.push(op.clone()),
-                Step::Post(h, p) => self.post(*h, Rc::clone(p), ops),
+                Step::Op(op) => ops.push(absolute_op(self.rank, op)),
+                Step::Post(h, p) => self.post(*h, absolute_posted(self.rank, p), ops),
                 Step::Persist(h, p) => {
-                    self.persistent.insert(*h, Rc::clone(p));
+                    self.persistent.insert(*h, absolute_posted(self.rank, p));
                 }
                 Step::Start(h) => {
                     if let Some(p) = self.persistent.get(h).cloned() {
@@ -94,6 +125,14 @@ impl<'t> Messages<'t> {
                 Step::Complete(h, status) => self.complete(*h, status.as_ref(), ops),
                 Step::Cancel(h) => self.cancel(*h, ops),
             }
+        }
+    }
+
+    /// Plan number `n` of `terminal` (`u8::MAX`: the rank's own).
+    fn plan_of(&self, terminal: u32, n: u8) -> Rc<[Step]> {
+        match self.own_plans.get(&terminal) {
+            Some(own) if n == u8::MAX => Rc::clone(own),
+            _ => self.cache.get(terminal, n),
         }
     }
 

@@ -14,7 +14,7 @@ use conifer_trace::Trace;
 use std::rc::Rc;
 
 /// A posted point-to-point operation.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Posted {
     /// A send (else a receive).
     pub(super) send: bool,
@@ -32,7 +32,7 @@ pub(super) struct Posted {
 }
 
 /// One step of a call's plan.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(super) enum Step {
     /// An op the signature makes whole (blocking sends and receives, collectives).
     Op(Op),
