@@ -318,7 +318,9 @@ pub fn lift_statuses(bytes: &[u8], out: &mut Vec<u8>, fields: &mut Vec<(i64, i64
                 fields.push((s.tag, s.bytes));
                 Value::StreamedStatus(s.source, s.error)
             }
-            Value::Array(items) => Value::Array(items.into_iter().map(|i| lift(i, fields)).collect()),
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|i| lift(i, fields)).collect())
+            }
             other => other,
         }
     }

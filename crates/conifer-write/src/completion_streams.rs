@@ -153,7 +153,11 @@ impl Site {
 
 /// A head and its items with their statuses lifted into `fields` (the head's, then each
 /// item's); `None` when they hold no status (or do not parse), so they stay as they are.
-fn lifted(head: &[u8], items: &[Vec<u8>], fields: &mut Vec<(i64, i64)>) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+fn lifted(
+    head: &[u8],
+    items: &[Vec<u8>],
+    fields: &mut Vec<(i64, i64)>,
+) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
     let (&form, values) = head.split_first()?;
     let mut new_head = vec![form | LIFTED];
     lift_statuses(values, &mut new_head, fields)?;

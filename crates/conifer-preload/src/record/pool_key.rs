@@ -21,7 +21,10 @@ const ARRAY_MARK: u64 = 0x85eb_ca6b;
 /// Bytes that do not parse as values (never made by the recorder) are hashed as they are.
 pub fn pool_key(sig: &[u8]) -> u64 {
     let mut r = Reader::new(sig);
-    let head = r.u64().and_then(|_| r.u32()).and_then(|_| Caller::decode_if_present(&mut r));
+    let head = r
+        .u64()
+        .and_then(|_| r.u32())
+        .and_then(|_| Caller::decode_if_present(&mut r));
     if head.is_none() {
         return hash_bytes(sig);
     }
@@ -85,7 +88,10 @@ mod tests {
 
     #[test]
     fn counts_tags_and_offsets_share_a_pool() {
-        assert_eq!(pool_key(&isend(0, 64, 1, 0)), pool_key(&isend(32, 512, 1, 7)));
+        assert_eq!(
+            pool_key(&isend(0, 64, 1, 0)),
+            pool_key(&isend(32, 512, 1, 7))
+        );
     }
 
     #[test]
