@@ -2,7 +2,8 @@
 //! order.
 
 use crate::completion::{
-    site_end, values_of, Completed, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES, SLOTS, VALUES,
+    restore_statuses, site_end, values_of, Completed, CHANGES, ITEMS, ITEM_COUNTS, LIFTED, OUTPUTS,
+    SERIES, SLOTS, STATUS_BYTES, STATUS_TAGS, VALUES,
 };
 use crate::signature::{encode_signature, Signature};
 use crate::value::Value;
@@ -96,15 +97,28 @@ impl<'a> CompletionFiller<'a> {
                 }
                 Value::StreamedOutputs => {
                     let head = value(cursors[OUTPUTS].next()?)?;
-                    let (&split, head) = head.split_first()?;
+                    let (&form, head) = head.split_first()?;
+                    let lifted = form & LIFTED != 0;
+                    let (cursors, fields) = cursors.split_at_mut(STATUS_TAGS);
+                    let mut lifted_field = || {
+                        let tag = fields[0].next()? as i64;
+                        let bytes = fields[STATUS_BYTES - STATUS_TAGS].next()? as i64;
+                        Some((tag, bytes))
+                    };
                     let mut outputs = values_of(head)?;
-                    if split == 1 {
+                    if lifted {
+                        restore_statuses(&mut outputs, &mut lifted_field)?;
+                    }
+                    if form & !LIFTED == 1 {
                         let n = cursors[ITEM_COUNTS].next()?;
                         let arrays: Vec<usize> = (0..outputs.len())
                             .filter(|&i| matches!(outputs[i], Value::Array(_)))
                             .collect();
                         for _ in 0..n {
-                            let item = values_of(value(cursors[ITEMS].next()?)?)?;
+                            let mut item = values_of(value(cursors[ITEMS].next()?)?)?;
+                            if lifted {
+                                restore_statuses(&mut item, &mut lifted_field)?;
+                            }
                             if item.len() != arrays.len() {
                                 return None;
                             }

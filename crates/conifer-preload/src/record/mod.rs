@@ -22,6 +22,7 @@ mod objects;
 pub mod own_status;
 mod poll_memo;
 mod poll_repeat;
+mod pool_key;
 mod ranks;
 mod recorder_lock;
 mod requests;
