@@ -88,10 +88,22 @@ pub fn cost(v: u64, k: u32) -> u64 {
     2 * len - u64::from(k) - 1
 }
 
-/// The order (0–40) that codes `values` in the fewest bits, and that many bits.
+/// The order (0–40) that codes `values` in about the fewest bits, and about that many bits
+/// (from the values' bit lengths alone: a carry into one more bit is not counted).
 pub fn best_order(values: &[u64]) -> (u32, u64) {
+    let mut lengths = [0u64; 65];
+    values
+        .iter()
+        .for_each(|&v| lengths[(64 - v.leading_zeros()) as usize] += 1);
+    let bits = |k: u32| -> u64 {
+        let k64 = u64::from(k);
+        (0u64..)
+            .zip(lengths)
+            .map(|(b, n)| n * if b <= k64 { k64 + 1 } else { 2 * b - k64 - 1 })
+            .sum()
+    };
     (0..=40)
-        .map(|k| (k, values.iter().map(|&v| cost(v, k)).sum::<u64>()))
+        .map(|k| (k, bits(k)))
         .min_by_key(|&(k, bits)| (bits, k))
         .unwrap_or((0, 0))
 }

@@ -2,14 +2,15 @@
 //! timing, each rank's clock ([`RankClock`]) and totals ([`RankTotals`]) are kept within a
 //! stated error — every figure within a relative error ε of itself, or within ε × a floor
 //! for figures below the floor (0.1% and 1 µs by default) — rather than exactly. Each figure
-//! is quantised (linearly below the floor, logarithmically above it), and per figure the
-//! ranks' codes are stored as deviations from their common value (or from the previous
-//! rank's) in Exp-Golomb codes, so ranks that behave alike cost a few bits a figure. Clock
-//! offsets to rank 0 stay exact. Lossless and lossy per-call timing keep `CLCK` and `RTOT`.
+//! is quantised (linearly below the floor, logarithmically above it; clock offsets to rank 0
+//! linearly, within ε × the floor), and per figure the ranks' codes are stored as deviations
+//! from a prediction — their common value, a rank a few places earlier, or another figure of
+//! the same rank — in Exp-Golomb codes, so ranks that behave alike cost a few bits a figure.
+//! Lossless and lossy per-call timing keep `CLCK` and `RTOT`, exact.
 
 use crate::clock::{ClockSample, RankClock, ThreadSpan};
 use crate::columns::{put_column, read_column};
-use crate::exp_golomb::{best_order, BitReader, BitWriter};
+use crate::exp_golomb::{best_order, cost, BitReader, BitWriter};
 use crate::rank_totals::{FunctionTotals, RankTotals};
 use crate::varint::{put_u64, Reader};
 
@@ -83,6 +84,21 @@ impl Precision {
             c => floor * ((c - steps) as f64 * self.width()).exp(),
         };
         (v < i64::MAX as f64).then(|| v.round() as u64)
+    }
+
+    /// Offsets are kept within ε × the floor whatever their size: codes of that many
+    /// nanoseconds, doubled.
+    fn linear_code(&self, v: i64) -> i64 {
+        (v as f64 / self.linear_step()).round() as i64
+    }
+
+    fn linear_value(&self, code: i64) -> Option<i64> {
+        let v = code as f64 * self.linear_step();
+        (v.abs() < i64::MAX as f64).then(|| v.round() as i64)
+    }
+
+    fn linear_step(&self) -> f64 {
+        self.floor_ns as f64 / self.steps() as f64
     }
 
     fn signed_code(&self, v: i64, floor: u64) -> i64 {
@@ -218,7 +234,7 @@ fn merged_functions(totals: &RankTotals) -> Vec<FunctionTotals> {
     out
 }
 
-/// The code of `field` of a rank: quantised figures, exact offsets.
+/// The code of `field` of a rank.
 fn code_of(
     p: &Precision,
     field: Field,
@@ -233,9 +249,9 @@ fn code_of(
     match field {
         Field::ReadPs => p.code(clock.read_ps, READ_FLOOR_PS),
         Field::InitLocal => p.signed_code(sample(clock.init).local_ns, floor),
-        Field::InitOffset => sample(clock.init).offset_ns,
+        Field::InitOffset => p.linear_code(sample(clock.init).offset_ns),
         Field::FinalizeLocal => p.signed_code(sample(clock.finalize).local_ns, floor),
-        Field::FinalizeOffset => sample(clock.finalize).offset_ns,
+        Field::FinalizeOffset => p.linear_code(sample(clock.finalize).offset_ns),
         Field::Base(t) => p.signed_code(thread(t).base_ns, floor),
         Field::End(t) => p.signed_code(thread(t).end_ns, floor),
         Field::Recorder => p.code(recorder, floor),
@@ -258,50 +274,85 @@ fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
-/// Writes one field's codes: mode bit (0: deviations from the common value, 1: from the
-/// previous rank's code), the common value, the Exp-Golomb order, the codes.
-fn put_field(w: &mut BitWriter, codes: &[i64]) {
-    let mut sorted = codes.to_vec();
-    sorted.sort_unstable();
-    let common = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
-    let deviations: Vec<u64> = codes
-        .iter()
-        .map(|&c| zigzag(c.wrapping_sub(common)))
-        .collect();
-    let deltas: Vec<u64> = codes
-        .iter()
-        .scan(common, |previous, &c| {
-            let d = zigzag(c.wrapping_sub(*previous));
-            *previous = c;
-            Some(d)
+/// How a field's codes are predicted: 0 the common value alone; 1–8 the code of the rank
+/// that many owners of the field earlier (0 for the first ones); 9 + 2 *j* + *s* the same
+/// rank's code of field *j* (an earlier field every owner has), negated when *s* is 1.
+type Mode = u64;
+
+const LAGS: u64 = 8;
+
+/// The prediction of owner `i`'s code of `field` under `mode` (`codes[f][rank]`, owners in
+/// rank order); `None` when the mode does not apply.
+fn predict(mode: Mode, codes: &[Vec<Option<i64>>], owners: &[usize], i: usize) -> Option<i64> {
+    match mode {
+        0 => Some(0),
+        lag if lag <= LAGS => Some(
+            i.checked_sub(lag as usize)
+                .map_or(0, |j| codes_at(codes, owners, j)),
+        ),
+        reference => {
+            let (field, negate) = ((reference - LAGS - 1) / 2, reference % 2 == 0);
+            let c = codes
+                .get(field as usize)?
+                .get(owners[i])
+                .copied()
+                .flatten()?;
+            Some(if negate { c.wrapping_neg() } else { c })
+        }
+    }
+}
+
+fn codes_at(codes: &[Vec<Option<i64>>], owners: &[usize], i: usize) -> i64 {
+    let field = codes.len() - 1;
+    codes[field][owners[i]].unwrap_or(0)
+}
+
+/// Writes the last field of `codes` (owned by `owners`): mode, common value and
+/// Exp-Golomb order (each an order-0 code), then per owner its code less the prediction and
+/// the common value, the mode that costs fewest bits.
+fn put_field(w: &mut BitWriter, codes: &[Vec<Option<i64>>], owners: &[usize]) {
+    let field = codes.len() - 1;
+    let own = |i: usize| codes[field][owners[i]].unwrap_or(0);
+    let references = (0..field as u64).flat_map(|j| [LAGS + 1 + 2 * j, LAGS + 2 + 2 * j]);
+    let best = (0..=LAGS)
+        .chain(references)
+        .filter_map(|mode| {
+            let residuals = (0..owners.len())
+                .map(|i| Some(own(i).wrapping_sub(predict(mode, codes, owners, i)?)))
+                .collect::<Option<Vec<i64>>>()?;
+            let mut sorted = residuals.clone();
+            sorted.sort_unstable();
+            let common = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
+            let values: Vec<u64> = residuals
+                .iter()
+                .map(|&r| zigzag(r.wrapping_sub(common)))
+                .collect();
+            let (k, bits) = best_order(&values);
+            let header = cost(mode, 0) + cost(zigzag(common), 0) + cost(k.into(), 0);
+            Some((bits + header, mode, common, k, values))
         })
-        .collect();
-    let (by_common, by_previous) = (best_order(&deviations), best_order(&deltas));
-    let (mode, (k, _), values) = if by_previous.1 < by_common.1 {
-        (1, by_previous, deltas)
-    } else {
-        (0, by_common, deviations)
-    };
+        .min_by_key(|c| (c.0, c.1));
+    let (_, mode, common, k, values) = best.unwrap_or((0, 0, 0, 0, Vec::new()));
     w.put(mode, 0);
     w.put(zigzag(common), 0);
     w.put(k.into(), 0);
     values.iter().for_each(|&v| w.put(v, k));
 }
 
-/// Reads what [`put_field`] wrote for `n` ranks.
-fn read_field(r: &mut BitReader, n: usize) -> Option<Vec<i64>> {
-    let mode = r.get(0).filter(|&m| m < 2)?;
+/// Reads what [`put_field`] wrote into the last field of `codes`.
+fn read_field(r: &mut BitReader, codes: &mut [Vec<Option<i64>>], owners: &[usize]) -> Option<()> {
+    let field = codes.len() - 1;
+    let mode = r
+        .get(0)
+        .filter(|&m| m <= LAGS || (m - LAGS - 1) / 2 < field as u64)?;
     let common = unzigzag(r.get(0)?);
     let k = u32::try_from(r.get(0)?).ok().filter(|&k| k <= 63)?;
-    let mut previous = common;
-    (0..n)
-        .map(|_| {
-            let d = unzigzag(r.get(k)?);
-            let c = if mode == 1 { previous } else { common }.wrapping_add(d);
-            previous = c;
-            Some(c)
-        })
-        .collect()
+    for i in 0..owners.len() {
+        let prediction = predict(mode, codes, owners, i)?;
+        let d = unzigzag(r.get(k)?);
+        codes[field][owners[i]] = Some(prediction.wrapping_add(common).wrapping_add(d));
+    }
+    Some(())
 }
 
 /// The `RQTM` section of the ranks' clocks and totals within `p`.
@@ -318,17 +369,21 @@ pub fn encode(p: &Precision, ranks: &[(&RankClock, &RankTotals)]) -> Vec<u8> {
     put_u64(&mut out, p.floor_ns);
     put_column(&mut out, &shapes, |o, s| s.encode(o));
     let mut w = BitWriter::default();
+    let mut codes: Vec<Vec<Option<i64>>> = Vec::new();
     for field in fields(&shapes) {
-        let codes: Vec<i64> = ranks
+        let column: Vec<Option<i64>> = ranks
             .iter()
             .zip(&functions)
             .zip(&shapes)
-            .filter(|(_, s)| s.has(field))
-            .map(|(((clock, totals), f), _)| {
-                code_of(p, field, clock, f, totals.recorder_ns, totals.compute_ns)
+            .map(|(((clock, totals), f), shape)| {
+                shape
+                    .has(field)
+                    .then(|| code_of(p, field, clock, f, totals.recorder_ns, totals.compute_ns))
             })
             .collect();
-        put_field(&mut w, &codes);
+        let owners: Vec<usize> = (0..ranks.len()).filter(|&i| column[i].is_some()).collect();
+        codes.push(column);
+        put_field(&mut w, &codes, &owners);
     }
     out.extend(w.finish());
     out
@@ -344,22 +399,23 @@ pub fn decode(bytes: &[u8], ranks: usize) -> Option<(Precision, Vec<(RankClock, 
     };
     let shapes = read_column(&mut r, ranks, Shape::decode)?;
     let mut bits = BitReader::new(r.take(r.remaining())?);
-    let mut codes: Vec<Vec<i64>> = vec![Vec::new(); ranks];
-    for field in fields(&shapes) {
+    let mut codes: Vec<Vec<Option<i64>>> = Vec::new();
+    let all = fields(&shapes);
+    for &field in &all {
         let owners: Vec<usize> = (0..ranks).filter(|&i| shapes[i].has(field)).collect();
-        let values = read_field(&mut bits, owners.len())?;
-        owners
-            .iter()
-            .zip(values)
-            .for_each(|(&i, c)| codes[i].push(c));
+        codes.push(vec![None; ranks]);
+        read_field(&mut bits, &mut codes, &owners)?;
     }
     if !bits.at_end() {
         return None;
     }
     let out = shapes
         .iter()
-        .zip(codes)
-        .map(|(shape, codes)| rank_of(&p, shape, &codes))
+        .enumerate()
+        .map(|(i, shape)| {
+            let own: Vec<i64> = codes.iter().filter_map(|column| column[i]).collect();
+            rank_of(&p, shape, &own)
+        })
         .collect::<Option<Vec<_>>>()?;
     Some((p, out))
 }
@@ -377,7 +433,7 @@ fn rank_of(p: &Precision, shape: &Shape, codes: &[i64]) -> Option<(RankClock, Ra
         let local_ns = p.signed_value(code()?, floor)?;
         Some(Some(ClockSample {
             local_ns,
-            offset_ns: code()?,
+            offset_ns: p.linear_value(code()?)?,
         }))
     };
     let init = sample(shape.init)?;

@@ -49,7 +49,7 @@ fn within(p: &Precision, exact: i64, back: i64) {
 }
 
 #[test]
-fn figures_come_back_within_the_stated_error_and_offsets_exactly() {
+fn figures_come_back_within_the_stated_error() {
     let p = Precision::DEFAULT;
     let ranks: Vec<_> = (0..20).map(rank).collect();
     let refs: Vec<_> = ranks.iter().map(|(c, t)| (c, t)).collect();
@@ -62,7 +62,8 @@ fn figures_come_back_within_the_stated_error_and_offsets_exactly() {
         for (a, b) in [(clock.init, c.init), (clock.finalize, c.finalize)] {
             assert_eq!(a.is_some(), b.is_some());
             if let (Some(a), Some(b)) = (a, b) {
-                assert_eq!(a.offset_ns, b.offset_ns);
+                // Offsets: within ε × the floor, 1 µs, whatever their size.
+                assert!((a.offset_ns - b.offset_ns).abs() <= 1_000);
                 within(&p, a.local_ns, b.local_ns);
             }
         }
