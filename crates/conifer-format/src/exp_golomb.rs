@@ -12,7 +12,7 @@ pub struct BitWriter {
 
 impl BitWriter {
     fn put_bit(&mut self, one: bool) {
-        if self.bits % 8 == 0 {
+        if self.bits.is_multiple_of(8) {
             self.bytes.push(0);
         }
         if one {
