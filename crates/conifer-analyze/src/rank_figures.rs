@@ -23,8 +23,13 @@ pub struct RankFigures {
     pub compute_ns: f64,
     /// The recorder's own time, ns (`None` for traces that do not say).
     pub recorder_ns: Option<f64>,
-    /// True when the figures are exact sums; false for old traces' quantised totals.
+    /// True when the figures are exact sums (`RTOT`, `CLCK`); false for figures kept within
+    /// a stated error (`RQTM`) and for old traces' quantised totals.
     pub exact: bool,
+    /// The relative error the figures carry (0 when exact; 0.044 for old traces' totals).
+    pub relative_error: f64,
+    /// Below this many ns, figures are within `relative_error` × it instead (0 when exact).
+    pub error_floor_ns: f64,
     /// Per MPI function name, the time inside its calls, ns (calls through C and Fortran
     /// together; without the recorder); empty for old traces.
     pub functions: BTreeMap<String, u64>,
@@ -77,6 +82,7 @@ pub fn rank_figures(trace: &Trace) -> Vec<RankFigures> {
         .iter()
         .map(|f| (f.id, f.name.as_str()))
         .collect();
+    let precision = trace.record.rank_precision;
     trace
         .record
         .ranks
@@ -98,6 +104,8 @@ pub fn rank_figures(trace: &Trace) -> Vec<RankFigures> {
                     compute_ns: entry.time.compute_ns,
                     recorder_ns: None,
                     exact: false,
+                    relative_error: OLD_TOTALS_ERROR,
+                    error_floor_ns: 0.0,
                     functions: BTreeMap::new(),
                 };
             }
@@ -117,16 +125,41 @@ pub fn rank_figures(trace: &Trace) -> Vec<RankFigures> {
                 mpi_ns: totals.mpi_ns() as f64,
                 compute_ns: totals.compute_ns as f64,
                 recorder_ns: Some(totals.recorder_ns as f64),
-                exact: true,
+                exact: precision.is_none(),
+                relative_error: precision.map_or(0.0, |p| p.relative),
+                error_floor_ns: precision.map_or(0.0, |p| p.floor_ns as f64),
                 functions,
             }
         })
         .collect()
 }
 
-/// What the figures mean, for reports to print beside them.
-pub const FIGURES_NOTE: &str = "span: as run (first call's entry to last call's end, the \
-     recorder's own time included); MPI and computation: without the recorder (exact sums)";
+/// The error of old traces' per-rank totals (the `TIME` section's, log-quantised).
+const OLD_TOTALS_ERROR: f64 = 0.044;
+
+/// What the figures of `trace` mean, for reports to print beside them: as run or without
+/// the recorder, and exact or within which error.
+pub fn figures_note(trace: &Trace) -> String {
+    format!(
+        "span: as run (first call's entry to last call's end, the recorder's own time \
+         included); MPI and computation: without the recorder ({})",
+        accuracy(trace)
+    )
+}
+
+/// How exact the per-rank figures of `trace` are, in a phrase: "exact sums", or the error
+/// they were kept within.
+pub fn accuracy(trace: &Trace) -> String {
+    let old = trace.record.ranks.iter().any(|r| r.totals.is_empty());
+    match trace.record.rank_precision {
+        _ if old => "this trace keeps per-rank totals within 4.4%".into(),
+        None => "exact sums".into(),
+        Some(p) => format!(
+            "within {} of the exact sums, as aggregate timing keeps them (lossless timing: exact)",
+            p.describe()
+        ),
+    }
+}
 
 /// As run, on rank 0's clock: from the first call's entry on any rank to the end of the last
 /// call's MPI part on any rank, ns (`None` for traces that do not keep where threads lie).

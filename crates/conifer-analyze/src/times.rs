@@ -139,12 +139,12 @@ pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
     t
 }
 
-/// [`pooled_times`], with function totals from the ranks' exact totals where all ranks have
-/// them.
+/// [`pooled_times`], with function totals from the ranks' own totals (exact, or within the
+/// trace's stated error) where all ranks have them.
 fn pooled(trace: &Trace, analysis: &Analysis) -> Times {
     let mut t = pooled_times(trace, analysis);
     let figures = crate::rank_figures::rank_figures(trace);
-    if figures.iter().all(|f| f.exact) {
+    if figures.iter().all(|f| f.recorder_ns.is_some()) {
         for (name, time) in &mut t.functions {
             time.total_ns = figures
                 .iter()

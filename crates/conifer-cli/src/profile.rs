@@ -32,6 +32,8 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
                 "init_ns": f.init_ns(),
                 "mpi_percent_after_init": f.mpi_percent_after_init(),
                 "exact": f.exact,
+                "relative_error": f.relative_error,
+                "error_floor_ns": f.error_floor_ns,
                 "function_mpi_ns": f.functions,
                 "calls": a.per_rank[r].calls,
                 "bytes_sent": a.per_rank[r].bytes_sent,
@@ -86,7 +88,7 @@ pub fn json(trace: &Trace, a: &Analysis, t: &Times) -> serde_json::Value {
         "clock_resolution_ns": t.resolution_ns,
         "calls": a.functions.values().map(|f| f.calls).sum::<u64>(),
         "per_rank": ranks,
-        "per_rank_times": conifer_analyze::rank_figures::FIGURES_NOTE,
+        "per_rank_times": conifer_analyze::rank_figures::figures_note(trace),
         "functions": functions,
         "sites_are": site_noun(a),
         "sites_note": what_sites_are(trace, a),
@@ -151,15 +153,10 @@ pub fn text(trace: &Trace, a: &Analysis, t: &Times, top: usize) -> String {
     let (app, mpi, init) = figures.iter().fold((0.0, 0.0, 0.0), |(a, m, i), f| {
         (a + f.busy_ns(), m + f.mpi_ns, i + f.init_ns())
     });
-    let exact = figures.iter().all(|f| f.exact);
     let _ = writeln!(
         s,
-        "\n@--- time per rank ({}) ---",
-        if exact {
-            "span: as run; app = in MPI + between calls, without the recorder; exact sums"
-        } else {
-            "app = in MPI + between calls; this trace keeps per-rank totals within 4.4%"
-        }
+        "\n@--- time per rank (span: as run; app = in MPI + between calls, without the recorder; {}) ---",
+        conifer_analyze::rank_figures::accuracy(trace)
     );
     let _ = writeln!(
         s,

@@ -215,7 +215,7 @@ pub fn html(path: &Path, file: &TraceFile, output: &Path) -> Result<String, Stri
     let _ = write!(
         h,
         "<p class=\"note\">{}</p>",
-        esc(conifer_analyze::rank_figures::FIGURES_NOTE)
+        esc(&conifer_analyze::rank_figures::figures_note(trace))
     );
     let _ = write!(
         h,

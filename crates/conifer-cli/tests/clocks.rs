@@ -268,9 +268,9 @@ fn printed_inside(stdout: &[u8], function: &str) -> BTreeMap<u32, f64> {
 }
 
 #[test]
-fn aggregate_timing_keeps_exact_per_rank_figures() {
-    // The default (aggregate) timing keeps no call's time, but each rank's exact totals per
-    // function. They are checked against the program's own clock in the same run: `delays`
+fn aggregate_timing_keeps_per_rank_figures_within_the_stated_error() {
+    // The default (aggregate) timing keeps no call's time, but each rank's totals per
+    // function, within 0.1% (1 µs below 1 ms: `RQTM`). They are checked against the program's own clock in the same run: `delays`
     // reads its clock around each MPI_Recv and MPI_Ssend and prints the totals. A recorded
     // total lies inside those readings (the recorder's clock, calibrated against the same
     // monotonic clock, within 0.1%) and misses only the recorder's own work, which the rank's
@@ -292,11 +292,11 @@ fn aggregate_timing_keeps_exact_per_rank_figures() {
                  recorder {recorder} ns"
             );
             assert!(
-                recorded <= own * 1.001,
+                recorded <= own * 1.001 * 1.001 + 1e3,
                 "rank {r} {function}: recorded {recorded} ns, the program measured {own} ns"
             );
             assert!(
-                recorded >= (own - recorder) * 0.98,
+                recorded >= (own - recorder) * 0.98 * 0.999 - 1e3,
                 "rank {r} {function}: recorded {recorded} ns, the program measured {own} ns \
                  of which the recorder at most {recorder} ns"
             );
@@ -310,8 +310,10 @@ fn aggregate_timing_keeps_exact_per_rank_figures() {
         "{}",
         rank(1)
     );
-    assert_eq!(rank(0)["exact"], true);
-    assert_eq!(rank(1)["exact"], true);
+    for r in 0..2 {
+        assert_eq!(rank(r)["exact"], false);
+        assert_eq!(rank(r)["relative_error"], 0.001);
+    }
     // Computation is spun on the clock until a deadline, so a rank computes at least what
     // is built in, however loaded the host: rank 1 0.2 + 0.05 + 0.1 + 0.04 = 0.39 s, rank 0
     // 0.06 + 0.04 = 0.1 s.
@@ -319,14 +321,14 @@ fn aggregate_timing_keeps_exact_per_rank_figures() {
     assert!(compute(1) >= 0.39e9, "{}", rank(1));
     assert!(compute(0) >= 0.1e9, "{}", rank(0));
     // Every rank's figures add up: span = MPI + computation + recorder (to a clock read per
-    // call and the rounding of each sum).
+    // call and the rounding of each sum, and 0.1% for each figure's stated error).
     for r in 0..2 {
         let span = rank(r)["span_ns"].as_f64().unwrap();
         let parts = rank(r)["mpi_ns"].as_f64().unwrap()
             + rank(r)["compute_ns"].as_f64().unwrap()
             + rank(r)["recorder_ns"].as_f64().unwrap();
         assert!(
-            (span - parts).abs() <= 0.001 * span,
+            (span - parts).abs() <= 0.003 * span,
             "rank {r}: span {span} vs parts {parts}"
         );
     }

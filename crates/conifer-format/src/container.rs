@@ -9,6 +9,9 @@ use std::fmt;
 pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 8;
+/// The oldest format version this build reads (version 8 added `RQTM` and two completion
+/// series).
+const OLDEST_VERSION: u32 = 8;
 const END_TAG: [u8; 4] = *b"END\0";
 const CHECKSUM: usize = 4;
 /// The tag code that says four ASCII tag bytes follow (a section this table does not name).
@@ -16,10 +19,10 @@ const SPELLED_OUT: u8 = 0;
 
 /// The sections' tags by one-byte code (the code is the index + 1). Append only: a code once
 /// given keeps its meaning.
-pub const TAGS: [[u8; 4]; 22] = [
+pub const TAGS: [[u8; 4]; 23] = [
     *b"END\0", *b"META", *b"FUNC", *b"SIGS", *b"GRAM", *b"RMAP", *b"COMM", *b"CNTS", *b"HOST",
     *b"TIME", *b"THST", *b"TMLN", *b"RECT", *b"CLCK", *b"RTOT", *b"CORE", *b"STRM", *b"SMAP",
-    *b"SVAL", *b"TREE", *b"FRST", *b"WHY\0",
+    *b"SVAL", *b"TREE", *b"FRST", *b"WHY\0", *b"RQTM",
 ];
 
 /// One section: a four-byte tag naming its content and the payload.
@@ -140,9 +143,9 @@ pub fn read_sections(file: &[u8]) -> Result<Vec<Section>, FormatError> {
     if version > FORMAT_VERSION {
         return Err(FormatError::NewerVersion(version));
     }
-    if version < FORMAT_VERSION {
+    if version < OLDEST_VERSION {
         return Err(FormatError::Malformed(format!(
-            "format version {version} is older than this conifer reads ({FORMAT_VERSION}); record the run again"
+            "format version {version} is older than this conifer reads ({OLDEST_VERSION}); record the run again"
         )));
     }
     let mut sections = Vec::new();

@@ -17,6 +17,7 @@ use crate::membership::{
     put_grid, put_rank_and_leader, read_grid, read_rank_and_leader, Membership, RelativeLeader,
 };
 use crate::packing::{pack_above, pack_if_smaller, unpack};
+use crate::rank_timing::Precision;
 use crate::rank_totals::RankTotals;
 use crate::stored::{RankEntry, TraceRecord};
 use crate::timing::RankTime;
@@ -40,6 +41,7 @@ const STREAM_VALUES: [u8; 4] = *b"SVAL";
 const CLOCKS: [u8; 4] = *b"CLCK";
 const TOTALS: [u8; 4] = *b"RTOT";
 const RECORDER_TIMES: [u8; 4] = *b"RECT";
+const QUANTISED_RANK_TIMES: [u8; 4] = *b"RQTM";
 const CORES: [u8; 4] = *b"CORE";
 
 /// The most ranks a record may claim: columns compress ranks to a few bytes, so the claim is
@@ -145,7 +147,9 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
     let mut hosts = Vec::new();
     let names: Vec<&str> = m.ranks.iter().map(|r| r.host.as_str()).collect();
     put_column(&mut hosts, &names, |o, h| o.extend_from_slice(h.as_bytes()));
-    let timing = crate::timing::encode_timing(&m.timing, m.ranks.iter().map(|r| &r.time), compact);
+    let precision = rank_precision(m, compact);
+    let rank_times = precision.is_none().then(|| m.ranks.iter().map(|r| &r.time));
+    let timing = crate::timing::encode_timing(&m.timing, rank_times, compact);
     let section = |tag: [u8; 4], payload: Vec<u8>| Section { tag, payload };
     let sigs = if compact {
         pack_if_smaller(sigs, true)
@@ -182,7 +186,13 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         let per_rank: Vec<&Vec<Vec<u8>>> = m.ranks.iter().map(|r| &r.recorder_times).collect();
         sections.push(packed(RECORDER_TIMES, per_thread_bytes(&per_rank)));
     }
-    if m.ranks.iter().any(|r| r.clock != RankClock::default()) {
+    if let Some(p) = precision {
+        let ranks: Vec<_> = m.ranks.iter().map(|r| (&r.clock, &r.totals)).collect();
+        sections.push(packed(
+            QUANTISED_RANK_TIMES,
+            crate::rank_timing::encode(&p, &ranks),
+        ));
+    } else if m.ranks.iter().any(|r| r.clock != RankClock::default()) {
         let values: Vec<Vec<u8>> = m
             .ranks
             .iter()
@@ -198,7 +208,7 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         put_column(&mut column, &cores, |o, &n| put_u64(o, n.into()));
         sections.push(packed(CORES, column));
     }
-    if m.ranks.iter().any(|r| !r.totals.is_empty()) {
+    if precision.is_none() && m.ranks.iter().any(|r| !r.totals.is_empty()) {
         let values: Vec<Vec<u8>> = m
             .ranks
             .iter()
@@ -224,6 +234,22 @@ pub fn encode_record(m: &TraceRecord, compact: bool) -> Vec<Section> {
         sections.extend(crate::forest_codec::encode(forest, &trees, compact));
     }
     sections
+}
+
+/// The error the ranks' clocks and totals are written with (`None`: exact, `CLCK` and
+/// `RTOT`): a record read with an error keeps it; files (`compact`) of runs without per-call
+/// timelines (aggregate and histogram timing) take [`Precision::DEFAULT`].
+fn rank_precision(m: &TraceRecord, compact: bool) -> Option<Precision> {
+    let per_call = m
+        .ranks
+        .iter()
+        .any(|r| !r.timelines.is_empty() || !r.recorder_times.is_empty());
+    let kept = m
+        .ranks
+        .iter()
+        .any(|r| r.clock != RankClock::default() || !r.totals.is_empty());
+    m.rank_precision
+        .or((compact && !per_call && kept).then_some(Precision::DEFAULT))
 }
 
 /// The bytes `write` appends to an empty vector.
@@ -355,8 +381,15 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         let rest = r.take(r.remaining())?;
         Some(String::from_utf8_lossy(rest).into_owned())
     })?;
+    let quantised = match find(QUANTISED_RANK_TIMES) {
+        Ok(bytes) => {
+            Some(crate::rank_timing::decode(&bytes, ranks).ok_or_else(|| malformed("RQTM"))?)
+        }
+        Err(_) => None,
+    };
     let (mut timing, times) =
-        crate::timing::decode_timing(&find(TIMING)?, ranks).ok_or_else(|| malformed("TIME"))?;
+        crate::timing::decode_timing(&find(TIMING)?, ranks, quantised.is_none())
+            .ok_or_else(|| malformed("TIME"))?;
     if let Ok(bytes) = find(HISTOGRAMS) {
         let histograms = crate::histogram::decode_histograms(&bytes, timing.len())
             .ok_or_else(|| malformed("THST"))?;
@@ -372,13 +405,30 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         Ok(bytes) => read_per_thread_bytes(&bytes, ranks, "RECT")?,
         Err(_) => vec![Vec::new(); ranks],
     };
-    let clocks = match find(CLOCKS) {
-        Ok(bytes) => column(&bytes, ranks, "CLCK", RankClock::decode)?,
-        Err(_) => vec![RankClock::default(); ranks],
-    };
-    let totals = match find(TOTALS) {
-        Ok(bytes) => column(&bytes, ranks, "RTOT", RankTotals::decode)?,
-        Err(_) => vec![RankTotals::default(); ranks],
+    let rank_precision = quantised.as_ref().map(|(p, _)| *p);
+    let (clocks, totals, times) = match quantised {
+        Some((_, per_rank)) => {
+            let times = per_rank
+                .iter()
+                .map(|(_, t)| RankTime {
+                    mpi_ns: t.mpi_ns() as f64,
+                    compute_ns: t.compute_ns as f64,
+                })
+                .collect();
+            let (clocks, totals) = per_rank.into_iter().unzip();
+            (clocks, totals, times)
+        }
+        None => {
+            let clocks = match find(CLOCKS) {
+                Ok(bytes) => column(&bytes, ranks, "CLCK", RankClock::decode)?,
+                Err(_) => vec![RankClock::default(); ranks],
+            };
+            let totals = match find(TOTALS) {
+                Ok(bytes) => column(&bytes, ranks, "RTOT", RankTotals::decode)?,
+                Err(_) => vec![RankTotals::default(); ranks],
+            };
+            (clocks, totals, times)
+        }
     };
     let (mut streams, stream_map) = match (find(STREAMS), find(STREAM_MAP)) {
         (Ok(streams), Ok(map)) => crate::streams::decode_streams(&streams, &map, ranks)
@@ -451,6 +501,7 @@ pub fn decode_record(sections: &[Section], first_rank: u32) -> Result<TraceRecor
         timing,
         forest,
         streams,
+        rank_precision,
     };
     check_references(&merged)?;
     crate::forest_codec::check(&merged)?;

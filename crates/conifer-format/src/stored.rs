@@ -5,6 +5,7 @@
 
 use crate::forest::{Forest, NO_TREE};
 use crate::membership::Membership;
+pub use crate::rank_timing::Precision;
 use crate::streams::ThreadStreams;
 pub use crate::streams::NO_STREAMS;
 pub use crate::timing::FamilyTiming;
@@ -63,6 +64,9 @@ pub struct TraceRecord {
     pub forest: Option<Forest>,
     /// Distinct value streams of threads (see [`crate::streams`]).
     pub streams: Vec<ThreadStreams>,
+    /// The error each rank's clock and totals carry (`None`: exact): files recorded with
+    /// aggregate or histogram timing keep them within [`Precision::DEFAULT`] (`RQTM`).
+    pub rank_precision: Option<Precision>,
 }
 
 impl TraceRecord {

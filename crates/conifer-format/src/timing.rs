@@ -323,7 +323,7 @@ pub fn blank_rank(r: Rank) -> Rank {
 /// each rank's totals (quantised codes, or exact f64 values).
 pub fn encode_timing<'a>(
     timing: &[FamilyTiming],
-    rank_times: impl Iterator<Item = &'a RankTime>,
+    rank_times: Option<impl Iterator<Item = &'a RankTime>>,
     compact: bool,
 ) -> Vec<u8> {
     let mut out = vec![u8::from(compact)];
@@ -332,6 +332,9 @@ pub fn encode_timing<'a>(
         put_u64(&mut out, family.terminal.into());
         family.stats.encode(&mut out, compact);
     }
+    let Some(rank_times) = rank_times else {
+        return out;
+    };
     if compact {
         let codes: Vec<(u64, u64)> = rank_times.map(|t| t.quantised()).collect();
         put_column(&mut out, &codes, |o, &(mpi, compute)| {
@@ -349,8 +352,13 @@ pub fn encode_timing<'a>(
     out
 }
 
-/// Reads what [`encode_timing`] wrote for `ranks` ranks.
-pub fn decode_timing(bytes: &[u8], ranks: usize) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
+/// Reads what [`encode_timing`] wrote for `ranks` ranks; without `with_ranks` (the writer
+/// had no rank times: `RQTM` holds them), the rank times are 0.
+pub fn decode_timing(
+    bytes: &[u8],
+    ranks: usize,
+    with_ranks: bool,
+) -> Option<(Vec<FamilyTiming>, Vec<RankTime>)> {
     let mut r = Reader::new(bytes);
     let compact = match r.byte()? {
         0 => false,
@@ -367,6 +375,9 @@ pub fn decode_timing(bytes: &[u8], ranks: usize) -> Option<(Vec<FamilyTiming>, V
             })
         })
         .collect::<Option<Vec<_>>>()?;
+    if !with_ranks {
+        return (r.remaining() == 0).then(|| (families, vec![RankTime::default(); ranks]));
+    }
     let times = read_column(&mut r, ranks, |c| {
         let (a, b) = (c.u64()?, c.u64()?);
         if compact {

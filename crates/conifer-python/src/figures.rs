@@ -134,6 +134,16 @@ pub fn ranks<'py>(py: Python<'py>, trace: &Trace) -> PyResult<Bound<'py, PyDict>
         "init_ns",
         figures.iter().map(|f| f.init_ns()).collect::<Vec<_>>(),
     )?;
+    // Which figures are exact sums, and the error the others carry.
+    d.set_item("exact", figures.iter().map(|f| f.exact).collect::<Vec<_>>())?;
+    d.set_item(
+        "relative_error",
+        figures.iter().map(|f| f.relative_error).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "error_floor_ns",
+        figures.iter().map(|f| f.error_floor_ns).collect::<Vec<_>>(),
+    )?;
     d.set_item(
         "mpi_percent",
         figures.iter().map(|f| f.mpi_percent()).collect::<Vec<_>>(),

@@ -74,6 +74,7 @@ pub fn of_rank(
         }],
         forest,
         streams,
+        rank_precision: None,
     }
 }
 
@@ -110,6 +111,8 @@ pub fn absorb(merged: &mut TraceRecord, next: TraceRecord) {
         merged.first_rank as usize + merged.ranks.len()
     );
     let mut next = next;
+    // Ranks read with an error keep saying so, and so the whole record does.
+    merged.rank_precision = merged.rank_precision.or(next.rank_precision);
     let same_structure = match (&merged.forest, &next.forest) {
         (Some(a), Some(b)) => a.structure == b.structure,
         _ => true,

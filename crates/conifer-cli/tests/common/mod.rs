@@ -290,10 +290,10 @@ pub fn assert_flat(what: &str, small: (u32, u64), large: (u32, u64)) {
     );
 }
 
-/// The sections that hold each rank's exact timing figures and clock (`CLCK`, `RTOT`): they
-/// grow by design with the ranks (values differ from rank to rank), by at most
-/// [`RANK_TIMING_BYTES_PER_RANK`] a rank.
-pub const RANK_TIMING_SECTIONS: [&str; 2] = ["CLCK", "RTOT"];
+/// The sections that hold each rank's timing figures and clock (`CLCK`, `RTOT` exact, or
+/// `RQTM` within 0.1%): they grow by design with the ranks (values differ from rank to
+/// rank), by at most [`RANK_TIMING_BYTES_PER_RANK`] a rank.
+pub const RANK_TIMING_SECTIONS: [&str; 3] = ["CLCK", "RTOT", "RQTM"];
 
 /// The most a rank may add to [`RANK_TIMING_SECTIONS`]: its clock (offsets at `MPI_Init` and
 /// `MPI_Finalize`, its thread's span: about 27 bytes) and its exact totals (recorder,
