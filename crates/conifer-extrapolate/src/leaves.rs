@@ -74,7 +74,7 @@ fn value_grids<'g>(signature: &Signature, grids: &'g Grids) -> Vec<Option<&'g Gr
 /// one neighbour on an extent of 2 — or 0 for a value known exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Leaves {
-    /// The values, in [`visit`]'s order.
+    /// The values, in the order the call's fields hold them.
     pub values: Vec<i64>,
     /// Per value, its modulus (0: exact).
     pub moduli: Vec<i64>,
