@@ -1,5 +1,6 @@
 //! The signature families the merge chooses rank codes for (`rank_codes`): signatures equal
-//! but for their relative rank fields and for the integers that follow the rank. An integer
+//! but for their relative rank fields, for received byte counts, request ids and buffer
+//! offsets, and for the integers that follow the rank. An integer
 //! field follows the rank when, among the signatures equal but for ranks and integers, every
 //! rank using them has one value there and the ranks do not all agree (a split's colour
 //! beside its key, a count that depends on the rank's place): leaving such fields in the
@@ -11,7 +12,7 @@ use conifer_compress::fast_hash::{FastMap, FastSet};
 use conifer_format::recorded::{for_each_rank, RequestContexts};
 use conifer_format::signature::{encode_signature, Signature};
 use conifer_format::stored::TraceRecord;
-use conifer_format::value::{Rank, Value};
+use conifer_format::value::{Buffer, HandleKind, HandleRef, Rank, Value};
 use std::collections::BTreeMap;
 
 /// A relative rank field of a signature: where it sits and which communicator or group it is
@@ -70,8 +71,22 @@ fn family_key(
                 *x = 0;
             }
         }
+        blank_rank_dependent(v);
     }
     encode_signature(signature)
+}
+
+/// Blanks in `v` what ranks sharing a call may hold apart without naming another partner —
+/// received byte counts, request ids, buffer offsets — so one family, and one code, serves
+/// them (the value columns chosen later store those fields per rank).
+fn blank_rank_dependent(v: &mut Value) {
+    match v {
+        Value::Status(s) => s.bytes = 0,
+        Value::Handle(HandleKind::Request, HandleRef::Id(id)) => *id = 0,
+        Value::Buffer(Buffer::Segment { offset, .. }) => *offset = 0,
+        Value::Array(items) => items.iter_mut().for_each(blank_rank_dependent),
+        _ => {}
+    }
 }
 
 /// The signatures of `m` that have relative rank fields, with their families (see the module
