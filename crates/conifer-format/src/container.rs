@@ -8,7 +8,7 @@ use std::fmt;
 /// First eight bytes of every trace.
 pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 const END_TAG: [u8; 4] = *b"END\0";
 const CHECKSUM: usize = 4;
 /// The tag code that says four ASCII tag bytes follow (a section this table does not name).
