@@ -13,7 +13,7 @@
 //! column (tag 16). For each rank a joint signature gives back exactly the bytes it
 //! recorded, so nothing is lost. A class is left alone when its joint grammar would name
 //! more than twice the terminals of its largest member (ranks whose values vary call by
-//! call), when it would expand more than [`BUDGET`] calls, and for threads with trace trees
+//! call), when it would expand more than `BUDGET` calls, and for threads with trace trees
 //! or value streams.
 
 use crate::value_fields::{blank, fill};
