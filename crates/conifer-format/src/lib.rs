@@ -29,6 +29,7 @@ pub mod packing;
 pub mod partial;
 pub mod predefined;
 pub mod rank;
+pub mod rank_column;
 pub mod rank_record;
 pub mod rank_timing;
 pub mod rank_totals;

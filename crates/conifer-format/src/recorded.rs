@@ -4,7 +4,7 @@
 
 use crate::handle::HandleRef;
 use crate::signature::{encode_signature, Signature};
-use crate::value::{Rank, Value};
+use crate::value::{Buffer, Rank, Status, Value};
 use conifer_compress::fast_hash::FastMap;
 use std::borrow::Cow;
 
@@ -35,6 +35,7 @@ fn visit(value: &mut Value, pick: fn(&Rank) -> bool, f: &mut impl FnMut(&mut Ran
         Value::Rank(r) if pick(r) => f(r),
         Value::Status(s) if pick(&s.source) => f(&mut s.source),
         Value::StreamedStatus(source, _) if pick(source) => f(source),
+        Value::RankStatus { source, .. } if pick(source) => f(source),
         Value::Array(items) => items.iter_mut().for_each(|v| visit(v, pick, f)),
         _ => {}
     }
@@ -115,9 +116,10 @@ pub fn as_recorded<'a>(
     let Some(mut signature) = Signature::parse(bytes) else {
         return Cow::Borrowed(bytes);
     };
+    // Resolved first: per-rank request ids name the requests noted.
+    let mut changed = resolve(&mut signature, world_rank);
     requests.note(&signature);
     let fallback = requests.fallback(&signature);
-    let mut changed = resolve(&mut signature, world_rank);
     for_each_rank(
         &mut signature,
         fallback.as_ref(),
@@ -139,23 +141,70 @@ pub fn as_recorded<'a>(
     }
 }
 
-/// Evaluates `signature`'s rank-affine integers for the caller of world rank `rank`: what the
-/// program passed. True when it had any.
+/// Evaluates `signature`'s per-rank values (rank-affine integers, columns, statuses and
+/// buffers with per-rank fields; at the top level and in arrays) for the caller of world
+/// rank `rank`: what the program passed. True when it had any.
 pub fn resolve(signature: &mut Signature, rank: u32) -> bool {
     let mut any = false;
     for v in &mut signature.values {
-        if let Value::RankAffine { a, b } = *v {
-            *v = Value::Int(a.wrapping_mul(i64::from(rank)).wrapping_add(b));
-            any = true;
-        }
+        any |= resolve_value(v, rank);
     }
     any
 }
 
-/// True when `signature` holds a rank-affine integer (see [`resolve`]).
+/// [`resolve`] on one value; true when it changed.
+fn resolve_value(v: &mut Value, rank: u32) -> bool {
+    let resolved = match v {
+        Value::RankAffine { .. } | Value::RankColumn(_) => Value::Int(int_for(v, rank)),
+        Value::RankStatus {
+            source,
+            error,
+            tag,
+            bytes,
+        } => Value::Status(Status {
+            source: *source,
+            tag: int_for(tag, rank),
+            error: *error,
+            bytes: int_for(bytes, rank),
+        }),
+        Value::RankBuffer { id, offset } => Value::Buffer(Buffer::Segment {
+            id: *id,
+            offset: int_for(offset, rank),
+        }),
+        Value::RankHandle { kind, id } => {
+            Value::Handle(*kind, HandleRef::Id(int_for(id, rank) as u32))
+        }
+        Value::Array(items) => {
+            let mut any = false;
+            for item in items {
+                any |= resolve_value(item, rank);
+            }
+            return any;
+        }
+        _ => return false,
+    };
+    *v = resolved;
+    true
+}
+
+/// The integer of a per-rank field for `rank` (0 for a rank its column does not cover: a
+/// malformed trace).
+fn int_for(v: &Value, rank: u32) -> i64 {
+    v.int_for_rank(rank).unwrap_or(0)
+}
+
+/// True when `signature` holds a per-rank value (see [`resolve`]).
 pub fn has_rank_affine(signature: &Signature) -> bool {
-    signature
-        .values
-        .iter()
-        .any(|v| matches!(v, Value::RankAffine { .. }))
+    fn per_rank(v: &Value) -> bool {
+        match v {
+            Value::RankAffine { .. }
+            | Value::RankColumn(_)
+            | Value::RankStatus { .. }
+            | Value::RankBuffer { .. }
+            | Value::RankHandle { .. } => true,
+            Value::Array(items) => items.iter().any(per_rank),
+            _ => false,
+        }
+    }
+    signature.values.iter().any(per_rank)
 }

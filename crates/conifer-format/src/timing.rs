@@ -287,6 +287,9 @@ fn magnitude(v: i64) -> i64 {
     }
 }
 
+/// A timing family's placeholder for a per-rank integer (no magnitude class is this).
+const PER_RANK: i64 = i64::MIN;
+
 fn family_value(v: &Value) -> Value {
     match v {
         Value::Int(i) => Value::Int(magnitude(*i)),
@@ -305,6 +308,17 @@ fn family_value(v: &Value) -> Value {
             bytes: magnitude(s.bytes),
         }),
         Value::Coords(c) => Value::Coords(vec![0; c.len()]),
+        // Per-rank values (chosen at the merge): one placeholder, so the calls a joint
+        // signature stands for pool their timing.
+        Value::RankAffine { .. } | Value::RankColumn(_) => Value::Int(PER_RANK),
+        Value::RankStatus { source, error, .. } => Value::Status(Status {
+            source: blank_rank(*source),
+            tag: 0,
+            error: *error,
+            bytes: PER_RANK,
+        }),
+        Value::RankBuffer { .. } => Value::Buffer(Buffer::Segment { id: 0, offset: 0 }),
+        Value::RankHandle { kind, .. } => Value::Handle(*kind, HandleRef::Id(0)),
         other => other.clone(),
     }
 }

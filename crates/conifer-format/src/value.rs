@@ -7,6 +7,7 @@ pub use crate::handle::{
 use crate::predefined;
 use crate::rank::fmt_rank;
 pub use crate::rank::{Position, Rank};
+pub use crate::rank_column::Column;
 use crate::varint::{put_i64, put_u64, Reader};
 use std::fmt;
 
@@ -123,6 +124,40 @@ pub enum Value {
         /// Constant term.
         b: i64,
     },
+    /// An integer given per world rank by a column (see [`crate::rank_column`]): chosen at the
+    /// merge when ranks share a call and differ only in this integer. Decoding gives back the
+    /// caller's integer.
+    RankColumn(Column),
+    /// A status whose tag and received bytes are per-rank integers (each [`Value::Int`],
+    /// [`Value::RankAffine`] or [`Value::RankColumn`]). Decoding gives back a
+    /// [`Value::Status`].
+    RankStatus {
+        /// `MPI_SOURCE`.
+        source: Rank,
+        /// `MPI_ERROR`.
+        error: i64,
+        /// `MPI_TAG`, per rank.
+        tag: Box<Value>,
+        /// Received bytes, per rank.
+        bytes: Box<Value>,
+    },
+    /// A buffer in segment `id` whose offset is a per-rank integer (as for
+    /// [`Value::RankStatus`]). Decoding gives back a [`Buffer::Segment`].
+    RankBuffer {
+        /// Symbolic segment id.
+        id: u32,
+        /// The offset, per rank.
+        offset: Box<Value>,
+    },
+    /// A handle of kind `kind` whose symbolic id is a per-rank integer (as for
+    /// [`Value::RankStatus`]): ranks that number their requests apart. Decoding gives back a
+    /// [`Value::Handle`].
+    RankHandle {
+        /// The handle's kind.
+        kind: HandleKind,
+        /// Its symbolic id, per rank.
+        id: Box<Value>,
+    },
 }
 
 /// The first byte of an encoded [`Value::Array`].
@@ -145,6 +180,10 @@ mod tag {
     pub const RANK_AFFINE: u8 = 13;
     pub const STREAMED_REQUESTS: u8 = 14;
     pub const STREAMED_OUTPUTS: u8 = 15;
+    pub const RANK_COLUMN: u8 = 16;
+    pub const RANK_STATUS: u8 = 17;
+    pub const RANK_BUFFER: u8 = 18;
+    pub const RANK_HANDLE: u8 = 19;
 }
 
 impl Value {
@@ -181,6 +220,32 @@ impl Value {
                 out.push(tag::RANK_AFFINE);
                 put_i64(out, *a);
                 put_i64(out, *b)
+            }
+            Value::RankColumn(column) => {
+                out.push(tag::RANK_COLUMN);
+                column.encode(out)
+            }
+            Value::RankStatus {
+                source,
+                error,
+                tag: t,
+                bytes,
+            } => {
+                out.push(tag::RANK_STATUS);
+                source.encode(out);
+                put_i64(out, *error);
+                t.encode(out);
+                bytes.encode(out)
+            }
+            Value::RankBuffer { id, offset } => {
+                out.push(tag::RANK_BUFFER);
+                put_u64(out, (*id).into());
+                offset.encode(out)
+            }
+            Value::RankHandle { kind, id } => {
+                out.push(tag::RANK_HANDLE);
+                out.push(kind.code());
+                id.encode(out)
             }
             Value::StreamedOffset(id) => {
                 out.push(tag::STREAMED_OFFSET);
@@ -248,6 +313,21 @@ impl Value {
                 a: r.i64()?,
                 b: r.i64()?,
             },
+            tag::RANK_COLUMN => Value::RankColumn(Column::decode(r)?),
+            tag::RANK_STATUS => Value::RankStatus {
+                source: Rank::decode(r)?,
+                error: r.i64()?,
+                tag: Box::new(per_rank_int(r)?),
+                bytes: Box::new(per_rank_int(r)?),
+            },
+            tag::RANK_BUFFER => Value::RankBuffer {
+                id: r.u32()?,
+                offset: Box::new(per_rank_int(r)?),
+            },
+            tag::RANK_HANDLE => Value::RankHandle {
+                kind: HandleKind::from_code(r.byte()?)?,
+                id: Box::new(per_rank_int(r)?),
+            },
             tag::STREAMED_OFFSET => Value::StreamedOffset(r.u32()?),
             tag::STREAMED_STATUS => Value::StreamedStatus(Rank::decode(r)?, r.i64()?),
             tag::COORDS => {
@@ -291,6 +371,34 @@ impl Value {
     /// for ranks, `@d` for grid displacements, `~[..]` for coordinate offsets).
     pub fn display<'a>(&'a self, at: Option<Position<'a>>) -> DisplayValue<'a> {
         DisplayValue { value: self, at }
+    }
+}
+
+/// Reads a per-rank integer: an integer, a rank-affine integer or a column.
+fn per_rank_int(r: &mut Reader) -> Option<Value> {
+    let v = Value::decode(r)?;
+    v.is_per_rank_int().then_some(v)
+}
+
+impl Value {
+    /// True for the values a per-rank integer field holds: [`Value::Int`],
+    /// [`Value::RankAffine`] and [`Value::RankColumn`].
+    pub fn is_per_rank_int(&self) -> bool {
+        matches!(
+            self,
+            Value::Int(_) | Value::RankAffine { .. } | Value::RankColumn(_)
+        )
+    }
+
+    /// The integer a per-rank integer field holds for the caller of world rank `rank`
+    /// (`None` for other values and for a rank its column does not cover).
+    pub fn int_for_rank(&self, rank: u32) -> Option<i64> {
+        match self {
+            Value::Int(v) => Some(*v),
+            Value::RankAffine { a, b } => Some(a.wrapping_mul(i64::from(rank)).wrapping_add(*b)),
+            Value::RankColumn(column) => column.at(rank),
+            _ => None,
+        }
     }
 }
 
@@ -443,6 +551,31 @@ impl fmt::Display for DisplayValue<'_> {
             Value::StreamedRequests(..) => f.write_str("[<requests stream>]"),
             Value::StreamedOutputs => f.write_str("<completion stream>"),
             Value::RankAffine { a, b } => write!(f, "{a}*rank{b:+}"),
+            Value::RankColumn(c) => {
+                let items: Vec<String> = c.per_rank.iter().map(i64::to_string).collect();
+                write!(f, "rank{}:[{}]", c.first, items.join(","))
+            }
+            Value::RankStatus {
+                source,
+                error,
+                tag,
+                bytes,
+            } => {
+                f.write_str("{src=")?;
+                fmt_rank(f, *source, self.at)?;
+                write!(
+                    f,
+                    ",tag={},err={error},bytes={}}}",
+                    tag.display(self.at),
+                    bytes.display(self.at)
+                )
+            }
+            Value::RankBuffer { id, offset } => {
+                write!(f, "seg{id}+{}", offset.display(self.at))
+            }
+            Value::RankHandle { kind, id } => {
+                write!(f, "{}{}", kind.prefix(), id.display(self.at))
+            }
             Value::StreamedOffset(id) => write!(f, "seg{id}+<stream>"),
             Value::StreamedStatus(..) => f.write_str("{<stream>}"),
             Value::Coords(offsets) => {

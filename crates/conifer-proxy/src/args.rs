@@ -399,6 +399,12 @@ impl Emitter<'_> {
             | Value::StreamedOutputs => {
                 return Err(format!("{}: an unfilled stream value", call.name))
             }
+            Value::RankColumn(_)
+            | Value::RankStatus { .. }
+            | Value::RankBuffer { .. }
+            | Value::RankHandle { .. } => {
+                return Err(format!("{}: an unresolved per-rank value", call.name))
+            }
         })
     }
 

@@ -256,3 +256,53 @@ fn periodic_dimensions_of_a_grid_computed_by_hand_agree() {
     };
     assert_eq!(grammars_making(all), 1);
 }
+
+#[test]
+fn counts_that_differ_by_rank_and_stage_leave_one_grammar() {
+    // NPB SP's multipartition: three stages to the right neighbour, each sending a cell whose
+    // size depends on the rank and the stage, so two stages of one rank may send equal counts
+    // where another rank's differ (no renaming maps one rank's calls onto another's).
+    let send = |r: i64| {
+        (0..3)
+            .map(|s| {
+                let cell = s * 16 + (r + s) % 16;
+                vec![
+                    Value::Int(if cell < 7 { 704 } else { 640 }),
+                    Value::Rank(Rank::Relative(1)),
+                    Value::Int(s),
+                    WORLD,
+                ]
+            })
+            .collect()
+    };
+    assert_eq!(grammars_making(send), 1);
+}
+
+#[test]
+fn statuses_offsets_and_request_ids_that_differ_by_rank_leave_one_grammar() {
+    // A wait on a receive from the left: its status's bytes, the buffer's offset and the
+    // request's id (pools numbered apart) depend on the rank.
+    let wait = |r: i64| {
+        vec![
+            vec![
+                Value::Buffer(conifer_format::value::Buffer::Segment {
+                    id: 1,
+                    offset: 8 * (r % 3),
+                }),
+                Value::Rank(Rank::Relative(-1)),
+                WORLD,
+                Value::Handle(
+                    HandleKind::Request,
+                    HandleRef::Id(4096 * (1 + (r % 2) as u32)),
+                ),
+            ],
+            vec![Value::Array(vec![Value::Status(Status {
+                source: Rank::Relative(-1),
+                tag: 0,
+                error: 0,
+                bytes: 100 + r * r,
+            })])],
+        ]
+    };
+    assert_eq!(grammars_making(wait), 1);
+}

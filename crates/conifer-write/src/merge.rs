@@ -177,7 +177,7 @@ pub fn absorb(merged: &mut TraceRecord, next: TraceRecord) {
 
 /// Adds `more` to the family statistics `known` (both over the terminals of `signatures`),
 /// joining entries of the same timing family.
-fn pool_timing(
+pub(crate) fn pool_timing(
     known: &mut Vec<FamilyTiming>,
     signatures: &[Vec<u8>],
     more: impl IntoIterator<Item = FamilyTiming>,

@@ -1,17 +1,18 @@
 //! The signature families the merge chooses rank codes for (`rank_codes`): signatures equal
-//! but for their relative rank fields and for the integers that follow the rank. An integer
-//! field follows the rank when, among the signatures equal but for ranks and integers, every
-//! rank using them has one value there and the ranks do not all agree (a split's colour
-//! beside its key, a count that depends on the rank's place): leaving such fields in the
-//! family would keep every rank in a family of its own, so no code could be chosen. Integers
-//! that vary within one rank (CG's tags 1, 2, 3 for its three partners) stay in the family,
-//! so each partner's calls are coded apart.
+//! but for their relative rank fields, for received byte counts, request ids and buffer
+//! offsets, and for the integers that follow the rank. An integer field follows the rank
+//! when, among the signatures equal but for ranks and integers, the ranks using them do not
+//! all pass the same set of values there (a split's colour beside its key, a count that
+//! depends on the rank's cell): leaving such fields in the family would keep ranks in
+//! families of their own, so no code could be chosen. Integers every rank passes alike (CG's
+//! tags 1, 2, 3 for its three partners) stay in the family, so each partner's calls are
+//! coded apart.
 
 use conifer_compress::fast_hash::{FastMap, FastSet};
 use conifer_format::recorded::{for_each_rank, RequestContexts};
 use conifer_format::signature::{encode_signature, Signature};
 use conifer_format::stored::TraceRecord;
-use conifer_format::value::{Rank, Value};
+use conifer_format::value::{Buffer, HandleKind, HandleRef, Rank, Value};
 use std::collections::BTreeMap;
 
 /// A relative rank field of a signature: where it sits and which communicator or group it is
@@ -70,8 +71,22 @@ fn family_key(
                 *x = 0;
             }
         }
+        blank_rank_dependent(v);
     }
     encode_signature(signature)
+}
+
+/// Blanks in `v` what ranks sharing a call may hold apart without naming another partner —
+/// received byte counts, request ids, buffer offsets — so one family, and one code, serves
+/// them (the value columns chosen later store those fields per rank).
+fn blank_rank_dependent(v: &mut Value) {
+    match v {
+        Value::Status(s) => s.bytes = 0,
+        Value::Handle(HandleKind::Request, HandleRef::Id(id)) => *id = 0,
+        Value::Buffer(Buffer::Segment { offset, .. }) => *offset = 0,
+        Value::Array(items) => items.iter_mut().for_each(blank_rank_dependent),
+        _ => {}
+    }
 }
 
 /// The signatures of `m` that have relative rank fields, with their families (see the module
@@ -141,8 +156,10 @@ pub(crate) fn rankful_signatures(m: &TraceRecord, used: &[Vec<u32>]) -> FastMap<
     out
 }
 
-/// The (coarse family, field) pairs whose integer follows the rank: every rank using the
-/// family has one value there, and not all ranks have the same.
+/// The (coarse family, field) pairs whose integer follows the rank: the ranks using the
+/// family do not all pass the same set of values there (a split's colour, a count that
+/// depends on the rank's cell); a field every rank passes the same values in (one tag per
+/// partner) keeps partners apart.
 fn rank_following_ints(drafts: &FastMap<u32, Draft>, used: &[Vec<u32>]) -> FastSet<(usize, usize)> {
     let mut by_family: BTreeMap<usize, Vec<(usize, i64, i64)>> = BTreeMap::new();
     for (rank, terminals) in used.iter().enumerate() {
@@ -152,10 +169,16 @@ fn rank_following_ints(drafts: &FastMap<u32, Draft>, used: &[Vec<u32>]) -> FastS
         }
     }
     let mut following = FastSet::default();
-    for (family, seen) in by_family {
-        for (j, points) in one_value_per_rank(seen) {
-            if points.iter().any(|p| p.1 != points[0].1) {
-                following.insert((family, j));
+    for (family, mut seen) in by_family {
+        seen.sort_unstable();
+        seen.dedup();
+        for field in seen.chunk_by(|a, b| a.0 == b.0) {
+            let sets: Vec<Vec<i64>> = field
+                .chunk_by(|a, b| a.1 == b.1)
+                .map(|rank| rank.iter().map(|p| p.2).collect())
+                .collect();
+            if sets.iter().any(|s| *s != sets[0]) {
+                following.insert((family, field[0].0));
             }
         }
     }
