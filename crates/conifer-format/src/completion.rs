@@ -40,17 +40,8 @@ pub const OUTPUTS: usize = 3;
 pub const ITEM_COUNTS: usize = 4;
 /// Series of the outputs' items.
 pub const ITEMS: usize = 5;
-/// Series of the tags of the statuses lifted out of the outputs ([`LIFTED`]).
-pub const STATUS_TAGS: usize = 6;
-/// Series of the received bytes of the statuses lifted out of the outputs ([`LIFTED`]).
-pub const STATUS_BYTES: usize = 7;
 /// Series of a completion skeleton.
-pub const SERIES: usize = 8;
-/// Added to a head's form byte: its statuses (and its items') are
-/// [`Value::StreamedStatus`] placeholders, their tags and received bytes in [`STATUS_TAGS`]
-/// and [`STATUS_BYTES`] in the order they occur (the head's, then each item's in turn), so a
-/// tag that follows the iteration or a byte count that cycles with it makes no new value.
-pub const LIFTED: u8 = 2;
+pub const SERIES: usize = 6;
 
 /// How a completion call names the slots of its request array it completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -338,51 +329,6 @@ pub fn outputs_parts(outputs: &[u8], parts: &mut OutputParts) -> Option<()> {
             }
         }
         parts.item_ends.push(parts.items.len());
-    }
-    Some(())
-}
-
-/// `bytes` (encoded values) encoded again into `out` with every status, in arrays too,
-/// replaced by its placeholder, its tag and received bytes appended to `fields`.
-pub fn lift_statuses(bytes: &[u8], out: &mut Vec<u8>, fields: &mut Vec<(i64, i64)>) -> Option<()> {
-    fn lift(v: Value, fields: &mut Vec<(i64, i64)>) -> Value {
-        match v {
-            Value::Status(s) => {
-                fields.push((s.tag, s.bytes));
-                Value::StreamedStatus(s.source, s.error)
-            }
-            Value::Array(items) => {
-                Value::Array(items.into_iter().map(|i| lift(i, fields)).collect())
-            }
-            other => other,
-        }
-    }
-    for v in values_of(bytes)? {
-        lift(v, fields).encode(out);
-    }
-    Some(())
-}
-
-/// The inverse of [`lift_statuses`] on decoded values: every placeholder, in arrays too,
-/// becomes a status whose tag and received bytes `next` gives; `None` when it runs out.
-pub fn restore_statuses(
-    values: &mut [Value],
-    next: &mut impl FnMut() -> Option<(i64, i64)>,
-) -> Option<()> {
-    for v in values {
-        match v {
-            Value::StreamedStatus(source, error) => {
-                let (tag, bytes) = next()?;
-                *v = Value::Status(crate::value::Status {
-                    source: *source,
-                    tag,
-                    error: *error,
-                    bytes,
-                });
-            }
-            Value::Array(items) => restore_statuses(items, next)?,
-            _ => {}
-        }
     }
     Some(())
 }

@@ -2,8 +2,7 @@
 //! order.
 
 use crate::completion::{
-    restore_statuses, site_end, values_of, Completed, CHANGES, ITEMS, ITEM_COUNTS, LIFTED, OUTPUTS,
-    SERIES, SLOTS, STATUS_BYTES, STATUS_TAGS, VALUES,
+    site_end, values_of, Completed, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES, SLOTS, VALUES,
 };
 use crate::signature::{encode_signature, Signature};
 use crate::value::Value;
@@ -97,28 +96,15 @@ impl<'a> CompletionFiller<'a> {
                 }
                 Value::StreamedOutputs => {
                     let head = value(cursors[OUTPUTS].next()?)?;
-                    let (&form, head) = head.split_first()?;
-                    let lifted = form & LIFTED != 0;
-                    let (cursors, fields) = cursors.split_at_mut(STATUS_TAGS);
-                    let mut lifted_field = || {
-                        let tag = fields[0].next()? as i64;
-                        let bytes = fields[STATUS_BYTES - STATUS_TAGS].next()? as i64;
-                        Some((tag, bytes))
-                    };
+                    let (&split, head) = head.split_first()?;
                     let mut outputs = values_of(head)?;
-                    if lifted {
-                        restore_statuses(&mut outputs, &mut lifted_field)?;
-                    }
-                    if form & !LIFTED == 1 {
+                    if split == 1 {
                         let n = cursors[ITEM_COUNTS].next()?;
                         let arrays: Vec<usize> = (0..outputs.len())
                             .filter(|&i| matches!(outputs[i], Value::Array(_)))
                             .collect();
                         for _ in 0..n {
-                            let mut item = values_of(value(cursors[ITEMS].next()?)?)?;
-                            if lifted {
-                                restore_statuses(&mut item, &mut lifted_field)?;
-                            }
+                            let item = values_of(value(cursors[ITEMS].next()?)?)?;
                             if item.len() != arrays.len() {
                                 return None;
                             }

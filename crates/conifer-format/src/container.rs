@@ -9,8 +9,8 @@ use std::fmt;
 pub const MAGIC: &[u8; 8] = b"CONIFER\0";
 /// The format version this build writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 8;
-/// The oldest format version this build reads (version 8 added `RQTM`, two completion
-/// series and per-rank value columns).
+/// The oldest format version this build reads (version 8 added `RQTM` and per-rank value
+/// columns).
 const OLDEST_VERSION: u32 = 8;
 const END_TAG: [u8; 4] = *b"END\0";
 const CHECKSUM: usize = 4;

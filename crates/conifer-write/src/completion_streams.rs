@@ -5,8 +5,8 @@
 use conifer_compress::fast_hash::FastMap;
 use conifer_compress::tree::{Series, SeriesBuilder};
 use conifer_format::completion::{
-    lift_statuses, outputs_parts, Completed, OutputParts, Split, CHANGES, ITEMS, ITEM_COUNTS,
-    LIFTED, OUTPUTS, SERIES, SLOTS, STATUS_BYTES, STATUS_TAGS, VALUES,
+    outputs_parts, Completed, OutputParts, Split, CHANGES, ITEMS, ITEM_COUNTS, OUTPUTS, SERIES,
+    SLOTS, VALUES,
 };
 use conifer_format::streams::ThreadStreams;
 use conifer_format::value::encode_array_header;
@@ -190,65 +190,27 @@ impl Site {
         }
     }
 
-    /// Appends a call's outputs, their statuses' tags and byte counts lifted into series of
-    /// their own ([`LIFTED`]).
+    /// Appends a call's outputs.
     fn push_outputs(&mut self, outputs: &[u8], parts: &mut OutputParts) {
         if outputs_parts(outputs, parts).is_none() {
             parts.head.clear();
             parts.head.push(0);
             parts.head.extend_from_slice(outputs);
         }
-        let arrays = parts.head.first() == Some(&1);
-        let items: Vec<&[u8]> = match arrays {
-            true => parts.items().collect(),
-            false => Vec::new(),
-        };
-        let mut fields = Vec::new();
-        let lifted = lifted(&parts.head, &items, &mut fields);
-        let (head, items): (&[u8], Vec<&[u8]>) = match &lifted {
-            Some((head, items)) => (head, items.iter().map(Vec::as_slice).collect()),
-            None => {
-                fields.clear();
-                (&parts.head, items)
-            }
-        };
         let mut pushed = std::mem::take(&mut self.last_outputs);
         pushed.clear();
-        pushed.push((OUTPUTS, self.index_of(head)));
-        if arrays {
-            pushed.push((ITEM_COUNTS, items.len() as u64));
-            for item in items {
+        pushed.push((OUTPUTS, self.index_of(&parts.head)));
+        if parts.head.first() == Some(&1) {
+            pushed.push((ITEM_COUNTS, parts.items().len() as u64));
+            for item in parts.items() {
                 pushed.push((ITEMS, self.index_of(item)));
             }
-        }
-        for (tag, bytes) in fields {
-            pushed.push((STATUS_TAGS, tag as u64));
-            pushed.push((STATUS_BYTES, bytes as u64));
         }
         for &(series, v) in &pushed {
             self.series[series].push(v);
         }
         self.last_outputs = pushed;
     }
-}
-
-/// A head and its items with their statuses lifted into `fields` (the head's, then each
-/// item's); `None` when they hold no status (or do not parse), so they stay as they are.
-fn lifted(
-    head: &[u8],
-    items: &[&[u8]],
-    fields: &mut Vec<(i64, i64)>,
-) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
-    let (&form, values) = head.split_first()?;
-    let mut new_head = vec![form | LIFTED];
-    lift_statuses(values, &mut new_head, fields)?;
-    let mut new_items = Vec::with_capacity(items.len());
-    for item in items {
-        let mut lifted = Vec::with_capacity(item.len());
-        lift_statuses(item, &mut lifted, fields)?;
-        new_items.push(lifted);
-    }
-    (!fields.is_empty()).then_some((new_head, new_items))
 }
 
 /// A thread's completion skeletons, by terminal, and their call sites' request arrays.
@@ -431,68 +393,5 @@ mod tests {
             quiet: None,
         };
         assert!(split(&sig, layout, &mut Vec::new(), &mut Split::default()).is_none());
-    }
-}
-
-#[cfg(test)]
-mod lifted_tests {
-    use super::*;
-    use conifer_format::completion::{split, Layout};
-    use conifer_format::signature::{encode_signature, Signature};
-    use conifer_format::streams::Filler;
-    use conifer_format::value::{HandleKind, HandleRef, Rank, Status, Value};
-
-    /// `MPI_Testsome(4, requests, outcount, indices, statuses)` completing `done`, its
-    /// statuses' tag `tag`.
-    fn testsome(done: &[i64], tag: i64) -> Vec<u8> {
-        let status = |i: &i64| {
-            Value::Status(Status {
-                source: Rank::Relative(*i),
-                tag,
-                error: 0,
-                bytes: 64 << (tag % 4),
-            })
-        };
-        encode_signature(&Signature {
-            function: 9,
-            thread: 0,
-            caller: None,
-            values: vec![
-                Value::Int(4),
-                Value::Array(
-                    (0..4)
-                        .map(|i| Value::Handle(HandleKind::Request, HandleRef::Id(i)))
-                        .collect(),
-                ),
-                Value::Int(done.len() as i64),
-                Value::Array(done.iter().map(|&i| Value::Int(i)).collect()),
-                Value::Array(done.iter().map(status).collect()),
-            ],
-            ret: 0,
-        })
-    }
-
-    #[test]
-    fn statuses_tags_and_bytes_go_to_series_of_their_own() {
-        let layout = Layout {
-            requests: Some(1),
-            outputs: 2,
-            completed: Completed::Indices(3),
-            quiet: Some(2),
-        };
-        let calls: Vec<Vec<u8>> = (0..40).map(|it| testsome(&[1, 3], it)).collect();
-        let mut sites = CompletionSites::default();
-        let (mut skeleton, mut parts) = (Vec::new(), Split::default());
-        for sig in &calls {
-            split(sig, layout, &mut skeleton, &mut parts).unwrap();
-            sites.push(0, &skeleton, sig, &parts, layout.completed);
-        }
-        let streams = sites.snapshot();
-        // The array, the head and the two items: tags and bytes are not values.
-        assert_eq!(streams.values[0].1.len(), 4);
-        let mut filler = Filler::new(Some(&streams));
-        for call in &calls {
-            assert_eq!(*filler.fill(0, &skeleton).unwrap(), call[..]);
-        }
     }
 }

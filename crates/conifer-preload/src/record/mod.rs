@@ -22,7 +22,6 @@ mod objects;
 pub mod own_status;
 mod poll_memo;
 mod poll_repeat;
-mod pool_key;
 mod ranks;
 mod recorder_lock;
 mod requests;

@@ -251,9 +251,8 @@ impl Call<'_> {
         encode_handle(self.sig, HandleKind::Comm, h);
     }
 
-    /// A request MPI created: an id from the pool of this call's signature without its
-    /// integers and buffer offsets ([`pool_key`]), made at its call site when the program
-    /// announced one. Every pool then belongs to one call site
+    /// A request MPI created: an id from the pool of this call's signature, made at its call
+    /// site when the program announced one. Every pool then belongs to one call site
     /// (CYPRESS maps each request to its creating call site, so the calls completing it name
     /// that site) and still repeats whatever order requests complete in.
     ///
@@ -267,7 +266,7 @@ impl Call<'_> {
         if let Some(code) = self.st().handles.named(HandleKind::Request, bits) {
             return encode_handle(self.sig, HandleKind::Request, HandleRef::Named(code));
         }
-        let signature = pool_key::pool_key(self.sig);
+        let signature = word_hash::hash_bytes(self.sig);
         let creator = match Some(self.site).filter(|&s| s != NO_SITE) {
             Some(site) => signature ^ (u64::from(site) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             None => signature,

@@ -1,8 +1,7 @@
 //! Symbolic ids of requests. The order in which requests complete is not deterministic, but the
-//! order in which the calls of one signature create them usually is: each creating call's
-//! skeleton (arguments before the request, without integers and buffer offsets:
-//! [`super::pool_key`]) has its own pool, so the same code gets the same request ids every
-//! iteration whatever the completion order and whatever tag or count the iteration passes. Request handles are not assumed unique:
+//! order in which the calls of one signature create them usually is: each creating signature
+//! (arguments before the request) has its own pool, so the same code gets the same request ids
+//! every iteration whatever the completion order. Request handles are not assumed unique:
 //! Open MPI returns one shared request for every `MPI_PROC_NULL` operation and MPICH reuses
 //! handles of requests that completed at once, so a handle maps to a queue of live ids.
 
@@ -59,7 +58,7 @@ impl Live {
 }
 
 impl Requests {
-    /// A new request `bits` created by a call whose pool key is `creator`
+    /// A new request `bits` created by a call whose signature prefix hashes to `creator`
     /// (`wildcard`: a receive posted with a wildcard source or tag).
     pub fn create(&mut self, creator: u64, bits: u64, comm: Option<u64>, wildcard: bool) -> u32 {
         let pool_number = self.pool_of(creator);

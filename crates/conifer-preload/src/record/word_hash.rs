@@ -10,7 +10,7 @@ pub struct WordHash(u64);
 
 /// One mixing step.
 #[inline(always)]
-pub(super) fn mix(h: u64, v: u64) -> u64 {
+fn mix(h: u64, v: u64) -> u64 {
     (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
 }
 
