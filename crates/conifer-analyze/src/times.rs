@@ -140,17 +140,26 @@ pub fn times(trace: &Trace, analysis: &Analysis) -> Times {
 }
 
 /// [`pooled_times`], with function totals from the ranks' own totals (exact, or within the
-/// trace's stated error) where all ranks have them.
+/// trace's stated error) where all ranks have them — but for a function whose total is below
+/// what that error allows near zero (1 µs a rank: a few quick calls), whose pooled families
+/// say more.
 fn pooled(trace: &Trace, analysis: &Analysis) -> Times {
     let mut t = pooled_times(trace, analysis);
     let figures = crate::rank_figures::rank_figures(trace);
     if figures.iter().all(|f| f.recorder_ns.is_some()) {
+        let near_zero: f64 = figures
+            .iter()
+            .map(|f| f.error_floor_ns * f.relative_error)
+            .sum();
         for (name, time) in &mut t.functions {
-            time.total_ns = figures
+            let total: f64 = figures
                 .iter()
                 .filter_map(|f| f.functions.get(name))
                 .map(|&ns| ns as f64)
                 .sum();
+            if total >= near_zero {
+                time.total_ns = total;
+            }
         }
     }
     t

@@ -317,7 +317,8 @@ fn aggregate_timing_keeps_per_rank_figures_within_the_stated_error() {
     // Computation is spun on the clock until a deadline, so a rank computes at least what
     // is built in, however loaded the host: rank 1 0.2 + 0.05 + 0.1 + 0.04 = 0.39 s, rank 0
     // 0.06 + 0.04 = 0.1 s.
-    let compute = |r: usize| rank(r)["compute_ns"].as_f64().unwrap();
+    // The recorded figure may lie 0.1% below the true one.
+    let compute = |r: usize| rank(r)["compute_ns"].as_f64().unwrap() / (1.0 - 0.001);
     assert!(compute(1) >= 0.39e9, "{}", rank(1));
     assert!(compute(0) >= 0.1e9, "{}", rank(0));
     // Every rank's figures add up: span = MPI + computation + recorder (to a clock read per
