@@ -12,7 +12,7 @@ use crate::clock::{ClockSample, RankClock, ThreadSpan};
 use crate::columns::{put_column, read_column};
 use crate::exp_golomb::{best_order, cost, BitReader, BitWriter};
 use crate::rank_totals::{FunctionTotals, RankTotals};
-use crate::varint::{put_u64, Reader};
+use crate::varint::{put_u64, unzigzag, zigzag, Reader};
 
 /// The error the per-rank figures of a trace carry.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -264,14 +264,6 @@ fn code_of(
             p.code(f, floor)
         }
     }
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 /// How a field's codes are predicted: 0 the common value alone; 1–8 the code of the rank

@@ -461,7 +461,7 @@ pub fn encode_array_header(out: &mut Vec<u8>, len: usize) {
 
 /// Appends an integer value.
 pub fn encode_int(out: &mut Vec<u8>, v: i64) {
-    let zigzag = ((v << 1) ^ (v >> 63)) as u64;
+    let zigzag = crate::varint::zigzag(v);
     if zigzag < 0x80 {
         // The common one-byte form in one write.
         return out.extend_from_slice(&[tag::INT, zigzag as u8]);

@@ -10,10 +10,23 @@ pub fn put_u64(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// `v` zigzag-mapped onto the unsigned integers (0, −1, 1, −2, … → 0, 1, 2, 3, …), so small
+/// negative numbers stay short.
+#[inline]
+pub fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// The inverse of [`zigzag`].
+#[inline]
+pub fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
 /// Appends `v` zigzag-encoded, so small negative numbers stay short.
 #[inline]
 pub fn put_i64(out: &mut Vec<u8>, v: i64) {
-    put_u64(out, ((v << 1) ^ (v >> 63)) as u64);
+    put_u64(out, zigzag(v));
 }
 
 /// Appends `s` as a varint byte length and its UTF-8 bytes.
@@ -75,8 +88,7 @@ impl<'a> Reader<'a> {
 
     /// A zigzag varint.
     pub fn i64(&mut self) -> Option<i64> {
-        let z = self.u64()?;
-        Some(((z >> 1) as i64) ^ -((z & 1) as i64))
+        self.u64().map(unzigzag)
     }
 
     /// A varint that must fit in `u32`.
